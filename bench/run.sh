@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Every benchmark, one JSON object per line (see bench/README.md for what each measures).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tw() { node bin/turnwise.js "$@"; }
+echo "{\"bench\":\"env\",\"result\":$(tw bench env frozenlake --map 8x8 --slippery --steps 5000000 --json)}"
+echo "{\"bench\":\"rollout\",\"result\":$(tw bench rollout frozenlake --map 8x8 --slippery --steps 2000000 --json)}"

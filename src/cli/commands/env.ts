@@ -1,0 +1,206 @@
+// turnwise env describe | oracle | play
+import { createInterface, emitKeypressEvents } from 'node:readline';
+import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
+import type { Task, Turn } from '../../core/types.ts';
+import { ACTION_NAMES } from '../../envs/frozenlake/index.ts';
+import { describeEnv, makeEnv } from '../../envs/index.ts';
+import { fmt, json, out, table } from '../io.ts';
+import { type EnvFlags, envConfigFromFlags, envOptions, int, seed } from '../options.ts';
+
+interface CommonFlags extends EnvFlags {
+  seed: string;
+  json?: boolean;
+}
+
+function taskFrom(envId: string, flags: CommonFlags): Task {
+  return { ...envConfigFromFlags(envId, flags), seed: seed(flags.seed) };
+}
+
+function budgetOf(flags: { budget?: string }, task: Task): number {
+  if (flags.budget !== undefined) return int('--budget', flags.budget, 1, 1_000_000);
+  return makeEnv(task).spec.maxTurns ?? 100;
+}
+
+export function registerEnv(program: Command): void {
+  const env = program.command('env').description('describe, solve exactly, or play an environment');
+
+  envOptions(
+    env
+      .command('describe')
+      .argument('<env>', 'environment id (frozenlake)')
+      .description("the spec, the map and the full transition table (Gymnasium's P[s][a] layout)"),
+  )
+    .option('--seed <n>', 'task seed (picks the map with --random)', '0')
+    .option('--json', 'machine-readable output')
+    .action((envId: string, flags: CommonFlags) => {
+      const task = taskFrom(envId, flags);
+      const d = describeEnv(task) as {
+        desc: string[];
+        nS: number;
+        nA: number;
+        P: [number, number, number, boolean][][][];
+      };
+      if (flags.json) return json(d);
+      const spec = makeEnv(task).spec;
+      out(`${task.env} ${JSON.stringify(task.params)} seed ${task.seed}`);
+      out(
+        `states ${d.nS}, actions ${d.nA} (${ACTION_NAMES.map((n, i) => `${i} ${n}`).join(', ')}), registered limit ${spec.maxTurns}`,
+      );
+      out(d.desc.join('\n'));
+      const rows: (string | number)[][] = [['s', 'a', 'outcomes [prob → next, reward, terminated]']];
+      d.P.forEach((bySA, s) => {
+        bySA.forEach((outcomes, a) => {
+          rows.push([
+            s,
+            ACTION_NAMES[a],
+            outcomes.map(([p, n, r, t]) => `${fmt(p, 3)}→${n},${r}${t ? ',T' : ''}`).join('  '),
+          ]);
+        });
+      });
+      out(table(rows));
+    });
+
+  envOptions(
+    env
+      .command('oracle')
+      .argument('<env>', 'environment id (frozenlake)')
+      .description('exact finite-horizon V* and Q* with h = --budget turns left'),
+  )
+    .option('--budget <T>', 'turns left h (default: the registered episode limit)')
+    .option('--seed <n>', 'task seed (picks the map with --random)', '0')
+    .option('--json', 'machine-readable output')
+    .action((envId: string, flags: CommonFlags & { budget?: string }) => {
+      const task = taskFrom(envId, flags);
+      const h = budgetOf(flags, task);
+      const oracle = makeEnv(task).oracle?.();
+      if (oracle === undefined) throw new InputError('env', envId, 'this env has no exact oracle');
+      const V = Array.from({ length: oracle.nS }, (_, s) => oracle.v(h, s));
+      const Q = Array.from({ length: oracle.nS }, (_, s) => Array.from(oracle.q(h, s)));
+      if (flags.json) return json({ V, Q });
+      const d = describeEnv(task) as { desc: string[] };
+      const ncol = d.desc[0].length;
+      out(`V*_${h} (probability of reaching G within ${h} turns) and the greedy action per cell:`);
+      const arrows = ['←', '↓', '→', '↑'];
+      const rows: string[][] = [];
+      for (let r = 0; r < d.desc.length; r++) {
+        const row: string[] = [];
+        for (let c = 0; c < ncol; c++) {
+          const s = r * ncol + c;
+          const cell = d.desc[r][c];
+          if (cell === 'H' || cell === 'G') row.push(`  ${cell}   `);
+          else {
+            const q = Q[s];
+            const best = q.indexOf(Math.max(...q));
+            row.push(`${fmt(V[s])}${arrows[best]}`);
+          }
+        }
+        rows.push(row);
+      }
+      out(rows.map((r) => r.join('  ')).join('\n'));
+    });
+
+  envOptions(
+    env
+      .command('play')
+      .argument('<env>', 'environment id (frozenlake)')
+      .description(
+        'play it yourself: arrows, wasd, hjkl or 0-3; q quits. Without a TTY, actions are read from stdin',
+      ),
+  )
+    .option('--budget <T>', 'turn budget (default: the registered episode limit)')
+    .option('--seed <n>', 'task seed (picks the map with --random) and episode seed', '0')
+    .option('--hints', "show the oracle's Q* for each action")
+    .option('--json', 'print the played trajectory as JSON at the end')
+    .action(async (envId: string, flags: CommonFlags & { budget?: string; hints?: boolean }) => {
+      const task = taskFrom(envId, flags);
+      await play(task, budgetOf(flags, task), flags.hints === true, flags.json === true);
+    });
+}
+
+const KEYS: Record<string, number> = {
+  left: 0,
+  a: 0,
+  h: 0,
+  '0': 0,
+  down: 1,
+  s: 1,
+  j: 1,
+  '1': 1,
+  right: 2,
+  d: 2,
+  l: 2,
+  '2': 2,
+  up: 3,
+  w: 3,
+  k: 3,
+  '3': 3,
+};
+
+/** Yields key names (TTY) or whitespace-separated tokens (piped stdin). */
+async function* inputTokens(): AsyncGenerator<string> {
+  if (process.stdin.isTTY) {
+    emitKeypressEvents(process.stdin);
+    process.stdin.setRawMode(true);
+    try {
+      while (true) {
+        const key = await new Promise<{ name?: string; sequence?: string; ctrl?: boolean }>((resolve) =>
+          process.stdin.once('keypress', (_s, k) => resolve(k ?? {})),
+        );
+        if (key.ctrl && key.name === 'c') return;
+        yield (key.name ?? key.sequence ?? '').toLowerCase();
+      }
+    } finally {
+      process.stdin.setRawMode(false);
+      process.stdin.pause();
+    }
+  } else {
+    const rl = createInterface({ input: process.stdin });
+    for await (const line of rl) for (const tok of line.trim().split(/\s+/)) if (tok) yield tok.toLowerCase();
+  }
+}
+
+async function play(task: Task, budget: number, hints: boolean, asJson: boolean): Promise<void> {
+  const env = makeEnv(task);
+  const show = (o: unknown) => env.text?.(o as number) ?? JSON.stringify(o);
+  const say = (text: string) => (asJson ? process.stderr.write(`${text}\n`) : out(text));
+  let obs = (await env.reset(task.seed)) as number;
+  const turns: Turn[] = [];
+  let ended = 'quit';
+  const oracle = env.oracle?.();
+  const prompt = () => {
+    say(`\n${show(obs)}\nturn ${turns.length + 1}/${budget} — move with arrows, wasd, hjkl or 0-3 (q quits)`);
+    if (hints && oracle) {
+      const q = oracle.q(budget - turns.length, oracle.state(obs));
+      say(`Q*: ${ACTION_NAMES.map((n, a) => `${n} ${fmt(q[a], 3)}`).join('  ')}`);
+    }
+  };
+  prompt();
+  for await (const tok of inputTokens()) {
+    if (tok === 'q' || tok === 'quit' || tok === 'escape') break;
+    const action = KEYS[tok];
+    if (action === undefined) {
+      say(`unknown key ${JSON.stringify(tok)}`);
+      continue;
+    }
+    const res = await env.step(action);
+    turns.push({ t: turns.length, observation: obs, action, reward: res.reward, logp: 0, info: res.info });
+    const moved = res.observation === obs ? 'stayed' : `moved to ${res.observation}`;
+    say(`${ACTION_NAMES[action]} → ${moved}${res.reward ? `, reward ${res.reward}` : ''}`);
+    obs = res.observation as number;
+    if (res.terminated) {
+      ended = res.info.success ? 'success: you reached the goal' : 'failure: you fell into a hole';
+      break;
+    }
+    if (turns.length >= budget) {
+      ended = 'failure: out of turns (budget)';
+      break;
+    }
+    prompt();
+  }
+  say(`\n${show(obs)}\n${ended} after ${turns.length} turn(s)`);
+  if (asJson) {
+    const success = turns.some((t) => t.info.success);
+    json({ task, budget, turns, success, turnsUsed: turns.length });
+  }
+}

@@ -1,0 +1,15 @@
+// Every command registers itself on the program; one line per command file.
+import type { Command } from 'commander';
+import { registerBench } from './bench.ts';
+import { registerDemo } from './demo.ts';
+import { registerEnv } from './env.ts';
+import { registerRollout } from './rollout.ts';
+import { registerSummary } from './summary.ts';
+
+export const COMMANDS: ((program: Command) => void)[] = [
+  registerEnv,
+  registerRollout,
+  registerSummary,
+  registerBench,
+  registerDemo,
+];

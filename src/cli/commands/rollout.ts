@@ -1,0 +1,208 @@
+// turnwise rollout: K samples per task under a budget T, summarised, optionally written to JSONL/SQLite.
+import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
+import type { Task, Trajectory } from '../../core/types.ts';
+import { envSpec, makeEnv, makeTasks } from '../../envs/index.ts';
+import { exactSuccess } from '../../eval/exact.ts';
+import { type AnyPolicy, makePolicy } from '../../policies/spec.ts';
+import { rollout } from '../../rollout/batch.ts';
+import { summarize } from '../../rollout/summary.ts';
+import { JsonlWriter } from '../../store/jsonl.ts';
+import { RunStore } from '../../store/sqlite.ts';
+import { fmt, json, out, Progress, table } from '../io.ts';
+import { type EnvFlags, envConfigFromFlags, envOptions, int, seed } from '../options.ts';
+
+interface RolloutFlags extends EnvFlags {
+  env: string;
+  policy: string;
+  episodes?: string;
+  tasks?: string;
+  samples?: string;
+  budget?: string;
+  revealBudget?: boolean;
+  seed: string;
+  concurrency: string;
+  out?: string;
+  db?: string;
+  run?: string;
+  json?: boolean;
+}
+
+/** Exact values are computed per distinct map; beyond this many the figure is skipped (null). */
+const MAX_EXACT_MAPS = 5000;
+
+/** Mean over tasks of the exact success probability, or null when it cannot be computed. */
+function meanExactSuccess(
+  tasks: readonly Task[],
+  policy: AnyPolicy,
+  budget: number,
+  reveal: boolean,
+): number | null {
+  const byOracle = new Map<unknown, number>();
+  let sum = 0;
+  for (const task of tasks) {
+    const env = makeEnv(task);
+    const key = env.oracle?.();
+    if (key === undefined) return null;
+    let v = byOracle.get(key);
+    if (v === undefined) {
+      if (byOracle.size >= MAX_EXACT_MAPS) return null;
+      v = exactSuccess(env, policy, budget, reveal);
+      if (v === undefined) return null;
+      byOracle.set(key, v);
+    }
+    sum += v;
+  }
+  return sum / tasks.length;
+}
+
+export function registerRollout(program: Command): void {
+  envOptions(
+    program
+      .command('rollout')
+      .description(
+        'roll a policy out: --episodes N (N tasks × 1 sample) or --tasks N --samples K, under --budget T',
+      ),
+  )
+    .option('--env <id>', 'environment id', 'frozenlake')
+    .requiredOption('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
+    .option('--episodes <n>', 'number of episodes (one sample each of tasks seed, seed+1, …)')
+    .option('--tasks <n>', 'number of tasks (task seed = --seed + index)')
+    .option('--samples <k>', 'samples per task (with --tasks; default 1)')
+    .option('--budget <T>', 'turn budget T (default: the registered episode limit)')
+    .option(
+      '--reveal-budget',
+      'tell the policy the turns left (default: only budget-aware policies are told)',
+    )
+    .option('--no-reveal-budget', 'never tell the policy the turns left')
+    .option('--seed <n>', 'run seed (and first task seed)', '0')
+    .option('--concurrency <n>', 'episodes in flight for asynchronous envs/policies', '8')
+    .option('--out <file.jsonl>', 'write every trajectory as one JSON line')
+    .option('--db <file.sqlite>', 'also record the run in a SQLite run store')
+    .option('--run <id>', 'run id in the store (default: rollout-<time>)')
+    .option('--json', 'machine-readable output')
+    .action(async (flags: RolloutFlags) => {
+      const runSeed = seed(flags.seed);
+      let nTasks: number;
+      let samples: number;
+      if (flags.episodes !== undefined) {
+        if (flags.tasks !== undefined || flags.samples !== undefined) {
+          throw new InputError(
+            '--episodes',
+            flags.episodes,
+            'give either --episodes or --tasks/--samples, not both',
+          );
+        }
+        nTasks = int('--episodes', flags.episodes, 1, 100_000_000);
+        samples = 1;
+      } else if (flags.tasks !== undefined) {
+        nTasks = int('--tasks', flags.tasks, 1, 10_000_000);
+        samples = flags.samples === undefined ? 1 : int('--samples', flags.samples, 1, 1_000_000);
+      } else {
+        throw InputError.raw('--episodes', 'missing; give --episodes N or --tasks N --samples K');
+      }
+      const config = envConfigFromFlags(flags.env, flags);
+      const tasks = makeTasks(config, nTasks, runSeed);
+      const spec = envSpec(tasks[0]);
+      const budget =
+        flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
+      const policy = makePolicy(flags.policy, spec);
+      const revealBudget = flags.revealBudget ?? policy.budgetAware;
+      if (policy.budgetAware && !revealBudget) {
+        throw new InputError(
+          '--no-reveal-budget',
+          true,
+          `policy ${policy.id} acts on the turns left; use oracle:horizon=H`,
+        );
+      }
+      const concurrency = int('--concurrency', flags.concurrency, 1, 4096);
+
+      const writer = flags.out === undefined ? undefined : new JsonlWriter(flags.out);
+      const store = flags.db === undefined ? undefined : new RunStore(flags.db);
+      const runId = flags.run ?? `rollout-${new Date().toISOString()}`;
+      if (store?.run(runId))
+        throw new InputError('--run', runId, 'a run with this id already exists in the store');
+      store?.createRun(runId, 'rollout', {
+        ...config,
+        policy: policy.id,
+        tasks: nTasks,
+        samples,
+        budget,
+        revealBudget,
+        seed: runSeed,
+      });
+      const progress = new Progress('rollout', nTasks * samples);
+      const pending: Trajectory[] = [];
+      let stored = 0;
+      const t0 = performance.now();
+      const trajectories = await rollout({
+        tasks,
+        samples,
+        budget,
+        revealBudget,
+        runSeed,
+        policy,
+        concurrency,
+        onTrajectory: (t, i) => {
+          writer?.write(t);
+          if (store) {
+            pending.push(t);
+            if (pending.length >= 1000) {
+              store.addTrajectories(runId, stored, pending);
+              stored += pending.length;
+              pending.length = 0;
+            }
+          }
+          progress.update(i + 1);
+        },
+      });
+      const seconds = (performance.now() - t0) / 1000;
+      progress.done();
+      writer?.close();
+      if (store) {
+        store.addTrajectories(runId, stored, pending);
+        store.setStatus(runId, 'done');
+        store.close();
+      }
+
+      const summary = summarize(trajectories);
+      const exact = meanExactSuccess(tasks, policy, budget, revealBudget);
+      const n = summary.episodes;
+      const se = Math.sqrt((summary.success * (1 - summary.success)) / n);
+      const result = {
+        ...summary,
+        exact,
+        successStdErr: se,
+        policy: policy.id,
+        env: config,
+        tasks: nTasks,
+        samples,
+        budget,
+        revealBudget,
+        seed: runSeed,
+        seconds,
+      };
+      if (flags.json) return json(result);
+      out(
+        `${policy.id} on ${config.env} ${JSON.stringify(config.params)}: ${n} episodes (${nTasks} tasks × ${samples}), budget ${budget}`,
+      );
+      const rows: (string | number)[][] = [
+        ['success', 'exact', 'std.err', 'mean turns', 'turns (success)'],
+        [
+          fmt(summary.success),
+          fmt(exact),
+          fmt(se),
+          fmt(summary.meanTurns, 2),
+          fmt(summary.meanTurnsSuccess, 2),
+        ],
+      ];
+      out(table(rows));
+      out(
+        `failures: ${Object.entries(summary.failures)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+      );
+      if (flags.out) out(`wrote ${n} trajectories to ${flags.out}`);
+      if (flags.db) out(`recorded run ${runId} in ${flags.db}`);
+    });
+}

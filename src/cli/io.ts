@@ -1,0 +1,67 @@
+// Where the CLI writes: results to stdout, progress and warnings to stderr (progress only on a TTY,
+// and never when CI is set). Colour honours NO_COLOR.
+export function out(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+export function json(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+export function warn(text: string): void {
+  process.stderr.write(`turnwise: ${text}\n`);
+}
+
+const interactive = (): boolean => process.stderr.isTTY === true && !process.env.CI;
+
+/** A one-line progress indicator on stderr for TTYs; silent otherwise (logs stay clean). */
+export class Progress {
+  private readonly label: string;
+  private readonly total: number;
+  private last = 0;
+  private readonly enabled = interactive();
+
+  constructor(label: string, total: number) {
+    this.label = label;
+    this.total = total;
+  }
+
+  update(done: number, extra = ''): void {
+    if (!this.enabled) return;
+    const now = Date.now();
+    if (now - this.last < 100 && done < this.total) return;
+    this.last = now;
+    const width = 24;
+    const frac = this.total > 0 ? Math.min(1, done / this.total) : 1;
+    const bar = '#'.repeat(Math.round(frac * width)).padEnd(width, '.');
+    process.stderr.write(`\r${this.label} [${bar}] ${done}/${this.total} ${extra}\x1b[K`);
+  }
+
+  done(): void {
+    if (this.enabled) process.stderr.write('\r\x1b[K');
+  }
+}
+
+/** Formats rows as an aligned text table (first row = header). */
+export function table(rows: readonly (readonly (string | number)[])[]): string {
+  const cells = rows.map((r) => r.map(String));
+  const widths: number[] = [];
+  for (const r of cells) {
+    r.forEach((c, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, [...c].length);
+    });
+  }
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+      .join('  ')
+      .trimEnd();
+  const lines = cells.map(line);
+  if (lines.length > 1) lines.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
+  return lines.join('\n');
+}
+
+export function fmt(x: number | null | undefined, digits = 4): string {
+  if (x === null || x === undefined || Number.isNaN(x)) return '-';
+  return x.toFixed(digits);
+}

@@ -1,0 +1,91 @@
+// Reading flags: every value is checked and refused with a one-line InputError naming the flag.
+import type { Command } from 'commander';
+import { InputError } from '../core/errors.ts';
+import type { EnvConfig } from '../core/types.ts';
+import { envConfig } from '../envs/index.ts';
+
+export function int(
+  flag: string,
+  raw: unknown,
+  min = Number.MIN_SAFE_INTEGER,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  const s = String(raw).trim();
+  const x = Number(s);
+  if (!/^-?\d+$/.test(s) || !Number.isSafeInteger(x) || x < min || x > max) {
+    const range =
+      max === Number.MAX_SAFE_INTEGER
+        ? min === Number.MIN_SAFE_INTEGER
+          ? 'an integer'
+          : `an integer ≥ ${min}`
+        : `an integer from ${min} to ${max}`;
+    throw new InputError(flag, raw, `expected ${range}`);
+  }
+  return x;
+}
+
+export function num(
+  flag: string,
+  raw: unknown,
+  check: (x: number) => boolean = Number.isFinite,
+  allowed = 'a number',
+): number {
+  const s = String(raw).trim();
+  const x = Number(s);
+  if (s === '' || Number.isNaN(x) || !check(x)) throw new InputError(flag, raw, `expected ${allowed}`);
+  return x;
+}
+
+export function probability(flag: string, raw: unknown): number {
+  return num(flag, raw, (x) => x >= 0 && x <= 1, 'a probability in [0, 1]');
+}
+
+/** A comma-separated list of integers, e.g. `--T 10,20,50,100`. */
+export function intList(flag: string, raw: unknown, min = 1): number[] {
+  const parts = String(raw)
+    .split(',')
+    .map((p) => p.trim());
+  if (parts.length === 0 || parts.some((p) => p === '')) {
+    throw new InputError(flag, raw, `expected comma-separated integers ≥ ${min}`);
+  }
+  return parts.map((p) => {
+    const s = Number(p);
+    if (!/^-?\d+$/.test(p) || s < min || !Number.isSafeInteger(s)) {
+      throw new InputError(flag, raw, `expected comma-separated integers ≥ ${min}`);
+    }
+    return s;
+  });
+}
+
+export const seed = (raw: unknown): number => int('--seed', raw, 0, 2 ** 53 - 1);
+
+/** The env flags every command that builds tasks shares. */
+export function envOptions(cmd: Command): Command {
+  return cmd
+    .option('--map <map>', 'FrozenLake map: 4x4, 8x8 or rows such as SFFF,FHFH,FFFH,HFFG (default 4x4)')
+    .option('--slippery', 'slippery ice (Gymnasium is_slippery)')
+    .option('--success-rate <p>', 'probability of moving the intended way on slippery ice (default 1/3)')
+    .option('--random', 'a random valid map per task (task seed = --seed + task index)')
+    .option('--size <n>', 'side of random maps (default 8, Gymnasium)')
+    .option('--p <p>', 'probability that a random cell is frozen (default 0.8)');
+}
+
+export interface EnvFlags {
+  map?: string;
+  slippery?: boolean;
+  successRate?: string;
+  random?: boolean;
+  size?: string;
+  p?: string;
+}
+
+export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
+  const raw: Record<string, unknown> = {};
+  if (flags.map !== undefined) raw.map = flags.map;
+  if (flags.slippery) raw.slippery = true;
+  if (flags.successRate !== undefined) raw.successRate = probability('--success-rate', flags.successRate);
+  if (flags.random) raw.random = true;
+  if (flags.size !== undefined) raw.size = int('--size', flags.size, 2, 64);
+  if (flags.p !== undefined) raw.p = num('--p', flags.p, (x) => x > 0 && x <= 1, 'a probability in (0, 1]');
+  return envConfig(envId, raw);
+}

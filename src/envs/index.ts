@@ -1,0 +1,65 @@
+// The registry of environment ids. A new env adds one entry here and a folder beside frozenlake/.
+import { InputError } from '../core/errors.ts';
+import type { Env, EnvConfig, EnvSpec, Task } from '../core/types.ts';
+import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
+
+export interface EnvEntry {
+  id: string;
+  summary: string;
+  /** Validates raw parameters and returns their canonical form (throws InputError). */
+  params(raw: Record<string, unknown>): Record<string, unknown>;
+  /** A fresh env instance for a task; cheap (shared immutable parts are cached). */
+  make(task: Task): Env<unknown, unknown>;
+  /** The spec of a task's env without building an instance. */
+  spec(task: Task): EnvSpec;
+  /** Plain data describing the task's env in full (FrozenLake: the map and Gymnasium's P table). */
+  describe(task: Task): Record<string, unknown>;
+}
+
+const ENVS: Record<string, EnvEntry> = {
+  frozenlake: {
+    id: 'frozenlake',
+    summary:
+      'Gymnasium FrozenLake-v1 (built-in, custom or random maps; slippery or not) with an exact oracle',
+    params: (raw) => ({ ...frozenLakeParams(raw) }),
+    make: (task) => makeFrozenLake(task) as Env<unknown, unknown>,
+    spec: (task) => frozenLakeWorld(task).spec,
+    describe: (task) => {
+      const world = frozenLakeWorld(task);
+      return { desc: [...world.desc], nS: world.nS, nA: world.nA, P: transitionTable(world.config) };
+    },
+  },
+};
+
+export const ENV_IDS: readonly string[] = Object.keys(ENVS);
+
+export function envEntry(id: string, field = '--env'): EnvEntry {
+  const entry = Object.hasOwn(ENVS, id) ? ENVS[id] : undefined;
+  if (entry === undefined) throw new InputError(field, id, `expected one of: ${ENV_IDS.join(', ')}`);
+  return entry;
+}
+
+/** A validated env configuration (canonical params). */
+export function envConfig(id: string, rawParams: Record<string, unknown>): EnvConfig {
+  const entry = envEntry(id);
+  return { env: entry.id, params: entry.params(rawParams) };
+}
+
+export function makeEnv(task: Task): Env<unknown, unknown> {
+  return envEntry(task.env, 'task.env').make(task);
+}
+
+export function envSpec(task: Task): EnvSpec {
+  return envEntry(task.env, 'task.env').spec(task);
+}
+
+/** N tasks with seeds seed, seed+1, …, seed+N−1 (for generated envs each seed is its own map). */
+export function makeTasks(config: EnvConfig, count: number, firstSeed: number): Task[] {
+  const tasks: Task[] = [];
+  for (let i = 0; i < count; i++) tasks.push({ env: config.env, params: config.params, seed: firstSeed + i });
+  return tasks;
+}
+
+export function describeEnv(task: Task): Record<string, unknown> {
+  return envEntry(task.env, 'task.env').describe(task);
+}

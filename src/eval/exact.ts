@@ -1,0 +1,44 @@
+// Exact success probabilities of a policy where the env has an oracle: V^π_T(start) by dynamic
+// programming over (state, turns left), for policies whose action distribution depends only on the
+// observation and, when revealed, the turns left (random, oracle, tabular, neural over the features).
+import { Rng } from '../core/rng.ts';
+import type { EnvView, Policy, PolicyValues, TurnContext } from '../core/types.ts';
+
+/** V^π and Q^π for every h ≤ budget; undefined when the env has no oracle or the policy no `probs`. */
+export function exactPolicyValues<O>(
+  env: EnvView<O>,
+  policy: Policy<O, unknown>,
+  budget: number,
+  revealBudget = policy.budgetAware,
+): PolicyValues | undefined {
+  const oracle = env.oracle?.();
+  if (oracle === undefined || policy.probs === undefined) return undefined;
+  const probs = policy.probs.bind(policy);
+  const rng = Rng.derive(0);
+  return oracle.evaluate((h, s) => {
+    const ctx: TurnContext<O> = {
+      observation: oracle.observation(s),
+      history: [],
+      turn: budget - h,
+      turnsLeft: revealBudget ? h : undefined,
+      rng,
+      env,
+    };
+    return probs(ctx);
+  }, budget);
+}
+
+/** P(success within `budget` turns) from the start distribution, for reward-1-on-success envs. */
+export function exactSuccess<O>(
+  env: EnvView<O>,
+  policy: Policy<O, unknown>,
+  budget: number,
+  revealBudget = policy.budgetAware,
+): number | undefined {
+  const values = exactPolicyValues(env, policy, budget, revealBudget);
+  const oracle = env.oracle?.();
+  if (values === undefined || oracle === undefined) return undefined;
+  let v = 0;
+  for (const s of oracle.starts) v += values.V[budget * values.nS + s];
+  return v / oracle.starts.length;
+}

@@ -1,0 +1,129 @@
+// Policy specs on the command line: `random`, `oracle`, `oracle:eps=0.2`, `oracle:temp=0.5`,
+// `oracle:horizon=100` (budget-blind), parameters comma-separated (`oracle:eps=0.2,horizon=100`),
+// `tabular`; a checkpoint path goes through the loaders registered in CHECKPOINT_LOADERS.
+import { existsSync } from 'node:fs';
+import { InputError } from '../core/errors.ts';
+import type { EnvSpec, Policy } from '../core/types.ts';
+import { OraclePolicy } from './oracle.ts';
+import { discreteActions, RandomPolicy } from './random.ts';
+import { TabularPolicy } from './tabular.ts';
+
+export type AnyPolicy = Policy<unknown, unknown>;
+
+interface PolicyKind {
+  summary: string;
+  /** Allowed parameters and how each is read (throws InputError on a bad value). */
+  params: Record<string, (value: string, field: string) => number>;
+  make(params: Record<string, number>, env: EnvSpec, id: string): AnyPolicy;
+}
+
+const probability = (v: string, field: string): number => {
+  const x = Number(v);
+  if (v.trim() === '' || !(x >= 0 && x <= 1)) throw new InputError(field, v, 'expected a number in [0, 1]');
+  return x;
+};
+const positive = (v: string, field: string): number => {
+  const x = Number(v);
+  if (v.trim() === '' || !(x > 0 && Number.isFinite(x)))
+    throw new InputError(field, v, 'expected a number > 0');
+  return x;
+};
+const positiveInt = (v: string, field: string): number => {
+  const x = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !(x >= 1)) throw new InputError(field, v, 'expected an integer ≥ 1');
+  return x;
+};
+
+const KINDS: Record<string, PolicyKind> = {
+  random: {
+    summary: 'uniform over the actions',
+    params: {},
+    make: (_p, env) => {
+      discreteActions(env);
+      return new RandomPolicy() as AnyPolicy;
+    },
+  },
+  oracle: {
+    summary: 'greedy on the exact Q* (eps=, temp=, horizon= for a budget-blind lookahead)',
+    params: { eps: probability, temp: positive, horizon: positiveInt },
+    make: (p, env, id) => {
+      if (!env.oracle) throw new InputError('--policy', id, `env ${env.id} has no exact oracle`);
+      return new OraclePolicy({ eps: p.eps, temp: p.temp, horizon: p.horizon }, id) as AnyPolicy;
+    },
+  },
+  tabular: {
+    summary: 'a softmax table over discrete observations, uniform at start',
+    params: {},
+    make: (_p, env, id) => {
+      if (env.observations === undefined) {
+        throw new InputError('--policy', id, `env ${env.id} has no finite observation space`);
+      }
+      return new TabularPolicy(env.observations, discreteActions(env), undefined, id) as AnyPolicy;
+    },
+  },
+};
+
+/** Loaders for policies saved on disk; each returns undefined when the path is not its format. */
+export const CHECKPOINT_LOADERS: ((path: string, env: EnvSpec) => AnyPolicy | undefined)[] = [];
+
+export const POLICY_KINDS: readonly string[] = Object.keys(KINDS);
+
+const ALLOWED = `expected random, oracle[:eps=E,temp=T,horizon=H], tabular, or a checkpoint path`;
+
+export function parsePolicySpec(
+  spec: string,
+  field = '--policy',
+): { kind: string; params: Record<string, string> } {
+  const colon = spec.indexOf(':');
+  const kind = (colon < 0 ? spec : spec.slice(0, colon)).trim();
+  const params: Record<string, string> = {};
+  if (colon >= 0) {
+    for (const part of spec.slice(colon + 1).split(',')) {
+      const eq = part.indexOf('=');
+      if (eq <= 0) throw new InputError(field, spec, `parameters are key=value pairs separated by commas`);
+      const key = part.slice(0, eq).trim();
+      if (Object.hasOwn(params, key)) throw new InputError(field, spec, `parameter ${key} is given twice`);
+      params[key] = part.slice(eq + 1).trim();
+    }
+  }
+  return { kind, params };
+}
+
+function looksLikePath(spec: string): boolean {
+  return spec.includes('/') || spec.endsWith('.safetensors') || existsSync(spec);
+}
+
+/** Builds a policy from its spec for an env, or throws an InputError naming the spec. */
+export function makePolicy(spec: string, env: EnvSpec, field = '--policy'): AnyPolicy {
+  if (looksLikePath(spec)) {
+    if (!existsSync(spec)) throw new InputError(field, spec, `no such file or directory (${ALLOWED})`);
+    for (const load of CHECKPOINT_LOADERS) {
+      const policy = load(spec, env);
+      if (policy !== undefined) return policy;
+    }
+    throw new InputError(field, spec, 'not a policy checkpoint turnwise can read');
+  }
+  const { kind, params } = parsePolicySpec(spec, field);
+  const entry = Object.hasOwn(KINDS, kind) ? KINDS[kind] : undefined;
+  if (entry === undefined) throw new InputError(field, spec, ALLOWED);
+  const values: Record<string, number> = {};
+  for (const [key, raw] of Object.entries(params)) {
+    const read = Object.hasOwn(entry.params, key) ? entry.params[key] : undefined;
+    if (read === undefined) {
+      const known = Object.keys(entry.params);
+      throw new InputError(
+        field,
+        spec,
+        known.length > 0 ? `${kind} takes ${known.join(', ')}` : `${kind} takes no parameters`,
+      );
+    }
+    values[key] = read(raw, `${field} ${kind}.${key}`);
+  }
+  const id =
+    Object.keys(values).length > 0
+      ? `${kind}:${Object.entries(values)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',')}`
+      : kind;
+  return entry.make(values, env, id);
+}

@@ -1,0 +1,162 @@
+// The run store: one SQLite file (better-sqlite3, WAL) with runs, trajectories and metrics. Rows are
+// keyed so that a resumed run can neither lose nor duplicate them: (run, idx) for trajectories and
+// (run, iter, key) for metrics; a second insert of the same key is an error, not a silent overwrite.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { InputError } from '../core/errors.ts';
+import type { Trajectory } from '../core/types.ts';
+
+export interface RunRow {
+  id: string;
+  kind: string;
+  config: unknown;
+  status: string;
+  created: string;
+  updated: string;
+}
+
+export interface MetricRow {
+  iter: number;
+  key: string;
+  value: number | null;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  config TEXT NOT NULL,
+  status TEXT NOT NULL,
+  created TEXT NOT NULL,
+  updated TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS trajectories (
+  run TEXT NOT NULL REFERENCES runs(id),
+  idx INTEGER NOT NULL,
+  iter INTEGER,
+  task TEXT NOT NULL,
+  policy TEXT NOT NULL,
+  budget INTEGER NOT NULL,
+  success INTEGER NOT NULL,
+  turns INTEGER NOT NULL,
+  ret REAL NOT NULL,
+  failure TEXT,
+  data TEXT NOT NULL,
+  PRIMARY KEY (run, idx)
+);
+CREATE TABLE IF NOT EXISTS metrics (
+  run TEXT NOT NULL REFERENCES runs(id),
+  iter INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  value REAL,
+  PRIMARY KEY (run, iter, key)
+);
+`;
+
+export class RunStore {
+  readonly db: Database.Database;
+  readonly path: string;
+
+  constructor(path: string) {
+    this.path = path;
+    try {
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      this.db = new Database(path);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('foreign_keys = ON');
+      this.db.exec(SCHEMA);
+    } catch (e) {
+      throw new InputError('--db', path, `cannot open as a SQLite run store: ${(e as Error).message}`);
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  createRun(id: string, kind: string, config: unknown): void {
+    const now = new Date().toISOString();
+    this.db
+      .prepare('INSERT INTO runs (id, kind, config, status, created, updated) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(id, kind, JSON.stringify(config), 'running', now, now);
+  }
+
+  run(id: string): RunRow | undefined {
+    const row = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as
+      | (Omit<RunRow, 'config'> & { config: string })
+      | undefined;
+    return row === undefined ? undefined : { ...row, config: JSON.parse(row.config) };
+  }
+
+  setStatus(id: string, status: string): void {
+    this.db
+      .prepare('UPDATE runs SET status = ?, updated = ? WHERE id = ?')
+      .run(status, new Date().toISOString(), id);
+  }
+
+  /** Appends trajectories as rows firstIdx, firstIdx+1, … in one transaction. */
+  addTrajectories(
+    run: string,
+    firstIdx: number,
+    trajectories: readonly Trajectory[],
+    iter: number | null = null,
+  ): void {
+    const insert = this.db.prepare(
+      'INSERT INTO trajectories (run, idx, iter, task, policy, budget, success, turns, ret, failure, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.db.transaction(() => {
+      trajectories.forEach((t, i) => {
+        insert.run(
+          run,
+          firstIdx + i,
+          iter,
+          JSON.stringify(t.task),
+          t.policy,
+          t.budget,
+          t.outcome.success ? 1 : 0,
+          t.outcome.turns,
+          t.outcome.return,
+          t.outcome.failure,
+          JSON.stringify(t),
+        );
+      });
+    })();
+  }
+
+  trajectoryCount(run: string): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM trajectories WHERE run = ?').get(run) as { n: number })
+      .n;
+  }
+
+  trajectories(run: string): Trajectory[] {
+    const rows = this.db.prepare('SELECT data FROM trajectories WHERE run = ? ORDER BY idx').all(run) as {
+      data: string;
+    }[];
+    return rows.map((r) => JSON.parse(r.data) as Trajectory);
+  }
+
+  addMetrics(run: string, iter: number, values: Record<string, number | null>): void {
+    const insert = this.db.prepare('INSERT INTO metrics (run, iter, key, value) VALUES (?, ?, ?, ?)');
+    this.db.transaction(() => {
+      for (const [key, value] of Object.entries(values)) {
+        insert.run(run, iter, key, value === null || Number.isFinite(value) ? value : null);
+      }
+    })();
+  }
+
+  metrics(run: string): MetricRow[] {
+    return this.db
+      .prepare('SELECT iter, key, value FROM metrics WHERE run = ? ORDER BY iter, key')
+      .all(run) as MetricRow[];
+  }
+
+  /** Deletes what a run wrote after iteration `iter` (resume from a checkpoint taken at `iter`). */
+  truncateAfter(run: string, iter: number): void {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM trajectories WHERE run = ? AND iter > ?').run(run, iter);
+      this.db.prepare('DELETE FROM metrics WHERE run = ? AND iter > ?').run(run, iter);
+    })();
+  }
+}
