@@ -26,6 +26,8 @@ export interface EnvSpec {
   snapshots: boolean;
   /** Number of distinct discrete observations (Gymnasium's `Discrete(n)`), when finite. */
   observations?: number;
+  /** Length of the vectors `features()` returns, when the env has a feature view. */
+  features?: number;
   /** Gymnasium's registered episode limit for this configuration (used as the default budget). */
   maxTurns?: number;
 }

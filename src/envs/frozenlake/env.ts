@@ -100,6 +100,7 @@ export class FrozenLakeWorld {
       oracle: true,
       snapshots: true,
       observations: this.nS,
+      features: 3 * this.nS,
       maxTurns: REGISTERED_LIMIT,
     };
   }
