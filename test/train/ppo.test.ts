@@ -28,7 +28,6 @@ test('hand-worked case: ratio 1, two actions', () => {
 test('clipping at the upper bound (clip-higher 0.28) and the lower bound (0.2)', () => {
   // π(0) = 0.75 with logits [ln 3, 0]; choose logp_old so that ρ = 1.5 or 0.5.
   const logits = [Math.log(3), 0];
-  const logp = Math.log(0.75);
   const hi = Math.log(0.75 / 1.5);
   const lo = Math.log(0.75 / 0.5);
   // A > 0, ρ = 1.5 > 1.28: the clipped branch wins the min, no gradient.
