@@ -1,0 +1,46 @@
+// report/: self-contained HTML reports — pure functions from numbers to strings (inline SVG charts,
+// inline CSS, nothing fetched). The caller writes the file.
+export { type BarChartOptions, type BarGroup, type BarValue, barChart } from './bars.ts';
+export {
+  contrastText,
+  DIVERGING_NEUTRAL,
+  diverging,
+  OKABE_ITO,
+  RDBU,
+  relativeLuminance,
+  sequential,
+  seriesColor,
+  VIRIDIS,
+} from './color.ts';
+export { type Finding, findingsTable } from './findings.ts';
+export { type HeatmapOptions, heatmap, type PassKTGrid, passKTHeatmap } from './heatmap.ts';
+export {
+  type BadgeKind,
+  badge,
+  type Cell,
+  type CellSpec,
+  type Column,
+  escapeAttr,
+  escapeText,
+  figure,
+  formatNumber,
+  grid,
+  jsonDetails,
+  keyValues,
+  list,
+  NA,
+  type NumberFormat,
+  type PageOptions,
+  page,
+  paragraph,
+  type SummaryValue,
+  section,
+  slug,
+  type TableOptions,
+  table,
+  verdict,
+} from './html.ts';
+export { type LineChartOptions, type LinePoint, type LineSeries, lineChart } from './line.ts';
+export { axisTicks, logTicks, niceTicks, type Ticks } from './scale.ts';
+export { type StackedBarOptions, type StackedSegment, stackedBarChart } from './stacked.ts';
+export { SVG_NS, truncate } from './svg.ts';
