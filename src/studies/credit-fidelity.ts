@@ -56,11 +56,7 @@ export function exactValueSource(
     const env = makeEnv(traj.task);
     const oracle = env.oracle?.();
     if (oracle === undefined) {
-      throw new InputError(
-        field,
-        'exact',
-        `env ${traj.task.env} has no exact oracle (trajectory ${traj.id})`,
-      );
+      throw InputError.raw(field, `env ${traj.task.env} has no exact oracle (trajectory ${traj.id})`);
     }
     let byPolicy = cache.get(oracle);
     if (byPolicy === undefined) {
@@ -73,9 +69,8 @@ export function exactValueSource(
     if (exact === undefined) {
       const values = exactPolicyValues(env, policy, traj.budget, traj.revealBudget);
       if (values === undefined) {
-        throw new InputError(
+        throw InputError.raw(
           field,
-          'exact',
           `policy ${policy.id} has no explicit action distribution, so its exact values are unknown`,
         );
       }
@@ -97,9 +92,8 @@ export function exactValuesFromSpecs(field = '--values'): ExactValuesOf {
       // `tabular` names a fresh (uniform) table: rebuilt from its id, a trained table would silently be
       // evaluated as the untrained one, so it is refused rather than guessed.
       if (traj.policy === 'tabular' || traj.policy.startsWith('tabular:')) {
-        throw new InputError(
+        throw InputError.raw(
           field,
-          'exact',
           `trajectory ${traj.id} was played by "${traj.policy}", whose table is not in the file${field === '--values' ? '; use --values zero' : ''}`,
         );
       }
