@@ -2,6 +2,7 @@
 export * from './core/errors.ts';
 export * from './core/rng.ts';
 export type * from './core/types.ts';
+export * as credit from './credit/index.ts';
 export { checkEnv } from './envs/check.ts';
 export * as frozenlake from './envs/frozenlake/index.ts';
 export { describeEnv, envConfig, envSpec, makeEnv, makeTasks } from './envs/index.ts';
@@ -16,3 +17,5 @@ export { episodeSeeds, runEpisode } from './rollout/episode.ts';
 export { summarize } from './rollout/summary.ts';
 export { JsonlWriter, readTrajectories } from './store/jsonl.ts';
 export { RunStore } from './store/sqlite.ts';
+export { creditFidelity } from './studies/credit-fidelity.ts';
+export * as theory from './theory/index.ts';

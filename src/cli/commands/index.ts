@@ -1,6 +1,8 @@
 // Every command registers itself on the program; one line per command file.
 import type { Command } from 'commander';
 import { registerBench } from './bench.ts';
+import { registerCalc } from './calc.ts';
+import { registerCredit } from './credit.ts';
 import { registerDemo } from './demo.ts';
 import { registerEnv } from './env.ts';
 import { registerRollout } from './rollout.ts';
@@ -10,6 +12,8 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerEnv,
   registerRollout,
   registerSummary,
+  registerCredit,
+  registerCalc,
   registerBench,
   registerDemo,
 ];

@@ -1,0 +1,134 @@
+// turnwise calc compound | dead-groups | tokens — the seeds' closed forms (METHODS.md §1), each with an
+// optional seeded Monte-Carlo check (--simulate [N]).
+import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
+import { Rng } from '../../core/rng.ts';
+import {
+  compound,
+  DEFAULT_BASELINE_TOKENS,
+  deadGroupOdds,
+  simulateCompound,
+  simulateDeadGroups,
+  tokenBudget,
+} from '../../theory/index.ts';
+import { fmt, json, out, table } from '../io.ts';
+import { int, probability, seed } from '../options.ts';
+
+const DEFAULT_SAMPLES = 100_000;
+/** Keys the Monte-Carlo stream apart from any rollout stream of the same seed. */
+const THEORY_STREAM = 0x7e0;
+
+function samplesOf(raw: string | boolean | undefined): number | undefined {
+  if (raw === undefined || raw === false) return undefined;
+  return raw === true ? DEFAULT_SAMPLES : int('--simulate', raw, 1, 100_000_000);
+}
+
+/** Six decimals, or three significant digits in exponent form for tiny values (p^G is often ~1e-11). */
+const f6 = (x: number): string => (x !== 0 && Math.abs(x) < 1e-4 ? x.toExponential(3) : fmt(x, 6));
+
+function uniform(runSeed: number): () => number {
+  const rng = Rng.derive(runSeed, THEORY_STREAM);
+  return () => rng.float();
+}
+
+export function registerCalc(program: Command): void {
+  const calc = program.command('calc').description('closed-form calculators: compound, dead-groups, tokens');
+
+  calc
+    .command('compound')
+    .description('P(success) of n turns each right with probability q: q^n')
+    .requiredOption('--q <q>', 'per-turn correctness in [0, 1]')
+    .requiredOption('--n <n>', 'number of turns')
+    .option('--simulate [N]', `check by Monte Carlo over N episodes (default ${DEFAULT_SAMPLES})`)
+    .option('--seed <n>', 'seed of the simulation', '0')
+    .option('--json', 'machine-readable output')
+    .action((flags: { q: string; n: string; simulate?: string | boolean; seed: string; json?: boolean }) => {
+      const q = probability('--q', flags.q);
+      const n = int('--n', flags.n, 0, 1_000_000);
+      const samples = samplesOf(flags.simulate);
+      const runSeed = seed(flags.seed);
+      const value = compound(q, n);
+      const sim =
+        samples === undefined
+          ? undefined
+          : { ...simulateCompound(q, n, samples, uniform(runSeed)), samples, seed: runSeed };
+      if (flags.json) return json(sim === undefined ? { value } : { value, simulated: sim });
+      out(`${q}^${n} = ${value}`);
+      if (sim)
+        out(`simulated: ${fmt(sim.value, 6)} ± ${fmt(sim.stdErr, 6)} (${samples} episodes, seed ${runSeed})`);
+    });
+
+  calc
+    .command('dead-groups')
+    .description('odds that a group of G samples with success rate p has no outcome contrast')
+    .requiredOption('--p <p>', 'success rate per sample in [0, 1]')
+    .requiredOption('--G <G>', 'group size (samples per task)')
+    .option('--batch <B>', 'trajectories per batch, a multiple of G (default G: one group)')
+    .option('--simulate [N]', `check by Monte Carlo over N batches (default ${DEFAULT_SAMPLES})`)
+    .option('--seed <n>', 'seed of the simulation', '0')
+    .option('--json', 'machine-readable output')
+    .action(
+      (flags: {
+        p: string;
+        G: string;
+        batch?: string;
+        simulate?: string | boolean;
+        seed: string;
+        json?: boolean;
+      }) => {
+        const p = probability('--p', flags.p);
+        const G = int('--G', flags.G, 1, 1_000_000);
+        const batch = flags.batch === undefined ? G : int('--batch', flags.batch, 1, 100_000_000);
+        if (batch % G !== 0) throw new InputError('--batch', flags.batch, `expected a multiple of --G ${G}`);
+        const samples = samplesOf(flags.simulate);
+        const runSeed = seed(flags.seed);
+        const odds = deadGroupOdds(p, G, batch);
+        const sim =
+          samples === undefined
+            ? undefined
+            : { ...simulateDeadGroups(p, G, batch, samples, uniform(runSeed)), samples, seed: runSeed };
+        if (flags.json) return json(sim === undefined ? odds : { ...odds, simulated: sim });
+        out(`p = ${p}, G = ${G}, batch ${batch} = ${batch / G} groups`);
+        const rows: (string | number)[][] = [
+          sim ? ['quantity', 'closed form', 'simulated', '± std.err'] : ['quantity', 'closed form'],
+        ];
+        for (const key of Object.keys(odds) as (keyof typeof odds)[]) {
+          const est = sim && key !== 'poisson' ? sim[key] : undefined;
+          rows.push(
+            sim
+              ? [key, f6(odds[key]), est ? f6(est.value) : '', est ? f6(est.stdErr) : '']
+              : [key, f6(odds[key])],
+          );
+        }
+        out(table(rows));
+      },
+    );
+
+  calc
+    .command('tokens')
+    .description('decode tokens of a run: per trajectory × batch × steps, against a single-turn baseline')
+    .requiredOption('--per-trajectory <N>', 'tokens per trajectory')
+    .requiredOption('--batch <B>', 'trajectories per step')
+    .requiredOption('--steps <S>', 'training steps')
+    .option('--baseline <N>', 'tokens per trajectory of the baseline', String(DEFAULT_BASELINE_TOKENS))
+    .option('--json', 'machine-readable output')
+    .action(
+      (flags: { perTrajectory: string; batch: string; steps: string; baseline: string; json?: boolean }) => {
+        const t = tokenBudget(
+          int('--per-trajectory', flags.perTrajectory, 1),
+          int('--batch', flags.batch, 1),
+          int('--steps', flags.steps, 1),
+          int('--baseline', flags.baseline, 1),
+        );
+        if (!Number.isSafeInteger(t.totalTokens))
+          throw new InputError('--per-trajectory', flags.perTrajectory, 'the product exceeds 2^53 tokens');
+        if (flags.json) return json(t);
+        out(
+          table([
+            ['per trajectory', 'batch', 'steps', 'total tokens', `vs ${t.baseline}-token baseline`],
+            [t.perTrajectory, t.batch, t.steps, t.totalTokens.toExponential(3), `${fmt(t.vsBaseline, 1)}×`],
+          ]),
+        );
+      },
+    );
+}

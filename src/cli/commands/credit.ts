@@ -1,0 +1,205 @@
+// turnwise credit --in FILE --method M   — per-turn advantages of a trajectory file, grouped by task
+// turnwise credit fidelity …             — every method against the exact advantage A^π = Q^π − V^π
+import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
+import {
+  applyFlags,
+  deadGroups,
+  METHOD_NAMES,
+  type MethodSpec,
+  type ParamName,
+  parseMethodSpec,
+  splitMethodList,
+  VALUE_SOURCES,
+} from '../../credit/index.ts';
+import { envSpec, makeTasks } from '../../envs/index.ts';
+import { makePolicy } from '../../policies/spec.ts';
+import { readTrajectories } from '../../store/jsonl.ts';
+import {
+  CONTROL_METHODS,
+  creditFidelity,
+  creditForSpec,
+  DEFAULT_FIDELITY_METHODS,
+  DEFAULT_VALUE_SOURCE,
+  exactValuesFromSpecs,
+} from '../../studies/credit-fidelity.ts';
+import { fmt, json, out, table } from '../io.ts';
+import { type EnvFlags, envConfigFromFlags, envOptions, int, seed } from '../options.ts';
+
+interface ParamFlags {
+  gamma?: string;
+  lambda?: string;
+  omega?: string;
+  std?: string;
+  eps?: string;
+  crest?: boolean;
+  values?: string;
+  taskNorm?: string | boolean;
+  json?: boolean;
+}
+
+interface CreditFlags extends ParamFlags {
+  in?: string;
+  method?: string;
+}
+
+interface FidelityFlags extends CreditFlags, EnvFlags {
+  env: string;
+  policy: string;
+  budget?: string;
+  groups: string;
+  groupSize: string;
+  methods: string;
+  seed: string;
+}
+
+function paramFlags(flags: ParamFlags): Partial<Record<ParamName, string>> {
+  return {
+    gamma: flags.gamma,
+    lambda: flags.lambda,
+    omega: flags.omega,
+    std: flags.std,
+    eps: flags.eps,
+    crest: flags.crest ? 'true' : undefined,
+    values: flags.values,
+    'task-norm': flags.taskNorm === true ? 'env' : flags.taskNorm === false ? undefined : flags.taskNorm,
+  };
+}
+
+const preview = (row: readonly number[], n = 8): string =>
+  `[${row
+    .slice(0, n)
+    .map((x) => fmt(x, 3))
+    .join(' ')}${row.length > n ? ` … (${row.length})` : ''}]`;
+
+export function registerCredit(program: Command): void {
+  // The method parameters live on `credit` itself; `credit fidelity` reads them as global options
+  // (commander hands every flag it knows to the parent first).
+  const credit = program
+    .command('credit')
+    .description('per-turn advantages of a trajectory file (grouped by identical task), or `credit fidelity`')
+    .option('--in <file.jsonl>', 'trajectories, one JSON object per line')
+    .option(
+      '--method <m>',
+      `${METHOD_NAMES.join(' | ')} | exact (needs an oracle); parameters as m:key=value,…`,
+    )
+    .option('--gamma <γ>', 'discount (discounted, gae 0.99; gigpo, reverse-turn 0.95)')
+    .option('--lambda <λ>', 'gae: λ in [0, 1] (default 0.95); turn-level: weight of the turn reward (1)')
+    .option('--omega <ω>', 'gigpo: weight of the step-level advantage (default 1)')
+    .option('--std <bool>', 'true | false: divide by the group std (grpo, gigpo, turn-level, reverse-turn)')
+    .option('--eps <ε>', 'added to the std before dividing (default 1e-6)')
+    .option('--crest', 'turn-level: the outcome sets the sign, the turn reward only the magnitude')
+    .option(
+      '--values <source>',
+      `gae: where V(s_t) comes from, ${VALUE_SOURCES.join(' | ')} (default ${DEFAULT_VALUE_SOURCE}): exact = V^π_{T−t} of the policy named in the file, from the env's oracle (refused, never zero-filled, when unavailable); zero = V ≡ 0 (a λ-return)`,
+    )
+    .option('--task-norm [by]', 're-standardise advantages per task afterwards: env (default) | task')
+    .option('--json', 'machine-readable output')
+    .action((flags: CreditFlags) => {
+      if (flags.in === undefined)
+        throw new InputError('--in', undefined, 'give a trajectory JSONL file (or run `credit fidelity`)');
+      if (flags.method === undefined)
+        throw new InputError('--method', undefined, `expected one of: ${METHOD_NAMES.join(', ')}, exact`);
+      const [spec] = applyFlags([parseMethodSpec(flags.method, '--method', ['exact'])], paramFlags(flags));
+      const trajectories = readTrajectories(flags.in);
+      const advantages = creditForSpec(trajectories, spec, () =>
+        exactValuesFromSpecs(spec.name === 'exact' ? '--method' : '--values'),
+      );
+      if (flags.json) return json({ method: spec.label, advantages });
+      const counts = deadGroups(trajectories).counts;
+      out(
+        `${spec.label}: ${trajectories.length} trajectories in ${counts.groups} groups (${counts.dead} dead: ${counts.allFail} all-fail, ${counts.allSucceed} all-succeed)`,
+      );
+      out(
+        table([
+          ['id', 'R', 'turns', 'advantages'],
+          ...trajectories.map((t, i) => [t.id, t.outcome.return, t.turns.length, preview(advantages[i])]),
+        ]),
+      );
+    });
+
+  envOptions(
+    credit
+      .command('fidelity')
+      .description(
+        'roll a policy out and score each credit method against the exact advantage A^π_{T−t} = Q^π − V^π',
+      )
+      .configureHelp({ showGlobalOptions: true }),
+  )
+    .option('--env <id>', 'environment id (needs an exact oracle)', 'frozenlake')
+    .requiredOption(
+      '--policy <spec>',
+      'a policy with an explicit distribution: random | oracle[:…] | tabular',
+    )
+    .option('--budget <T>', 'turn budget T (default: the registered episode limit)')
+    .option('--groups <n>', 'tasks, one group each (task seed = --seed + index)', '64')
+    .option('--group-size <K>', 'samples per task', '8')
+    .option(
+      '--methods <list>',
+      `comma-separated methods, each name[:key=value,…]; plus exact and shuffled (controls)`,
+      DEFAULT_FIDELITY_METHODS,
+    )
+    .option('--seed <n>', 'run seed (and first task seed)', '0')
+    .action(async function (this: Command) {
+      const flags = this.optsWithGlobals() as FidelityFlags;
+      if (flags.in !== undefined)
+        throw new InputError('--in', flags.in, '`credit fidelity` rolls its own batch out');
+      if (flags.method !== undefined)
+        throw new InputError('--method', flags.method, '`credit fidelity` takes --methods');
+      const runSeed = seed(flags.seed);
+      const groups = int('--groups', flags.groups, 1, 1_000_000);
+      const groupSize = int('--group-size', flags.groupSize, 1, 100_000);
+      const config = envConfigFromFlags(flags.env, flags);
+      const spec = envSpec(makeTasks(config, 1, runSeed)[0]);
+      if (!spec.oracle)
+        throw new InputError('--env', flags.env, 'credit fidelity needs an env with an exact oracle');
+      const budget =
+        flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
+      const policy = makePolicy(flags.policy, spec);
+      const specs: MethodSpec[] = applyFlags(
+        splitMethodList(flags.methods).map((m) => parseMethodSpec(m, '--methods', CONTROL_METHODS)),
+        paramFlags(flags),
+      );
+      const labels = new Set<string>();
+      for (const s of specs) {
+        if (labels.has(s.label)) throw new InputError('--methods', s.label, 'each method once');
+        labels.add(s.label);
+      }
+      const result = await creditFidelity({
+        config,
+        policy,
+        budget,
+        groups,
+        groupSize,
+        seed: runSeed,
+        methods: specs,
+      });
+      if (flags.json)
+        return json({
+          ...result,
+          env: config,
+          policy: policy.id,
+          budget,
+          groups,
+          groupSize,
+          seed: runSeed,
+        });
+      out(
+        `${policy.id} on ${config.env} ${JSON.stringify(config.params)}, budget ${budget}: ${groups} groups × ${groupSize}, ` +
+          `${result.turns} turns, success ${fmt(result.success, 3)}, dead groups ${result.deadGroups}, ` +
+          `exact advantage 0 on ${fmt(result.exactZeroShare * 100, 1)}% of turns`,
+      );
+      out(
+        table([
+          ['method', 'pearson', 'spearman', 'sign agreement'],
+          ...Object.entries(result.methods).map(([m, s]) => [
+            m,
+            fmt(s.pearson, 3),
+            fmt(s.spearman, 3),
+            fmt(s.signAgreement, 3),
+          ]),
+        ]),
+      );
+      out('pearson/spearman: - when a method gives every turn the same credit (correlation undefined)');
+    });
+}

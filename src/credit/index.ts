@@ -1,0 +1,310 @@
+// The registry of credit-assignment methods: name → estimator with typed options, the string parameters
+// the CLI and method specs may set (`gae:lambda=0,values=zero`), and the batch runner that groups a
+// batch by task, calls a method per group, puts the rows back in batch order and optionally applies
+// per-task normalisation. train/ calls creditBatch; the CLI goes through parseMethodSpec first.
+import { InputError } from '../core/errors.ts';
+import type { Trajectory } from '../core/types.ts';
+import type { Advantages } from './common.ts';
+import { type DiscountedOptions, discounted } from './discounted.ts';
+import { type DrGrpoOptions, drgrpo } from './drgrpo.ts';
+import { type GaeOptions, gae, type ValueFn } from './gae.ts';
+import { type GigpoOptions, gigpo } from './gigpo.ts';
+import { groupByTask } from './groups.ts';
+import { type GrpoOptions, grpo } from './grpo.ts';
+import { type OutcomeOptions, outcome } from './outcome.ts';
+import { type ReverseTurnOptions, reverseTurn } from './reverse-turn.ts';
+import { type RlooOptions, rloo } from './rloo.ts';
+import { type TaskNormOptions, taskNorm } from './task-norm.ts';
+import { type TurnLevelOptions, turnLevel } from './turn-level.ts';
+
+export * from './common.ts';
+export * from './discounted.ts';
+export * from './drgrpo.ts';
+export * from './fidelity.ts';
+export * from './gae.ts';
+export * from './gigpo.ts';
+export * from './groups.ts';
+export * from './grpo.ts';
+export * from './outcome.ts';
+export * from './reverse-turn.ts';
+export * from './rloo.ts';
+export * from './task-norm.ts';
+export * from './turn-level.ts';
+
+export interface MethodOptions {
+  outcome: OutcomeOptions;
+  discounted: DiscountedOptions;
+  gae: GaeOptions;
+  grpo: GrpoOptions;
+  drgrpo: DrGrpoOptions;
+  rloo: RlooOptions;
+  gigpo: GigpoOptions;
+  'turn-level': TurnLevelOptions;
+  'reverse-turn': ReverseTurnOptions;
+}
+
+export type MethodName = keyof MethodOptions;
+
+/** A group (the G samples of one task) → one row of per-turn advantages per trajectory. */
+export type CreditFn<O> = (group: readonly Trajectory[], options: O) => Advantages;
+
+/** Parameters settable from strings (CLI flags, method specs). `values` picks GAE's value source and is
+ * resolved by the caller (it may need an oracle); `task-norm` is the post-step every method accepts. */
+export type ParamName = 'gamma' | 'lambda' | 'omega' | 'std' | 'eps' | 'crest' | 'values' | 'task-norm';
+
+export interface ParsedParams {
+  gamma?: number;
+  lambda?: number;
+  omega?: number;
+  std?: boolean;
+  eps?: number;
+  crest?: boolean;
+  values?: ValueSource;
+  taskNorm?: 'env' | 'task';
+}
+
+/** Where GAE's V(s_t) comes from: `exact` = V^π_{T−t}(s_t) of the acting policy from the env's oracle;
+ * `zero` = V ≡ 0 (GAE then reduces to the discounted λ-return). */
+export type ValueSource = 'zero' | 'exact';
+export const VALUE_SOURCES: readonly ValueSource[] = ['zero', 'exact'];
+
+type Parser = (raw: string, field: string) => ParsedParams[keyof ParsedParams];
+
+const numberIn =
+  (lo: number, hi: number, allowed: string): Parser =>
+  (raw, field) => {
+    const x = Number(raw);
+    if (raw.trim() === '' || !(x >= lo && x <= hi)) throw new InputError(field, raw, `expected ${allowed}`);
+    return x;
+  };
+const unit = numberIn(0, 1, 'a number in [0, 1]');
+const nonNegative = numberIn(0, Number.MAX_VALUE, 'a finite number ≥ 0');
+const bool: Parser = (raw, field) => {
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new InputError(field, raw, 'expected true or false');
+};
+const oneOf =
+  (values: readonly string[]): Parser =>
+  (raw, field) => {
+    if (!values.includes(raw)) throw new InputError(field, raw, `expected one of: ${values.join(', ')}`);
+    return raw as ParsedParams[keyof ParsedParams];
+  };
+
+const PARAM_KEYS: Record<ParamName, keyof ParsedParams> = {
+  gamma: 'gamma',
+  lambda: 'lambda',
+  omega: 'omega',
+  std: 'std',
+  eps: 'eps',
+  crest: 'crest',
+  values: 'values',
+  'task-norm': 'taskNorm',
+};
+
+export interface MethodEntry<O> {
+  name: string;
+  summary: string;
+  fn: CreditFn<O>;
+  /** The string parameters the method reads, and how each is parsed. */
+  params: Partial<Record<ParamName, Parser>>;
+}
+
+const TASK_NORM = { 'task-norm': oneOf(['env', 'task']) };
+
+export const METHODS: { [M in MethodName]: MethodEntry<MethodOptions[M]> } = {
+  outcome: { name: 'outcome', summary: 'every turn gets R_i', fn: outcome, params: { ...TASK_NORM } },
+  discounted: {
+    name: 'discounted',
+    summary: 'G_t = Σ γ^{k−t} r_k (γ 0.99)',
+    fn: discounted,
+    params: { gamma: unit, ...TASK_NORM },
+  },
+  gae: {
+    name: 'gae',
+    summary: 'GAE over turns (γ 0.99, λ 0.95) with values from --values',
+    fn: gae,
+    params: { gamma: unit, lambda: unit, values: oneOf(VALUE_SOURCES), ...TASK_NORM },
+  },
+  grpo: {
+    name: 'grpo',
+    summary: '(R_i − mean)/(population std + ε)',
+    fn: grpo,
+    params: { eps: nonNegative, std: bool, ...TASK_NORM },
+  },
+  drgrpo: { name: 'drgrpo', summary: 'R_i − mean', fn: drgrpo, params: { ...TASK_NORM } },
+  rloo: { name: 'rloo', summary: 'R_i − mean of the others', fn: rloo, params: { ...TASK_NORM } },
+  gigpo: {
+    name: 'gigpo',
+    summary: 'A^E + ω·A^S over anchor states (γ 0.95, ω 1)',
+    fn: gigpo,
+    params: { gamma: unit, omega: nonNegative, std: bool, eps: nonNegative, ...TASK_NORM },
+  },
+  'turn-level': {
+    name: 'turn-level',
+    summary: 'A^O + λ·(turn reward normalised per turn index); crest: the outcome sets the sign',
+    fn: turnLevel,
+    params: { lambda: nonNegative, std: bool, eps: nonNegative, crest: bool, ...TASK_NORM },
+  },
+  'reverse-turn': {
+    name: 'reverse-turn',
+    summary: 'backward discounted return normalised per turn index (γ 0.95)',
+    fn: reverseTurn,
+    params: { gamma: unit, std: bool, eps: nonNegative, ...TASK_NORM },
+  },
+};
+
+export const METHOD_NAMES = Object.keys(METHODS) as MethodName[];
+
+export function isMethodName(name: string): name is MethodName {
+  return Object.hasOwn(METHODS, name);
+}
+
+/**
+ * Runs a method on a batch: groups by identical task, one call per group, rows back in batch order.
+ * With `taskNorm`, the rows are then re-standardised per task (see task-norm.ts).
+ */
+export function creditBatch<M extends MethodName>(
+  batch: readonly Trajectory[],
+  method: M,
+  options: MethodOptions[M],
+  post: { taskNorm?: TaskNormOptions } = {},
+): Advantages {
+  const fn: CreditFn<MethodOptions[M]> = METHODS[method].fn;
+  const out: Advantages = new Array(batch.length);
+  for (const g of groupByTask(batch)) {
+    const rows = fn(
+      g.indices.map((i) => batch[i]),
+      options,
+    );
+    g.indices.forEach((i, k) => {
+      out[i] = rows[k];
+    });
+  }
+  return post.taskNorm === undefined ? out : taskNorm(batch, out, post.taskNorm);
+}
+
+/** A method as named on the command line, with its parsed parameters. */
+export interface MethodSpec<N extends string = string> {
+  /** The spec as written (`gae:lambda=0`), used as the label of results. */
+  label: string;
+  name: N;
+  params: ParsedParams;
+}
+
+/**
+ * Parses `name[:key=value,…]`. `extra` names (the fidelity study's `exact`, `shuffled`) are accepted
+ * with `extraParams` as their only parameters.
+ */
+export function parseMethodSpec(
+  spec: string,
+  field = '--method',
+  extra: readonly string[] = [],
+  extraParams: Partial<Record<ParamName, Parser>> = {},
+): MethodSpec {
+  const colon = spec.indexOf(':');
+  const name = (colon < 0 ? spec : spec.slice(0, colon)).trim();
+  const allowedNames = [...METHOD_NAMES, ...extra];
+  if (!allowedNames.includes(name))
+    throw new InputError(field, spec, `expected one of: ${allowedNames.join(', ')}`);
+  const parsers = isMethodName(name) ? METHODS[name].params : extraParams;
+  const params: ParsedParams = {};
+  if (colon >= 0) {
+    for (const part of spec.slice(colon + 1).split(',')) {
+      const eq = part.indexOf('=');
+      if (eq <= 0) throw new InputError(field, spec, 'parameters are key=value pairs separated by commas');
+      const key = part.slice(0, eq).trim();
+      setParam(params, name, parsers, key, part.slice(eq + 1).trim(), `${field} ${name}.${key}`, spec, field);
+    }
+  }
+  return { label: spec.trim(), name, params };
+}
+
+function takes(parsers: Partial<Record<ParamName, Parser>>): string {
+  const keys = Object.keys(parsers);
+  return keys.length > 0 ? `takes ${keys.join(', ')}` : 'takes no parameters';
+}
+
+function setParam(
+  params: ParsedParams,
+  name: string,
+  parsers: Partial<Record<ParamName, Parser>>,
+  key: string,
+  raw: string,
+  valueField: string,
+  spec: string,
+  specField: string,
+): void {
+  const parse = Object.hasOwn(parsers, key) ? parsers[key as ParamName] : undefined;
+  if (parse === undefined) throw new InputError(specField, spec, `${name} ${takes(parsers)}`);
+  const k = PARAM_KEYS[key as ParamName];
+  if (params[k] !== undefined) throw new InputError(specField, spec, `parameter ${key} is given twice`);
+  (params as Record<string, unknown>)[k] = parse(raw, valueField);
+}
+
+/** Whether a method (or an extra name with `extraParams`) reads a parameter. */
+export function methodTakes(
+  name: string,
+  param: ParamName,
+  extraParams: Partial<Record<ParamName, Parser>> = {},
+): boolean {
+  const parsers = isMethodName(name) ? METHODS[name].params : extraParams;
+  return Object.hasOwn(parsers, param);
+}
+
+/**
+ * Applies command-line flags (`--gamma 0.9` → gamma) to specs: a flag goes to every spec whose method
+ * reads it, unless the spec sets the parameter itself. A flag that no spec reads is refused rather than
+ * silently ignored.
+ */
+export function applyFlags(
+  specs: readonly MethodSpec[],
+  flags: Partial<Record<ParamName, string>>,
+  extraParams: Partial<Record<ParamName, Parser>> = {},
+): MethodSpec[] {
+  const out = specs.map((s) => ({ ...s, params: { ...s.params } }));
+  for (const [param, raw] of Object.entries(flags) as [ParamName, string | undefined][]) {
+    if (raw === undefined) continue;
+    const readers = out.filter((s) => methodTakes(s.name, param, extraParams));
+    if (readers.length === 0) {
+      const names = [...new Set(out.map((s) => s.name))].join(', ');
+      throw new InputError(`--${param}`, raw, `not a parameter of ${names}`);
+    }
+    for (const s of readers) {
+      const k = PARAM_KEYS[param];
+      if (s.params[k] !== undefined) continue;
+      const parsers = isMethodName(s.name) ? METHODS[s.name].params : extraParams;
+      (s.params as Record<string, unknown>)[k] = parsers[param]!(raw, `--${param}`);
+    }
+  }
+  return out;
+}
+
+/** Splits a `--methods` list: commas separate methods, and a `key=value` part without a colon
+ * continues the previous method's parameters (`exact,gae:lambda=0,values=zero,grpo`). */
+export function splitMethodList(list: string, field = '--methods'): string[] {
+  const specs: string[] = [];
+  for (const raw of list.split(',')) {
+    const part = raw.trim();
+    if (part === '') throw new InputError(field, list, 'expected comma-separated methods');
+    if (part.includes('=') && !part.includes(':') && specs.length > 0) specs[specs.length - 1] += `,${part}`;
+    else specs.push(part);
+  }
+  return specs;
+}
+
+/** The typed options of a parsed spec; GAE's `values` must be resolved by the caller. */
+export function methodOptions<M extends MethodName>(
+  name: M,
+  params: ParsedParams,
+  values?: ValueFn,
+): MethodOptions[M] {
+  const { values: _source, taskNorm: _post, ...rest } = params;
+  const options: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined) options[k] = v;
+  if (name === 'gae') {
+    if (values === undefined) throw new RangeError('gae needs a ValueFn');
+    options.values = values;
+  }
+  return options as unknown as MethodOptions[M];
+}
