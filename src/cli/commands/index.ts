@@ -1,8 +1,10 @@
 // Every command registers itself on the program; one line per command file.
 import type { Command } from 'commander';
 import { registerBench } from './bench.ts';
+import { registerCompare } from './compare.ts';
 import { registerDemo } from './demo.ts';
 import { registerEnv } from './env.ts';
+import { registerEval } from './eval.ts';
 import { registerRollout } from './rollout.ts';
 import { registerSummary } from './summary.ts';
 
@@ -12,4 +14,6 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerSummary,
   registerBench,
   registerDemo,
+  registerEval,
+  registerCompare,
 ];
