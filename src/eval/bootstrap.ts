@@ -148,6 +148,7 @@ export function bootstrapPassKT(
       }),
     );
   let diffCi: Interval[][] | undefined;
+  // The difference first: percentileInterval sorts the per-policy resamples in place.
   if (est.length === 2) {
     const d = new Float64Array(cells * R);
     for (let q = 0; q < d.length; q++) d[q] = est[0][q] - est[1][q];
@@ -204,6 +205,7 @@ export function bootstrapMeans(
     }
   }
   const out: MeanIntervals = { mean, ci: [] };
+  // The difference first: percentileInterval sorts the per-series resamples in place.
   if (series.length === 2) {
     const d = new Float64Array(R);
     for (let r = 0; r < R; r++) d[r] = est[0][r] - est[1][r];

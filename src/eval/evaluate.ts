@@ -78,7 +78,7 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
   const runs = mode === 'prefix' ? [Tmax] : T;
   const total = tasks.length * samples * runs.length;
   const chunk = Math.max(1, Math.floor(CHUNK_EPISODES / samples));
-  const first = new Int32Array(tasks.length * samples);
+  const first = new Int32Array(mode === 'prefix' ? tasks.length * samples : 0);
   const c = new Int32Array(tasks.length * nT);
   const atTmax: Recorded[] = [];
   let done = 0;

@@ -124,7 +124,14 @@ export interface ErrorStates {
 
 /** Envs that can be put back at a state and scored exactly support error injection. */
 export function canInjectErrors(env: AnyEnv): boolean {
-  return env.spec.snapshots && env.oracle !== undefined && typeof env.spec.actions === 'number';
+  return (
+    env.spec.snapshots &&
+    env.spec.oracle &&
+    env.snapshot !== undefined &&
+    env.restore !== undefined &&
+    env.oracle !== undefined &&
+    typeof env.spec.actions === 'number'
+  );
 }
 
 /**
