@@ -14,8 +14,11 @@ export function passAtK(n: number, c: number, k: number): number {
   }
   if (k > n) throw new RangeError(`pass@k needs k ≤ n; got n=${n}, k=${k}`);
   if (n - c < k) return 1;
+  // pass@1 = c/n exactly; the product would carry rounding into the most-read figure.
+  if (k === 1) return c / n;
+  // (i − k) / i rather than 1 − k/i: one rounding per factor instead of two.
   let prod = 1;
-  for (let i = n - c + 1; i <= n; i++) prod *= 1 - k / i;
+  for (let i = n - c + 1; i <= n; i++) prod *= (i - k) / i;
   return 1 - prod;
 }
 
