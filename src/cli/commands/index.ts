@@ -2,9 +2,11 @@
 import type { Command } from 'commander';
 import { registerBench } from './bench.ts';
 import { registerCalc } from './calc.ts';
+import { registerCompare } from './compare.ts';
 import { registerCredit } from './credit.ts';
 import { registerDemo } from './demo.ts';
 import { registerEnv } from './env.ts';
+import { registerEval } from './eval.ts';
 import { registerRollout } from './rollout.ts';
 import { registerSummary } from './summary.ts';
 
@@ -12,6 +14,8 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerEnv,
   registerRollout,
   registerSummary,
+  registerEval,
+  registerCompare,
   registerCredit,
   registerCalc,
   registerBench,

@@ -1,0 +1,184 @@
+// turnwise compare: two policies side by side — Pass@(K,T) and its paired difference, step quality at
+// the same states, recovery from injected errors, likelihood ratios, failures (METHODS.md §5).
+import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
+import { FAILURE_KINDS } from '../../core/types.ts';
+import { type CompareReport, compare, STATES_FROM, type StatesFrom } from '../../eval/compare.ts';
+import { resolveMode } from '../../eval/evaluate.ts';
+import type { StepQuality } from '../../eval/step-quality.ts';
+import { makePolicy } from '../../policies/spec.ts';
+import { fmt, json, out, Progress, table } from '../io.ts';
+import { int } from '../options.ts';
+import { interval, type PassFlags, passOptions, passTable, readPassFlags, warnOneTask } from './eval.ts';
+
+interface CompareFlags extends PassFlags {
+  a: string;
+  b: string;
+  states: string;
+  statesFrom: string;
+  actions: string;
+  continuations: string;
+}
+
+const orDash = (x: number | null, digits = 4) => (x === null ? '-' : fmt(x, digits));
+
+function qualityRows(label: string, q: StepQuality): (string | number)[] {
+  return [
+    label,
+    q.states,
+    orDash(q.aBetter),
+    orDash(q.ties),
+    orDash(q.bBetter),
+    orDash(q.regretA),
+    orDash(q.regretB),
+    orDash(q.score),
+    q.exact ? fmt(q.exact.score) : '-',
+  ];
+}
+
+function print(r: CompareReport, resamples: number): void {
+  const { a, b } = r.passKT;
+  out(`A = ${a.policy} (${a.mode} mode), B = ${b.policy} (${b.mode} mode)`);
+  out(`\nPass@(K,T) of A, 95% bootstrap intervals over tasks (${resamples} resamples)`);
+  out(passTable(a.K, a.T, a.passKT, a.ci95));
+  out('\nPass@(K,T) of B');
+  out(passTable(b.K, b.T, b.passKT, b.ci95));
+  out('\nA − B (paired: the same resampled tasks)');
+  out(passTable(a.K, a.T, r.passKT.diff, r.passKT.diffCi95));
+
+  if (r.stepQuality) {
+    out('\nStep quality at the same states: M actions each, scored by the exact Q*_h(s,a), h = turns left');
+    out(
+      table([
+        ['states', 'n', 'A better', 'tie', 'B better', 'regret A', 'regret B', 'A better + ½tie', '(exact)'],
+        qualityRows('normal', r.stepQuality.normal),
+        qualityRows('error', r.stepQuality.error),
+      ]),
+    );
+  } else out('\nStep quality and recovery: the env has no exact oracle (skipped)');
+
+  if (r.recovery) {
+    const rec = r.recovery;
+    out(
+      `\nRecovery: continuation success after a forced bad action (${rec.states} error states × ${rec.continuations} continuations)`,
+    );
+    const row = (label: string, c: typeof rec.a) => [
+      label,
+      orDash(c.success),
+      c.ci95 ? interval(c.ci95) : '-',
+      orDash(c.exact),
+    ];
+    out(
+      table([
+        ['policy', 'success', '95% interval', 'exact'],
+        row('A', rec.a),
+        row('B', rec.b),
+        ['A − B', orDash(rec.diff), rec.diffCi95 ? interval(rec.diffCi95) : '-', ''],
+      ]),
+    );
+    out(
+      `(${rec.attempts} forcing attempts: ${rec.terminal} ended the episode at once, ${rec.noBadAction} had no bad action)`,
+    );
+  }
+
+  if (r.likelihood) {
+    const l = r.likelihood;
+    const cell = (x: number | null, inf: number, of: number) =>
+      `${orDash(x)}${inf > 0 ? ` (+${inf} of ${of} infinite)` : ''}`;
+    out('\nLikelihood: mean NLL per action; LLR = Σ_t log π_A − log π_B over successful trajectories');
+    out(
+      table([
+        ['', 'under A', 'under B', 'LLR (successful)'],
+        [
+          `A's actions (${l.actions.a})`,
+          cell(l.nllAunderA, l.infinite.nllAunderA, l.actions.a),
+          cell(l.nllAunderB, l.infinite.nllAunderB, l.actions.a),
+          cell(l.llrSuccessA, l.infinite.llrSuccessA, l.successful.a),
+        ],
+        [
+          `B's actions (${l.actions.b})`,
+          cell(l.nllBunderA, l.infinite.nllBunderA, l.actions.b),
+          cell(l.nllBunderB, l.infinite.nllBunderB, l.actions.b),
+          cell(l.llrSuccessB, l.infinite.llrSuccessB, l.successful.b),
+        ],
+      ]),
+    );
+    out(`(${l.note})`);
+  } else out('\nLikelihood: a policy cannot score actions (no logProb or probs)');
+
+  out(`\nFailures at T=${a.T[a.T.length - 1]}`);
+  const f = r.failures;
+  out(
+    table([
+      ['policy', 'episodes', 'success', ...FAILURE_KINDS, 'turns (success)', 'turns (failure)'],
+      ...(['a', 'b'] as const).map((p) => [
+        p.toUpperCase(),
+        f[p].episodes,
+        f[p].successes,
+        ...FAILURE_KINDS.map((k) => f[p].byKind[k]),
+        orDash(f[p].meanTurnsSuccess, 2),
+        orDash(f[p].meanTurnsFailure, 2),
+      ]),
+    ]),
+  );
+}
+
+export function registerCompare(program: Command): void {
+  passOptions(
+    program
+      .command('compare')
+      .description(
+        'two policies side by side: Pass@(K,T) difference, step quality, recovery from errors, likelihood, failures',
+      ),
+  )
+    .requiredOption('--a <spec>', 'policy A')
+    .requiredOption('--b <spec>', 'policy B')
+    .option('--states <n>', 'states for step quality (normal and error states each)', '200')
+    .option('--states-from <who>', 'take the states from the trajectories of a, b or both', 'both')
+    .option('--actions <m>', 'actions each policy draws per state (M)', '16')
+    .option('--continuations <n>', 'continuations per error state and policy', '8')
+    .option('--json', 'machine-readable output')
+    .action(async (flags: CompareFlags) => {
+      const o = readPassFlags(flags);
+      const a = makePolicy(flags.a, o.spec, '--a');
+      const b = makePolicy(flags.b, o.spec, '--b');
+      const modeA = resolveMode(a, o.mode);
+      const modeB = resolveMode(b, o.mode);
+      const states = int('--states', flags.states, 1, 1_000_000);
+      const actions = int('--actions', flags.actions, 1, 10_000);
+      const continuations = int('--continuations', flags.continuations, 1, 10_000);
+      if (!STATES_FROM.includes(flags.statesFrom as StatesFrom)) {
+        throw new InputError('--states-from', flags.statesFrom, `expected one of: ${STATES_FROM.join(', ')}`);
+      }
+      const episodes = (mode: string) => o.tasks.length * o.samples * (mode === 'prefix' ? 1 : o.T.length);
+      const progress = new Progress('compare', episodes(modeA) + episodes(modeB));
+      const report = await compare({
+        tasks: o.tasks,
+        samples: o.samples,
+        K: o.K,
+        T: o.T,
+        a,
+        b,
+        mode: o.mode,
+        runSeed: o.runSeed,
+        states,
+        statesFrom: flags.statesFrom as StatesFrom,
+        actions,
+        continuations,
+        resamples: o.resamples,
+        concurrency: o.concurrency,
+        onProgress: (stage, done) => {
+          if (stage === 'rollouts a') progress.update(done);
+          else if (stage === 'rollouts b') progress.update(episodes(modeA) + done);
+          else progress.update(episodes(modeA) + episodes(modeB), stage);
+        },
+      });
+      progress.done();
+      warnOneTask(o.tasks.length);
+      if (flags.json) return json(report);
+      out(
+        `${o.config.env} ${JSON.stringify(o.config.params)}: ${o.tasks.length} tasks × ${o.samples} samples`,
+      );
+      print(report, o.resamples);
+    });
+}

@@ -1,0 +1,148 @@
+// turnwise eval: Pass@(K,T) of one policy with bootstrap intervals over tasks (METHODS.md §5).
+import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
+import { envSpec, makeTasks } from '../../envs/index.ts';
+import type { Interval } from '../../eval/bootstrap.ts';
+import { checkIncreasing, evaluate, PASS_MODES, type PassMode, resolveMode } from '../../eval/evaluate.ts';
+import { makePolicy } from '../../policies/spec.ts';
+import { fmt, json, out, Progress, table, warn } from '../io.ts';
+import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
+
+export interface PassFlags extends EnvFlags {
+  env: string;
+  tasks: string;
+  samples: string;
+  K: string;
+  T: string;
+  mode?: string;
+  resamples: string;
+  seed: string;
+  concurrency: string;
+  json?: boolean;
+}
+
+/** The flags `eval` and `compare` share: tasks, samples, budgets, K, mode, bootstrap, seed. */
+export function passOptions(cmd: Command): Command {
+  return envOptions(cmd)
+    .option('--env <id>', 'environment id', 'frozenlake')
+    .option('--tasks <n>', 'number of tasks (task seed = --seed + index)', '16')
+    .option('--samples <n>', 'samples per task (n of pass@k)', '64')
+    .option('--K <list>', 'values of K, increasing, each ≤ --samples', '1,2,4,8,16')
+    .option('--T <list>', 'turn budgets, increasing', '10,20,50,100')
+    .option(
+      '--mode <mode>',
+      'prefix (one run at the largest T; budget-blind policies only) or separate (one run per T); default: the valid one',
+    )
+    .option('--resamples <n>', 'bootstrap resamples over tasks', '2000')
+    .option('--seed <n>', 'run seed (and first task seed)', '0')
+    .option('--concurrency <n>', 'episodes in flight for asynchronous envs/policies', '8');
+}
+
+export function readPassFlags(flags: PassFlags) {
+  const runSeed = seed(flags.seed);
+  const tasksN = int('--tasks', flags.tasks, 1, 10_000_000);
+  const samples = int('--samples', flags.samples, 1, 100_000);
+  if (tasksN * samples > 2 ** 27) {
+    throw new InputError('--tasks', flags.tasks, `tasks × samples must stay ≤ ${2 ** 27}`);
+  }
+  const K = checkIncreasing(intList('--K', flags.K), '--K');
+  const T = checkIncreasing(intList('--T', flags.T), '--T');
+  if (T[T.length - 1] > 1_000_000) throw new InputError('--T', flags.T, 'expected budgets ≤ 1000000');
+  if (K[K.length - 1] > samples) {
+    throw new InputError('--K', flags.K, `each K must be ≤ --samples (${samples})`);
+  }
+  let mode: PassMode | undefined;
+  if (flags.mode !== undefined) {
+    if (!PASS_MODES.includes(flags.mode as PassMode)) {
+      throw new InputError('--mode', flags.mode, `expected one of: ${PASS_MODES.join(', ')}`);
+    }
+    mode = flags.mode as PassMode;
+  }
+  const resamples = int('--resamples', flags.resamples, 1, 1_000_000);
+  const concurrency = int('--concurrency', flags.concurrency, 1, 4096);
+  const config = envConfigFromFlags(flags.env, flags);
+  const tasks = makeTasks(config, tasksN, runSeed);
+  return { runSeed, samples, K, T, mode, resamples, concurrency, config, tasks, spec: envSpec(tasks[0]) };
+}
+
+export const interval = ([lo, hi]: Interval, digits = 4): string =>
+  `[${fmt(lo, digits)}, ${fmt(hi, digits)}]`;
+
+/** Rows K, columns T: "estimate [lo, hi]". */
+export function passTable(
+  K: readonly number[],
+  T: readonly number[],
+  p: number[][],
+  ci: Interval[][],
+): string {
+  return table([
+    ['K \\ T', ...T.map((t) => `T=${t}`)],
+    ...K.map((k, i) => [`K=${k}`, ...T.map((_, j) => `${fmt(p[i][j])} ${interval(ci[i][j])}`)]),
+  ]);
+}
+
+export function warnOneTask(tasks: number): void {
+  if (tasks === 1) {
+    warn(
+      '1 task: an interval over tasks has no spread (lo = hi); give --tasks ≥ 2 for a confidence interval',
+    );
+  }
+}
+
+export function registerEval(program: Command): void {
+  passOptions(
+    program
+      .command('eval')
+      .description(
+        'Pass@(K,T) of a policy: unbiased pass@K within each budget T, bootstrap 95% intervals over tasks',
+      ),
+  )
+    .requiredOption('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
+    .option('--json', 'machine-readable output')
+    .action(async (flags: PassFlags & { policy: string }) => {
+      const o = readPassFlags(flags);
+      const policy = makePolicy(flags.policy, o.spec);
+      const mode = resolveMode(policy, o.mode);
+      const progress = new Progress(
+        'eval',
+        o.tasks.length * o.samples * (mode === 'prefix' ? 1 : o.T.length),
+      );
+      const report = await evaluate({
+        tasks: o.tasks,
+        samples: o.samples,
+        K: o.K,
+        T: o.T,
+        policy,
+        mode,
+        runSeed: o.runSeed,
+        concurrency: o.concurrency,
+        resamples: o.resamples,
+        onProgress: (done) => progress.update(done),
+      });
+      progress.done();
+      warnOneTask(o.tasks.length);
+      if (flags.json) return json(report);
+      const Tmax = o.T[o.T.length - 1];
+      out(
+        `${policy.id}${policy.budgetAware ? ' (budget-aware)' : ''} on ${o.config.env} ${JSON.stringify(o.config.params)}: ${o.tasks.length} task${o.tasks.length === 1 ? '' : 's'} × ${o.samples} samples`,
+      );
+      out(
+        report.mode === 'prefix'
+          ? `prefix mode: one run per sample at T=${Tmax}, success within T read off the first-success turn`
+          : `separate mode: one run per sample at each T, the turns left told to budget-aware policies`,
+      );
+      out(`\nPass@(K,T) with 95% bootstrap intervals over tasks (${o.resamples} resamples)`);
+      out(passTable(report.K, report.T, report.passKT, report.ci95));
+      const shown = report.perTask.slice(0, 20);
+      out(`\nsuccesses within T, per task (of n = ${o.samples})`);
+      out(
+        table([
+          ['task seed', ...o.T.map((t) => `T=${t}`)],
+          ...shown.map((r) => [r.task.seed, ...o.T.map((t) => r.successWithin[String(t)])]),
+        ]),
+      );
+      if (report.perTask.length > shown.length) {
+        out(`… ${report.perTask.length - shown.length} more tasks (all of them with --json)`);
+      }
+    });
+}

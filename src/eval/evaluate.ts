@@ -1,0 +1,170 @@
+// `turnwise eval` as a library call: roll a policy out on tasks × samples, count successes within each
+// budget T, and report Pass@(K,T) with bootstrap intervals over tasks (METHODS.md §5).
+//
+// Prefix mode runs each sample once at T_max and reads c(T) off firstSuccessTurn ≤ T; that is only
+// valid when the policy does not see its budget (its first T turns are then the same whatever T is).
+// Separate mode runs every T on its own with the budget revealed to policies that use it. Both modes
+// seed episode (task, sample) the same way at every T (common random numbers), so for a budget-blind
+// policy separate mode reproduces prefix mode exactly: a check of the prefix argument, not an
+// approximation.
+import { InputError } from '../core/errors.ts';
+import type { Policy, Task, Trajectory } from '../core/types.ts';
+import { rollout } from '../rollout/batch.ts';
+import { episodeSeeds } from '../rollout/episode.ts';
+import { bootstrapPassKT, DEFAULT_RESAMPLES, type Interval } from './bootstrap.ts';
+import { checkKT, countsFromFirstSuccess, type PassCounts, passKT } from './passkt.ts';
+import type { Recorded } from './states.ts';
+
+type AnyPolicy = Policy<unknown, unknown>;
+
+export type PassMode = 'prefix' | 'separate';
+export const PASS_MODES: readonly PassMode[] = ['prefix', 'separate'];
+
+/** The valid mode for a policy: prefix for budget-blind policies, separate for budget-aware ones. */
+export function resolveMode(policy: AnyPolicy, requested?: PassMode, field = '--mode'): PassMode {
+  if (requested === 'prefix' && policy.budgetAware) {
+    throw new InputError(
+      field,
+      'prefix',
+      `policy ${policy.id} sees the turns left, so a run at T_max does not show how it plays under a smaller T; use --mode separate (or a budget-blind policy such as oracle:horizon=H)`,
+    );
+  }
+  return requested ?? (policy.budgetAware ? 'separate' : 'prefix');
+}
+
+/** Budgets and K values: non-empty, strictly increasing integers ≥ 1. */
+export function checkIncreasing(values: readonly number[], field: string): readonly number[] {
+  const ok =
+    values.length > 0 &&
+    values.every((v, i) => Number.isInteger(v) && v >= 1 && (i === 0 || v > values[i - 1]));
+  if (!ok) throw new InputError(field, values.join(','), 'expected strictly increasing integers ≥ 1');
+  return values;
+}
+
+export interface PassRunOptions {
+  tasks: readonly Task[];
+  /** n: samples per task. */
+  samples: number;
+  /** Budgets, increasing. */
+  T: readonly number[];
+  policy: AnyPolicy;
+  mode?: PassMode;
+  runSeed: number;
+  concurrency?: number;
+  /** Keep the trajectories of the run at T_max, with their env seeds (for the other diagnostics). */
+  keep?: boolean;
+  /** Called after each chunk of episodes (the library never prints). */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface PassRun {
+  mode: PassMode;
+  counts: PassCounts;
+  /** The run at T_max, task-major (only with `keep`). */
+  atTmax: Recorded[];
+}
+
+/** Episodes per rollout call: tasks are rolled out in chunks so that memory stays bounded. */
+const CHUNK_EPISODES = 4096;
+
+/** Success counts c(T) per task for every T, in the valid (or requested) mode. */
+export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
+  const T = checkIncreasing(o.T, '--T');
+  const mode = resolveMode(o.policy, o.mode);
+  const { tasks, samples, policy } = o;
+  if (tasks.length === 0) throw new InputError('--tasks', 0, 'expected at least one task');
+  const nT = T.length;
+  const Tmax = T[nT - 1];
+  const runs = mode === 'prefix' ? [Tmax] : T;
+  const total = tasks.length * samples * runs.length;
+  const chunk = Math.max(1, Math.floor(CHUNK_EPISODES / samples));
+  const first = new Int32Array(mode === 'prefix' ? tasks.length * samples : 0);
+  const c = new Int32Array(tasks.length * nT);
+  const atTmax: Recorded[] = [];
+  let done = 0;
+  for (let j = 0; j < runs.length; j++) {
+    const budget = runs[j];
+    for (let t0 = 0; t0 < tasks.length; t0 += chunk) {
+      const part = tasks.slice(t0, t0 + chunk);
+      const trajectories: Trajectory[] = await rollout({
+        tasks: part,
+        samples,
+        budget,
+        revealBudget: mode === 'prefix' ? false : policy.budgetAware,
+        runSeed: o.runSeed,
+        policy,
+        concurrency: o.concurrency,
+      });
+      trajectories.forEach((tr, e) => {
+        const i = t0 + Math.floor(e / samples);
+        const s = e % samples;
+        if (mode === 'prefix') first[i * samples + s] = tr.outcome.firstSuccessTurn ?? 0;
+        else if (tr.outcome.success) c[i * nT + j]++;
+        if (o.keep && budget === Tmax) {
+          atTmax.push({ trajectory: tr, envSeed: episodeSeeds(o.runSeed, tr.task.seed, s).envSeed });
+        }
+      });
+      done += trajectories.length;
+      o.onProgress?.(done, total);
+    }
+  }
+  const counts =
+    mode === 'prefix'
+      ? countsFromFirstSuccess(first, samples, T)
+      : { T, n: new Int32Array(tasks.length).fill(samples), c };
+  return { mode, counts, atTmax };
+}
+
+export interface PerTask {
+  task: Task;
+  n: number;
+  /** Successes within each budget, keyed by T. */
+  successWithin: Record<string, number>;
+}
+
+export function perTask(tasks: readonly Task[], counts: PassCounts): PerTask[] {
+  const nT = counts.T.length;
+  return tasks.map((task, i) => ({
+    task,
+    n: counts.n[i],
+    successWithin: Object.fromEntries(counts.T.map((t, j) => [String(t), counts.c[i * nT + j]])),
+  }));
+}
+
+export interface EvalOptions extends Omit<PassRunOptions, 'keep'> {
+  K: readonly number[];
+  /** Bootstrap resamples (default 2000). */
+  resamples?: number;
+}
+
+/** What `turnwise eval --json` prints (rows of passKT and ci95 are K, columns T). */
+export interface EvalReport {
+  K: number[];
+  T: number[];
+  mode: PassMode;
+  passKT: number[][];
+  ci95: Interval[][];
+  perTask: PerTask[];
+}
+
+export async function evaluate(o: EvalOptions): Promise<EvalReport> {
+  const K = checkIncreasing(o.K, '--K');
+  checkIncreasing(o.T, '--T');
+  if (K[K.length - 1] > o.samples) {
+    throw new InputError('--K', K.join(','), `each K must be ≤ --samples (${o.samples})`);
+  }
+  const run = await runPassCounts(o);
+  checkKT(K, run.counts);
+  const { ci } = bootstrapPassKT([run.counts], K, {
+    resamples: o.resamples ?? DEFAULT_RESAMPLES,
+    seed: o.runSeed,
+  });
+  return {
+    K: [...K],
+    T: [...o.T],
+    mode: run.mode,
+    passKT: passKT(run.counts, K),
+    ci95: ci[0],
+    perTask: perTask(o.tasks, run.counts),
+  };
+}

@@ -1,0 +1,200 @@
+// The states the step-level diagnostics look at (METHODS.md §5):
+//  - normal states: (trajectory, turn) pairs drawn uniformly from the policies' own trajectories, i.e.
+//    from their state-visitation distribution under the budget;
+//  - error states: take a turn u of a trajectory, put the env back where it was (replaying the
+//    recorded actions from the episode's env seed), force a bad action there — one with positive
+//    regret V*_h(s) − Q*_h(s, a) > 0, h = the turns left — and keep the state it leads to.
+// Every choice is drawn from Rng.derive(seed, STREAM.eval, key, i): reproducible, order-free.
+import { Rng, STREAM } from '../core/rng.ts';
+import type { Env, Oracle, Task, Trajectory, Turn } from '../core/types.ts';
+import { makeEnv } from '../envs/index.ts';
+import { isPromise } from '../rollout/episode.ts';
+import { EVAL_KEY } from './seeds.ts';
+
+type AnyEnv = Env<unknown, unknown>;
+
+/** A recorded trajectory with the env seed it was played with (what replay needs). */
+export interface Recorded {
+  trajectory: Trajectory;
+  envSeed: number;
+}
+
+/** A decision point: the policy is about to take turn `history.length` of an episode with `budget`. */
+export interface State {
+  task: Task;
+  observation: unknown;
+  /** The turns before this state (an error state's last turn is the forced one, `forced: true`). */
+  history: readonly Turn[];
+  budget: number;
+  /** Index of the pool (policy) whose trajectory the state came from. */
+  from: number;
+  /** The env at this state (error states; needed to continue from it). */
+  snapshot?: unknown;
+}
+
+/** Q* differences below this count as ties (Q* values are probabilities here; as in policies/oracle). */
+export const TIE = 1e-12;
+
+export function turnsLeft(state: State): number {
+  return state.budget - state.history.length;
+}
+
+/** Cumulative counts of eligible turns per trajectory, for uniform draws over (trajectory, turn). */
+function turnIndex(pool: readonly Recorded[], eligible: (r: Recorded) => number): Float64Array {
+  const cum = new Float64Array(pool.length + 1);
+  pool.forEach((r, i) => {
+    cum[i + 1] = cum[i] + Math.max(0, eligible(r));
+  });
+  return cum;
+}
+
+/** The trajectory holding eligible turn number u (0 ≤ u < cum[last]) and the turn within it. */
+function locate(cum: Float64Array, u: number): [number, number] {
+  let lo = 0;
+  let hi = cum.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (cum[mid] <= u) lo = mid;
+    else hi = mid - 1;
+  }
+  return [lo, u - cum[lo]];
+}
+
+/**
+ * `count` normal states, taken in turn from each pool (state i from pool i mod pools) and uniformly over
+ * the (trajectory, turn) pairs of that pool, with replacement.
+ */
+export function collectStates(pools: readonly (readonly Recorded[])[], count: number, seed: number): State[] {
+  const index = pools.map((pool) => turnIndex(pool, (r) => r.trajectory.turns.length));
+  const usable = pools.map((_, p) => p).filter((p) => index[p][pools[p].length] > 0);
+  const states: State[] = [];
+  if (usable.length === 0) return states;
+  for (let i = 0; i < count; i++) {
+    const p = usable[i % usable.length];
+    const rng = Rng.derive(seed, STREAM.eval, EVAL_KEY.states, i);
+    const cum = index[p];
+    const [k, t] = locate(cum, rng.int(cum[pools[p].length]));
+    const tr = pools[p][k].trajectory;
+    states.push({
+      task: tr.task,
+      observation: tr.turns[t].observation,
+      history: tr.turns.slice(0, t),
+      budget: tr.budget,
+      from: p,
+    });
+  }
+  return states;
+}
+
+async function settle<T>(x: T | Promise<T>): Promise<T> {
+  return isPromise(x) ? await x : x;
+}
+
+function sameObservation(a: unknown, b: unknown): boolean {
+  return Object.is(a, b) || JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The env put back at turn u of a recorded episode, by replaying its actions from its env seed. */
+export async function replayTo(rec: Recorded, u: number): Promise<AnyEnv> {
+  const { trajectory: tr, envSeed } = rec;
+  const env = makeEnv(tr.task);
+  let obs = await settle(env.reset(envSeed));
+  for (let t = 0; t <= u; t++) {
+    if (!sameObservation(obs, tr.turns[t].observation)) {
+      throw new Error(
+        `replay of ${tr.id} diverged at turn ${t}: the env is not deterministic under its seed`,
+      );
+    }
+    if (t === u) break;
+    obs = (await settle(env.step(tr.turns[t].action))).observation;
+  }
+  return env;
+}
+
+export interface ErrorStates {
+  states: State[];
+  /** Forcing attempts made (each one turn of one trajectory). */
+  attempts: number;
+  /** Attempts where every action was optimal (no positive-regret action to force). */
+  noBadAction: number;
+  /** Attempts where the forced action ended the episode (a hole, or a lucky slip onto the goal): there
+   * is nothing to recover from, so they are not error states. */
+  terminal: number;
+}
+
+/** Envs that can be put back at a state and scored exactly support error injection. */
+export function canInjectErrors(env: AnyEnv): boolean {
+  return (
+    env.spec.snapshots &&
+    env.spec.oracle &&
+    env.snapshot !== undefined &&
+    env.restore !== undefined &&
+    env.oracle !== undefined &&
+    typeof env.spec.actions === 'number'
+  );
+}
+
+/**
+ * `count` error states (fewer if `maxAttempts` forcing attempts do not yield them). Attempt i takes
+ * pool i mod pools, a turn u ≤ budget − 2 of it (so that at least one turn is left after the forced
+ * one) uniformly, and a uniformly chosen action of positive regret under Q*_{budget−u}.
+ */
+export async function makeErrorStates(
+  pools: readonly (readonly Recorded[])[],
+  count: number,
+  seed: number,
+  maxAttempts = 20 * count,
+): Promise<ErrorStates> {
+  const eligible = (r: Recorded) => Math.min(r.trajectory.turns.length, r.trajectory.budget - 1);
+  const index = pools.map((pool) => turnIndex(pool, eligible));
+  const usable = pools.map((_, p) => p).filter((p) => index[p][pools[p].length] > 0);
+  const out: ErrorStates = { states: [], attempts: 0, noBadAction: 0, terminal: 0 };
+  if (usable.length === 0) return out;
+  while (out.states.length < count && out.attempts < maxAttempts) {
+    const i = out.attempts++;
+    const p = usable[i % usable.length];
+    const rng = Rng.derive(seed, STREAM.eval, EVAL_KEY.errors, i);
+    const cum = index[p];
+    const [k, u] = locate(cum, rng.int(cum[pools[p].length]));
+    const rec = pools[p][k];
+    const tr = rec.trajectory;
+    const env = await replayTo(rec, u);
+    const oracle = env.oracle!() as Oracle<unknown>;
+    const s = oracle.state(tr.turns[u].observation);
+    const h = tr.budget - u;
+    const q = oracle.q(h, s);
+    const v = oracle.v(h, s);
+    const bad: number[] = [];
+    for (let a = 0; a < q.length; a++) if (v - q[a] > TIE) bad.push(a);
+    if (bad.length === 0) {
+      out.noBadAction++;
+      continue;
+    }
+    const forced = bad[rng.int(bad.length)];
+    // The forced step gets its own env randomness (re-seeded), independent of the original episode.
+    env.restore!(env.snapshot!(), rng.uint32());
+    const res = await settle(env.step(forced));
+    if (res.terminated) {
+      out.terminal++;
+      continue;
+    }
+    const forcedTurn: Turn = {
+      t: u,
+      observation: tr.turns[u].observation,
+      action: forced,
+      reward: res.reward,
+      logp: 0,
+      info: res.info,
+      forced: true,
+    };
+    out.states.push({
+      task: tr.task,
+      observation: res.observation,
+      history: [...tr.turns.slice(0, u), forcedTurn],
+      budget: tr.budget,
+      from: p,
+      snapshot: env.snapshot!(),
+    });
+  }
+  return out;
+}
