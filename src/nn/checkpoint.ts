@@ -22,9 +22,15 @@ export interface Checkpoint {
   metadata: Record<string, string>;
 }
 
-export function checkpointBytes(params: NamedTensors, config: unknown, optimizer?: Optimizer): Uint8Array {
+/** `extra` adds metadata entries (strings) beside "turnwise" and "optimizer", e.g. a training summary. */
+export function checkpointBytes(
+  params: NamedTensors,
+  config: unknown,
+  optimizer?: Optimizer,
+  extra: Record<string, string> = {},
+): Uint8Array {
   const tensors: [string, NamedArray][] = params.map(([name, t]) => [name, { shape: t.shape, data: t.data }]);
-  const metadata: Record<string, string> = { turnwise: JSON.stringify(config) };
+  const metadata: Record<string, string> = { ...extra, turnwise: JSON.stringify(config) };
   if (optimizer !== undefined) {
     const s = optimizer.state();
     metadata.optimizer = JSON.stringify({ kind: s.kind, step: s.step, hyper: s.hyper });

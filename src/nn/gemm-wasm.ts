@@ -11,6 +11,22 @@
 // plain IEEE binary32 (wasm SIMD without relaxed-simd never fuses a multiply-add). gemm.ts's scalar
 // path repeats exactly these roundings with Math.fround, so both give the same bits.
 
+// The few WebAssembly JS-API members used here (tsconfig's lib has no DOM, @types/node 20 no wasm).
+declare namespace WebAssembly {
+  class Memory {
+    readonly buffer: ArrayBuffer;
+    grow(deltaPages: number): number;
+  }
+  class Module {
+    constructor(bytes: Uint8Array);
+  }
+  class Instance {
+    constructor(module: Module, imports: object);
+    readonly exports: Record<string, unknown>;
+  }
+  function validate(bytes: Uint8Array): boolean;
+}
+
 /** Rows × columns of the C tile one kernel iteration keeps in registers. */
 export const MR = 4;
 export const NR = 8;
