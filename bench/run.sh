@@ -5,3 +5,4 @@ cd "$(dirname "$0")/.."
 tw() { node bin/turnwise.js "$@"; }
 echo "{\"bench\":\"env\",\"result\":$(tw bench env frozenlake --map 8x8 --slippery --steps 5000000 --json)}"
 echo "{\"bench\":\"rollout\",\"result\":$(tw bench rollout frozenlake --map 8x8 --slippery --steps 2000000 --json)}"
+echo "{\"bench\":\"nn\",\"result\":$(tw bench nn --json)}"

@@ -71,8 +71,14 @@ export function seedRange(flag: string, raw: unknown): SeedRange {
   const m = /^\s*(\d+)\s*:\s*(\d+)\s*$/.exec(String(raw));
   const start = m === null ? Number.NaN : Number(m[1]);
   const end = m === null ? Number.NaN : Number(m[2]);
-  if (!(Number.isSafeInteger(start) && Number.isSafeInteger(end) && end > start && end - start <= 10_000_000)) {
-    throw new InputError(flag, raw, 'expected A:B with integers 0 ≤ A < B (seeds A to B−1, at most 10,000,000 of them)');
+  if (
+    !(Number.isSafeInteger(start) && Number.isSafeInteger(end) && end > start && end - start <= 10_000_000)
+  ) {
+    throw new InputError(
+      flag,
+      raw,
+      'expected A:B with integers 0 ≤ A < B (seeds A to B−1, at most 10,000,000 of them)',
+    );
   }
   return { start, end };
 }

@@ -34,7 +34,8 @@ export function checkpointBytes(
   if (optimizer !== undefined) {
     const s = optimizer.state();
     metadata.optimizer = JSON.stringify({ kind: s.kind, step: s.step, hyper: s.hyper });
-    for (const [name, data] of s.buffers) tensors.push([`${OPTIMIZER_PREFIX}${name}`, { shape: [data.length], data }]);
+    for (const [name, data] of s.buffers)
+      tensors.push([`${OPTIMIZER_PREFIX}${name}`, { shape: [data.length], data }]);
   }
   return encodeSafetensors(tensors, metadata);
 }
@@ -66,8 +67,10 @@ export function parseCheckpoint(bytes: Uint8Array, source: string): Checkpoint {
     } catch {
       fail('__metadata__.optimizer is not valid JSON');
     }
-    if (o.kind !== 'sgd' && o.kind !== 'adam' && o.kind !== 'adamw') fail(`unknown optimizer kind ${JSON.stringify(o.kind)}`);
-    if (!Number.isSafeInteger(o.step) || (o.step as number) < 0) fail(`bad optimizer step ${JSON.stringify(o.step)}`);
+    if (o.kind !== 'sgd' && o.kind !== 'adam' && o.kind !== 'adamw')
+      fail(`unknown optimizer kind ${JSON.stringify(o.kind)}`);
+    if (!Number.isSafeInteger(o.step) || (o.step as number) < 0)
+      fail(`bad optimizer step ${JSON.stringify(o.step)}`);
     const hyper = (typeof o.hyper === 'object' && o.hyper !== null ? o.hyper : {}) as Record<string, number>;
     out.optimizer = { kind: o.kind as OptimizerState['kind'], step: o.step as number, hyper, buffers };
   } else if (buffers.length > 0) fail('optimizer tensors without __metadata__.optimizer');
@@ -83,13 +86,16 @@ export function loadParameters(params: NamedTensors, tensors: Map<string, NamedA
     throw InputError.raw(source, message);
   };
   const expected = new Set(params.map(([n]) => n));
-  for (const name of tensors.keys()) if (!expected.has(name)) fail(`unexpected tensor ${JSON.stringify(name)} for this model`);
+  for (const name of tensors.keys())
+    if (!expected.has(name)) fail(`unexpected tensor ${JSON.stringify(name)} for this model`);
   for (const [name, p] of params) {
     const t = tensors.get(name);
     if (t === undefined) fail(`tensor ${JSON.stringify(name)} is missing`);
     const got = t!.shape;
     if (got.length !== p.shape.length || got.some((d, i) => d !== p.shape[i])) {
-      fail(`tensor ${JSON.stringify(name)} has shape [${got.join(', ')}], the model expects [${p.shape.join(', ')}]`);
+      fail(
+        `tensor ${JSON.stringify(name)} has shape [${got.join(', ')}], the model expects [${p.shape.join(', ')}]`,
+      );
     }
   }
   for (const [name, p] of params) p.data.set(tensors.get(name)!.data);
@@ -118,7 +124,10 @@ export function readCheckpointFile(path: string): Checkpoint {
     if (!statSync(path).isFile()) throw new Error('not a file');
     bytes = readFileSync(path);
   } catch (e) {
-    throw InputError.raw(path, `cannot read checkpoint (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw InputError.raw(
+      path,
+      `cannot read checkpoint (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
   return parseCheckpoint(bytes, path);
 }

@@ -108,7 +108,16 @@ export function kernelModuleBytes(): Uint8Array {
   emit(LOOP); // over column tiles jt
   emit(i32Const(0), localSet(IT));
   emit(LOOP); // over row tiles it
-  emit(localGet(A_BASE), localGet(IT), localGet(KC), I32_MUL, i32Const(MR * 4), I32_MUL, I32_ADD, localSet(PA));
+  emit(
+    localGet(A_BASE),
+    localGet(IT),
+    localGet(KC),
+    I32_MUL,
+    i32Const(MR * 4),
+    I32_MUL,
+    I32_ADD,
+    localSet(PA),
+  );
   emit(localGet(B_BASE), localGet(JT), localGet(B_STRIDE), I32_MUL, I32_ADD, localSet(PB));
   for (let r = 0; r < MR * NV; r++) emit(V128_ZERO, localSet(ACC + r));
   emit(localGet(KC), localSet(K));
@@ -130,7 +139,14 @@ export function kernelModuleBytes(): Uint8Array {
   emit(localGet(JT), i32Const(NR * 4), I32_MUL, I32_ADD, localSet(C));
   for (let r = 0; r < MR; r++) {
     for (let v = 0; v < NV; v++) {
-      emit(localGet(C), localGet(C), v128Load(16 * v), localGet(ACC + r * NV + v), F32X4_ADD, v128Store(16 * v));
+      emit(
+        localGet(C),
+        localGet(C),
+        v128Load(16 * v),
+        localGet(ACC + r * NV + v),
+        F32X4_ADD,
+        v128Store(16 * v),
+      );
     }
     if (r < MR - 1) emit(localGet(C), localGet(LDC), I32_ADD, localSet(C));
   }
@@ -151,7 +167,13 @@ export function kernelModuleBytes(): Uint8Array {
     ...section(1, vec([kernelType])), // types
     ...section(3, vec([[0]])), // functions: one, of type 0
     ...section(5, vec([[0x00, 1]])), // memory: min 1 page (64 KiB), grown on demand
-    ...section(7, vec([[...name('kernel'), 0x00, 0], [...name('mem'), 0x02, 0]])), // exports
+    ...section(
+      7,
+      vec([
+        [...name('kernel'), 0x00, 0],
+        [...name('mem'), 0x02, 0],
+      ]),
+    ), // exports
     ...section(10, vec([[...uleb(body.length), ...body]])), // code
   ]);
 }

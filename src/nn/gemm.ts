@@ -15,7 +15,7 @@
 // Hence a row of C depends only on that row of op(A) and on op(B), never on M or on which path ran:
 // a policy scores one observation alone exactly as it does inside a batch (the lockstep rollout relies
 // on this).
-import { loadSimdKernel, MR as KERNEL_MR, NR as KERNEL_NR, type SimdKernel } from './gemm-wasm.ts';
+import { MR as KERNEL_MR, NR as KERNEL_NR, loadSimdKernel, type SimdKernel } from './gemm-wasm.ts';
 
 // Local copies: tsx compiles imported bindings to getter calls, far too slow for the packing loops.
 const MR = KERNEL_MR;
@@ -26,7 +26,7 @@ export const KC = 256;
 /** Rows of op(A) packed per block. */
 const MC = 64;
 /** Below this many multiply-adds the packing costs more than it saves. */
-const SMALL = 16_384;
+const SMALL = 4096;
 
 const fround = Math.fround;
 
@@ -170,7 +170,15 @@ function gemmPacked(
 }
 
 /** op(B) (K, N) → nJ slivers of (K, NR), zero-padded past column N. */
-function packB(h: Float32Array, base: number, K: number, N: number, B: Float32Array, off: number, trans: boolean) {
+function packB(
+  h: Float32Array,
+  base: number,
+  K: number,
+  N: number,
+  B: Float32Array,
+  off: number,
+  trans: boolean,
+) {
   for (let j0 = 0, dst = base; j0 < N; j0 += NR, dst += K * NR) {
     const w = Math.min(NR, N - j0);
     if (!trans) {

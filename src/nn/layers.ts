@@ -7,7 +7,20 @@
 //   LayerNorm  weight (D) = 1, bias (D) = 0, eps 1e-5                   — nn.LayerNorm
 // Every initialiser draws from the Rng it is given, so the same seed gives the same network.
 import type { Rng } from '../core/rng.ts';
-import { bmm, causalMask, gelu, layerNorm, linear, permute, relu, reshape, scale, slice, softmax, tanh } from './ops.ts';
+import {
+  bmm,
+  causalMask,
+  gelu,
+  layerNorm,
+  linear,
+  permute,
+  relu,
+  reshape,
+  scale,
+  slice,
+  softmax,
+  tanh,
+} from './ops.ts';
 import { parameter, type Tensor } from './tensor.ts';
 
 export type NamedTensors = [name: string, tensor: Tensor][];
@@ -149,7 +162,8 @@ export class CausalSelfAttention extends Module {
 
   constructor(nEmbd: number, nHead: number, rng: Rng) {
     super();
-    if (nEmbd % nHead !== 0) throw new RangeError(`attention: ${nEmbd} channels do not split into ${nHead} heads`);
+    if (nEmbd % nHead !== 0)
+      throw new RangeError(`attention: ${nEmbd} channels do not split into ${nHead} heads`);
     this.cAttn = new Linear(nEmbd, 3 * nEmbd, rng);
     this.cProj = new Linear(nEmbd, nEmbd, rng);
     this.nHead = nHead;
@@ -171,7 +185,9 @@ export class CausalSelfAttention extends Module {
   }
 
   namedParameters(prefix = ''): NamedTensors {
-    return [...this.cAttn.namedParameters(`${prefix}c_attn.`), ...this.cProj.namedParameters(`${prefix}c_proj.`)];
+    return [
+      ...this.cAttn.namedParameters(`${prefix}c_attn.`),
+      ...this.cProj.namedParameters(`${prefix}c_proj.`),
+    ];
   }
 }
-

@@ -6,7 +6,7 @@
 // (softmax, layerNorm, cross-entropy) act on the last dimension. Broadcasting is deliberately narrow:
 // the second operand's shape must be a suffix of the first's (a bias over rows) or a single value.
 import { gemm } from './gemm.ts';
-import { result, type Shape, sizeOf, Tensor } from './tensor.ts';
+import { result, type Shape, sizeOf, type Tensor } from './tensor.ts';
 
 function last(shape: Shape): number {
   if (shape.length === 0) throw new RangeError('expected a tensor of rank ≥ 1');
@@ -46,7 +46,8 @@ function bmmCore(a: Tensor, b: Tensor, tA: boolean, tB: boolean, G: number, op: 
   const r = a.rank;
   const [M, K] = tA ? [a.shape[r - 1], a.shape[r - 2]] : [a.shape[r - 2], a.shape[r - 1]];
   const [K2, N] = tB ? [b.shape[r - 1], b.shape[r - 2]] : [b.shape[r - 2], b.shape[r - 1]];
-  if (K !== K2) throw new RangeError(`${op}: inner dimensions ${K} and ${K2} differ (${fmt(a.shape)}, ${fmt(b.shape)})`);
+  if (K !== K2)
+    throw new RangeError(`${op}: inner dimensions ${K} and ${K2} differ (${fmt(a.shape)}, ${fmt(b.shape)})`);
   const out = new Float32Array(G * M * N);
   const sa = M * K;
   const sb = K * N;
@@ -77,7 +78,8 @@ function bmmCore(a: Tensor, b: Tensor, tA: boolean, tB: boolean, G: number, op: 
 export function linear(x: Tensor, weight: Tensor, bias?: Tensor): Tensor {
   needRank(weight, 2, 'linear weight');
   const [nOut, nIn] = weight.shape;
-  if (last(x.shape) !== nIn) throw new RangeError(`linear: input ${fmt(x.shape)} vs weight ${fmt(weight.shape)}`);
+  if (last(x.shape) !== nIn)
+    throw new RangeError(`linear: input ${fmt(x.shape)} vs weight ${fmt(weight.shape)}`);
   if (bias !== undefined && (bias.rank !== 1 || bias.shape[0] !== nOut)) {
     throw new RangeError(`linear: bias ${fmt(bias.shape)} vs weight ${fmt(weight.shape)}`);
   }
@@ -186,7 +188,7 @@ export function scale(a: Tensor, s: number): Tensor {
 export function relu(a: Tensor): Tensor {
   const out = new Float32Array(a.size);
   const ad = a.data;
-  for (let i = 0; i < out.length; i++) out[i] = ad[i] > 0 ? ad[i] : 0;
+  for (let i = 0; i < out.length; i++) out[i] = Math.max(ad[i], 0); // NaN stays NaN, as in torch.relu
   return result(out, a.shape, [a], (o) => {
     const g = o.grad!;
     const ga = a.gradBuffer();
@@ -226,7 +228,11 @@ export function erf(x: number): number {
               (0.37409196 +
                 t *
                   (0.09678418 +
-                    t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 +
+                            t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
     );
   return x >= 0 ? 1 - erfc : erfc - 1;
 }
@@ -326,7 +332,8 @@ export function logProbsOf(logits: Tensor, actions: Int32Array): Tensor {
   const [R, C] = logits.shape;
   if (actions.length !== R) throw new RangeError(`logProbsOf: ${actions.length} actions for ${R} rows`);
   for (let r = 0; r < R; r++) {
-    if (!(actions[r] >= 0 && actions[r] < C)) throw new RangeError(`logProbsOf: action ${actions[r]} not in 0..${C - 1}`);
+    if (!(actions[r] >= 0 && actions[r] < C))
+      throw new RangeError(`logProbsOf: action ${actions[r]} not in 0..${C - 1}`);
   }
   const x = logits.data;
   const lse = new Float64Array(R);
@@ -349,14 +356,19 @@ export function logProbsOf(logits: Tensor, actions: Int32Array): Tensor {
  * loss = (1/R) Σ_r Σ_c p_rc (lse_r − x_rc); ∂x_rc = (softmax_rc · Σ_c p_rc − p_rc) / R.
  * Optional per-row weights w_r replace 1/R by w_r / Σ w.
  */
-export function crossEntropy(logits: Tensor, targets: Int32Array | Float32Array, weights?: Float32Array): Tensor {
+export function crossEntropy(
+  logits: Tensor,
+  targets: Int32Array | Float32Array,
+  weights?: Float32Array,
+): Tensor {
   needRank(logits, 2, 'crossEntropy');
   const [R, C] = logits.shape;
   const soft = targets instanceof Float32Array;
   if (soft ? targets.length !== R * C : targets.length !== R) {
     throw new RangeError(`crossEntropy: ${targets.length} targets for logits ${fmt(logits.shape)}`);
   }
-  if (weights !== undefined && weights.length !== R) throw new RangeError(`crossEntropy: ${weights.length} weights for ${R} rows`);
+  if (weights !== undefined && weights.length !== R)
+    throw new RangeError(`crossEntropy: ${weights.length} weights for ${R} rows`);
   const x = logits.data;
   const lse = new Float64Array(R);
   logSumExpRows(x, R, C, lse);
@@ -366,7 +378,8 @@ export function crossEntropy(logits: Tensor, targets: Int32Array | Float32Array,
   let loss = 0;
   for (let r = 0, p = 0; r < R; r++, p += C) {
     let l = 0;
-    if (soft) for (let c = 0; c < C; c++) l += targets[p + c] === 0 ? 0 : targets[p + c] * (lse[r] - x[p + c]);
+    if (soft)
+      for (let c = 0; c < C; c++) l += targets[p + c] === 0 ? 0 : targets[p + c] * (lse[r] - x[p + c]);
     else {
       const t = targets[r];
       if (!(t >= 0 && t < C)) throw new RangeError(`crossEntropy: class ${t} not in 0..${C - 1}`);
@@ -397,7 +410,8 @@ export function crossEntropy(logits: Tensor, targets: Int32Array | Float32Array,
 export function embedding(table: Tensor, ids: Int32Array, idsShape: Shape = [ids.length]): Tensor {
   needRank(table, 2, 'embedding');
   const [V, D] = table.shape;
-  if (sizeOf(idsShape) !== ids.length) throw new RangeError(`embedding: ${ids.length} ids for shape ${fmt(idsShape)}`);
+  if (sizeOf(idsShape) !== ids.length)
+    throw new RangeError(`embedding: ${ids.length} ids for shape ${fmt(idsShape)}`);
   const out = new Float32Array(ids.length * D);
   for (let n = 0; n < ids.length; n++) {
     const id = ids[n];
@@ -421,7 +435,8 @@ export function embedding(table: Tensor, ids: Int32Array, idsShape: Shape = [ids
  */
 export function layerNorm(x: Tensor, gamma: Tensor, beta: Tensor, eps = 1e-5): Tensor {
   const D = last(x.shape);
-  if (gamma.size !== D || beta.size !== D) throw new RangeError(`layerNorm: γ/β of size ${gamma.size}/${beta.size} for D=${D}`);
+  if (gamma.size !== D || beta.size !== D)
+    throw new RangeError(`layerNorm: γ/β of size ${gamma.size}/${beta.size} for D=${D}`);
   const rows = x.size / D;
   const xd = x.data;
   const xhat = new Float64Array(x.size);
@@ -468,7 +483,8 @@ export function layerNorm(x: Tensor, gamma: Tensor, beta: Tensor, eps = 1e-5): T
 
 /** The same values under another shape (no copy of the forward data). */
 export function reshape(a: Tensor, shape: Shape): Tensor {
-  if (sizeOf(shape) !== a.size) throw new RangeError(`reshape: ${fmt(a.shape)} has ${a.size} values, not ${sizeOf(shape)}`);
+  if (sizeOf(shape) !== a.size)
+    throw new RangeError(`reshape: ${fmt(a.shape)} has ${a.size} values, not ${sizeOf(shape)}`);
   return result(a.data, shape, [a], (o) => {
     const g = o.grad!;
     const ga = a.gradBuffer();
@@ -478,7 +494,8 @@ export function reshape(a: Tensor, shape: Shape): Tensor {
 
 function axisOf(axis: number, rank: number, op: string): number {
   const ax = axis < 0 ? axis + rank : axis;
-  if (!Number.isInteger(ax) || ax < 0 || ax >= rank) throw new RangeError(`${op}: axis ${axis} for rank ${rank}`);
+  if (!Number.isInteger(ax) || ax < 0 || ax >= rank)
+    throw new RangeError(`${op}: axis ${axis} for rank ${rank}`);
   return ax;
 }
 
@@ -513,7 +530,8 @@ export function concat(parts: readonly Tensor[], axis = -1): Tensor {
       if (!t.requiresGrad) return;
       const gt = t.gradBuffer();
       const w = t.shape[ax] * inner;
-      for (let o = 0; o < outer; o++) for (let i = 0; i < w; i++) gt[o * w + i] += g[o * row + offsets[k] + i];
+      for (let o = 0; o < outer; o++)
+        for (let i = 0; i < w; i++) gt[o * w + i] += g[o * row + offsets[k] + i];
     });
   });
 }
@@ -532,11 +550,13 @@ export function slice(a: Tensor, start: number, end: number, axis = -1): Tensor 
   const w = (end - start) * inner;
   const row = n * inner;
   const out = new Float32Array(outer * w);
-  for (let o = 0; o < outer; o++) out.set(a.data.subarray(o * row + start * inner, o * row + start * inner + w), o * w);
+  for (let o = 0; o < outer; o++)
+    out.set(a.data.subarray(o * row + start * inner, o * row + start * inner + w), o * w);
   return result(out, shape, [a], (res) => {
     const g = res.grad!;
     const ga = a.gradBuffer();
-    for (let o = 0; o < outer; o++) for (let i = 0; i < w; i++) ga[o * row + start * inner + i] += g[o * w + i];
+    for (let o = 0; o < outer; o++)
+      for (let i = 0; i < w; i++) ga[o * row + start * inner + i] += g[o * w + i];
   });
 }
 
@@ -583,7 +603,8 @@ export function causalMask(a: Tensor): Tensor {
   const T = last(a.shape);
   const out = new Float32Array(a.data);
   for (let base = 0; base < out.length; base += T * T) {
-    for (let i = 0; i < T; i++) for (let j = i + 1; j < T; j++) out[base + i * T + j] = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < T; i++)
+      for (let j = i + 1; j < T; j++) out[base + i * T + j] = Number.NEGATIVE_INFINITY;
   }
   return result(out, a.shape, [a], (o) => {
     const g = o.grad!;

@@ -48,11 +48,13 @@ function restoreBuffers(
       expected.add(key);
       const data = given.get(key);
       if (data === undefined) continue; // never stepped (no grad yet)
-      if (data.length !== p.size) throw new RangeError(`optimizer state ${key}: ${data.length} values, parameter has ${p.size}`);
+      if (data.length !== p.size)
+        throw new RangeError(`optimizer state ${key}: ${data.length} values, parameter has ${p.size}`);
       into[k].set(name, Float32Array.from(data));
     }
   });
-  for (const key of given.keys()) if (!expected.has(key)) throw new RangeError(`optimizer state ${key}: no such parameter`);
+  for (const key of given.keys())
+    if (!expected.has(key)) throw new RangeError(`optimizer state ${key}: no such parameter`);
 }
 
 export interface SgdOptions {
@@ -197,12 +199,19 @@ export class Adam implements Optimizer {
     for (const [name] of this.params) {
       const m = this.m.get(name);
       const v = this.v.get(name);
-      if (m !== undefined && v !== undefined) buffers.push([`m.${name}`, Float32Array.from(m)], [`v.${name}`, Float32Array.from(v)]);
+      if (m !== undefined && v !== undefined)
+        buffers.push([`m.${name}`, Float32Array.from(m)], [`v.${name}`, Float32Array.from(v)]);
     }
     return {
       kind: this.decoupled ? 'adamw' : 'adam',
       step: this.t,
-      hyper: { lr: this.lr, beta1: this.beta1, beta2: this.beta2, eps: this.eps, weightDecay: this.weightDecay },
+      hyper: {
+        lr: this.lr,
+        beta1: this.beta1,
+        beta2: this.beta2,
+        eps: this.eps,
+        weightDecay: this.weightDecay,
+      },
       buffers,
     };
   }

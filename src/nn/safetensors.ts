@@ -43,7 +43,9 @@ export function encodeSafetensors(
     if (name === METADATA) throw new RangeError(`safetensors: ${METADATA} is not a tensor name`);
     if (Object.hasOwn(header, name)) throw new RangeError(`safetensors: tensor ${name} given twice`);
     if (elements(t.shape) !== t.data.length) {
-      throw new RangeError(`safetensors: ${name} has ${t.data.length} values for shape [${t.shape.join(', ')}]`);
+      throw new RangeError(
+        `safetensors: ${name} has ${t.data.length} values for shape [${t.shape.join(', ')}]`,
+      );
     }
     const end = offset + t.data.length * 4;
     header[name] = { dtype: 'F32', shape: [...t.shape], data_offsets: [offset, end] };
@@ -87,14 +89,16 @@ export function decodeSafetensors(bytes: Uint8Array, source = 'safetensors'): Sa
   } catch {
     fail('the header is not valid JSON');
   }
-  if (typeof header !== 'object' || header === null || Array.isArray(header)) fail('the header is not a JSON object');
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    fail('the header is not a JSON object');
   const entries = Object.entries(header as Record<string, unknown>);
 
   const metadata: Record<string, string> = {};
   const infos: { name: string; shape: number[]; begin: number; end: number }[] = [];
   for (const [name, info] of entries) {
     if (name === METADATA) {
-      if (typeof info !== 'object' || info === null || Array.isArray(info)) fail(`${METADATA} is not an object`);
+      if (typeof info !== 'object' || info === null || Array.isArray(info))
+        fail(`${METADATA} is not an object`);
       for (const [k, v] of Object.entries(info as Record<string, unknown>)) {
         if (typeof v !== 'string') fail(`${METADATA}.${k} is not a string`);
         metadata[k] = v as string;
@@ -103,15 +107,20 @@ export function decodeSafetensors(bytes: Uint8Array, source = 'safetensors'): Sa
     }
     const t = info as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
     if (typeof t !== 'object' || t === null) fail(`tensor ${JSON.stringify(name)} has no description`);
-    if (t.dtype !== 'F32') fail(`tensor ${JSON.stringify(name)} has dtype ${JSON.stringify(t.dtype)}; only F32 is read`);
+    if (t.dtype !== 'F32')
+      fail(`tensor ${JSON.stringify(name)} has dtype ${JSON.stringify(t.dtype)}; only F32 is read`);
     const isCount = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
-    if (!Array.isArray(t.shape) || !t.shape.every(isCount)) fail(`tensor ${JSON.stringify(name)} has a bad shape`);
+    if (!Array.isArray(t.shape) || !t.shape.every(isCount))
+      fail(`tensor ${JSON.stringify(name)} has a bad shape`);
     const off = t.data_offsets;
-    if (!Array.isArray(off) || off.length !== 2 || !off.every(isCount)) fail(`tensor ${JSON.stringify(name)} has bad data_offsets`);
+    if (!Array.isArray(off) || off.length !== 2 || !off.every(isCount))
+      fail(`tensor ${JSON.stringify(name)} has bad data_offsets`);
     const [begin, end] = off as [number, number];
     const shape = t.shape as number[];
     if (end - begin !== elements(shape) * 4) {
-      fail(`tensor ${JSON.stringify(name)}: data_offsets [${begin}, ${end}] do not hold shape [${shape.join(', ')}] of F32`);
+      fail(
+        `tensor ${JSON.stringify(name)}: data_offsets [${begin}, ${end}] do not hold shape [${shape.join(', ')}] of F32`,
+      );
     }
     infos.push({ name, shape, begin, end });
   }
@@ -120,10 +129,14 @@ export function decodeSafetensors(bytes: Uint8Array, source = 'safetensors'): Sa
   infos.sort((a, b) => a.begin - b.begin);
   let covered = 0;
   for (const t of infos) {
-    if (t.begin !== covered) fail(`tensor ${JSON.stringify(t.name)} starts at ${t.begin}, expected ${covered} (no gaps or overlaps)`);
+    if (t.begin !== covered)
+      fail(
+        `tensor ${JSON.stringify(t.name)} starts at ${t.begin}, expected ${covered} (no gaps or overlaps)`,
+      );
     covered = t.end;
   }
-  if (covered !== dataLength) fail(`the tensors cover ${covered} bytes of data but the file holds ${dataLength}`);
+  if (covered !== dataLength)
+    fail(`the tensors cover ${covered} bytes of data but the file holds ${dataLength}`);
 
   const tensors = new Map<string, NamedArray>();
   for (const t of infos) {

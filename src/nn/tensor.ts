@@ -71,7 +71,8 @@ export class Tensor {
 export function sizeOf(shape: Shape): number {
   let n = 1;
   for (const d of shape) {
-    if (!Number.isInteger(d) || d < 0) throw new RangeError(`bad dimension ${d} in shape [${shape.join(', ')}]`);
+    if (!Number.isInteger(d) || d < 0)
+      throw new RangeError(`bad dimension ${d} in shape [${shape.join(', ')}]`);
     n *= d;
   }
   return n;
@@ -149,7 +150,8 @@ export function backward(loss: Tensor, seed?: Float32Array): void {
   const g = loss.gradBuffer();
   if (seed === undefined) g[0] += 1;
   else {
-    if (seed.length !== g.length) throw new RangeError(`backward: seed has ${seed.length} values, loss ${g.length}`);
+    if (seed.length !== g.length)
+      throw new RangeError(`backward: seed has ${seed.length} values, loss ${g.length}`);
     for (let i = 0; i < g.length; i++) g[i] += seed[i];
   }
   for (const t of nodes) {

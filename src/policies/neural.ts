@@ -53,8 +53,10 @@ export interface MlpPolicyOptions {
 
 /** The config of a fresh network for an env (checks that the env has a feature view and actions). */
 export function mlpPolicyConfig(env: EnvSpec, o: MlpPolicyOptions = {}, field = '--policy'): MlpPolicyConfig {
-  if (env.features === undefined) throw new InputError(field, env.id, 'a neural policy needs an env with a feature view');
-  if (typeof env.actions !== 'number') throw new InputError(field, env.id, 'a neural policy needs discrete actions');
+  if (env.features === undefined)
+    throw new InputError(field, env.id, 'a neural policy needs an env with a feature view');
+  if (typeof env.actions !== 'number')
+    throw new InputError(field, env.id, 'a neural policy needs discrete actions');
   return {
     kind: 'mlp-policy',
     version: 1,
@@ -84,7 +86,11 @@ export class NeuralPolicy implements Policy<unknown, number> {
     this.budgetAware = config.budgetAware;
     this.inputs = config.features + (config.budgetAware ? 2 : 0);
     this.actions = config.actions;
-    this.net = new MLP([this.inputs, ...config.hidden, config.actions], Rng.derive(config.seed), config.activation);
+    this.net = new MLP(
+      [this.inputs, ...config.hidden, config.actions],
+      Rng.derive(config.seed),
+      config.activation,
+    );
     this.id =
       id ??
       `mlp:hidden=${config.hidden.join('x')},seed=${config.seed}${config.activation === 'relu' ? '' : `,activation=${config.activation}`}${config.budgetAware ? ',budgetAware=1' : ''}`;
@@ -95,7 +101,9 @@ export class NeuralPolicy implements Policy<unknown, number> {
     const f = ctx.env.features?.(ctx.observation);
     if (f === undefined) throw new Error(`policy ${this.id}: env ${ctx.env.spec.id} has no feature view`);
     if (f.length !== this.config.features) {
-      throw new Error(`policy ${this.id}: expects ${this.config.features} features, the env gives ${f.length}`);
+      throw new Error(
+        `policy ${this.id}: expects ${this.config.features} features, the env gives ${f.length}`,
+      );
     }
     const base = r * this.inputs;
     x.set(f, base);
@@ -111,7 +119,9 @@ export class NeuralPolicy implements Policy<unknown, number> {
   /** The network input of a batch of contexts: (B, inputs). */
   encodeBatch(ctxs: readonly TurnContext<unknown>[]): Tensor {
     const x = new Float32Array(ctxs.length * this.inputs);
-    ctxs.forEach((ctx, r) => this.encode(ctx, x, r));
+    ctxs.forEach((ctx, r) => {
+      this.encode(ctx, x, r);
+    });
     return tensor(x, [ctxs.length, this.inputs]);
   }
 
@@ -214,7 +224,10 @@ export function loadNeuralPolicy(path: string, env: EnvSpec): NeuralPolicy | und
   if (kind !== 'mlp-policy') return undefined;
   const config = fromZod(ConfigSchema, ck.config, `${file} __metadata__.turnwise`);
   const mismatch = (what: string, saved: number, now: number | string | undefined) =>
-    InputError.raw(file, `the policy was trained on ${what} ${saved} (${config.env}); this env (${env.id}) has ${now ?? 'none'}`);
+    InputError.raw(
+      file,
+      `the policy was trained on ${what} ${saved} (${config.env}); this env (${env.id}) has ${now ?? 'none'}`,
+    );
   if (config.features !== env.features) throw mismatch('features of length', config.features, env.features);
   if (config.actions !== env.actions) throw mismatch('an action count of', config.actions, env.actions);
   const policy = new NeuralPolicy(config, path);
@@ -224,7 +237,11 @@ export function loadNeuralPolicy(path: string, env: EnvSpec): NeuralPolicy | und
 
 /** Exact success of a neural policy where the env has an oracle, with one batched forward for all
  * (turns left, state) pairs instead of one forward per pair; the same number as exactSuccess(). */
-export function neuralExactSuccess(env: EnvView<unknown>, policy: NeuralPolicy, budget: number): number | undefined {
+export function neuralExactSuccess(
+  env: EnvView<unknown>,
+  policy: NeuralPolicy,
+  budget: number,
+): number | undefined {
   const oracle = env.oracle?.();
   if (oracle === undefined) return undefined;
   const { nS } = oracle;

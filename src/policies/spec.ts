@@ -38,7 +38,8 @@ const positiveInt = (v: string, field: string): number => {
 };
 const seedValue = (v: string, field: string): number => {
   const x = Number(v);
-  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(x)) throw new InputError(field, v, 'expected an integer ≥ 0');
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(x))
+    throw new InputError(field, v, 'expected an integer ≥ 0');
   return x;
 };
 /** Hidden layer widths such as `64x64`, returned in that canonical form. */
@@ -50,7 +51,8 @@ const layerSizes = (v: string, field: string): string => {
   return parts.map(Number).join('x');
 };
 const activation = (v: string, field: string): string => {
-  if (!(ACTIVATIONS as readonly string[]).includes(v)) throw new InputError(field, v, `expected ${ACTIVATIONS.join(', ')}`);
+  if (!(ACTIVATIONS as readonly string[]).includes(v))
+    throw new InputError(field, v, `expected ${ACTIVATIONS.join(', ')}`);
   return v;
 };
 const flag = (v: string, field: string): number => {
@@ -74,7 +76,10 @@ const KINDS: Record<string, PolicyKind> = {
     make: (p, env, id) => {
       if (!env.oracle) throw new InputError('--policy', id, `env ${env.id} has no exact oracle`);
       const num = (x: number | string | undefined) => x as number | undefined;
-      return new OraclePolicy({ eps: num(p.eps), temp: num(p.temp), horizon: num(p.horizon) }, id) as AnyPolicy;
+      return new OraclePolicy(
+        { eps: num(p.eps), temp: num(p.temp), horizon: num(p.horizon) },
+        id,
+      ) as AnyPolicy;
     },
   },
   tabular: {
@@ -88,7 +93,8 @@ const KINDS: Record<string, PolicyKind> = {
     },
   },
   mlp: {
-    summary: 'a freshly initialised MLP over the feature view (hidden=64x64, seed=, activation=, budgetAware=1)',
+    summary:
+      'a freshly initialised MLP over the feature view (hidden=64x64, seed=, activation=, budgetAware=1)',
     params: { hidden: layerSizes, seed: seedValue, activation, budgetAware: flag },
     make: (p, env, id) => {
       const config = mlpPolicyConfig(

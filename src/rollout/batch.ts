@@ -73,7 +73,8 @@ export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
   const single = typeof opts.policy === 'function' ? undefined : opts.policy;
   if (single?.actBatch !== undefined && opts.lockstep !== false) {
     const width = opts.lockstepWidth ?? 256;
-    if (!Number.isInteger(width) || width < 1) throw new InputError('lockstepWidth', width, 'expected an integer ≥ 1');
+    if (!Number.isInteger(width) || width < 1)
+      throw new InputError('lockstepWidth', width, 'expected an integer ≥ 1');
     const done = runLockstep({
       total,
       width,

@@ -221,7 +221,11 @@ async function finishAsync<O, A>(ep: Episode<O, A>, pending: Promise<unknown>): 
 
 /** Checks the options and returns the episode machine, not yet started (the lockstep rollout drives
  * many at once). */
-export function createEpisode<O, A>(env: Env<O, A>, policy: Policy<O, A>, options: EpisodeOptions<O>): Episode<O, A> {
+export function createEpisode<O, A>(
+  env: Env<O, A>,
+  policy: Policy<O, A>,
+  options: EpisodeOptions<O>,
+): Episode<O, A> {
   checkBudget(options.budget, 'budget');
   if (policy.budgetAware && !options.revealBudget) {
     throw new InputError(

@@ -78,7 +78,9 @@ function startWave(o: LockstepOptions, first: number, n: number): Wave {
 }
 
 function finishWave(o: LockstepOptions, wave: Wave): void {
-  wave.episodes.forEach((ep, j) => o.emit(wave.first + j, ep.result()));
+  wave.episodes.forEach((ep, j) => {
+    o.emit(wave.first + j, ep.result());
+  });
 }
 
 /** Advances every episode until all are done; returns a promise only if something was asynchronous. */
@@ -89,7 +91,8 @@ function drive(policy: BatchPolicy, wave: Wave): MaybePromise<void> {
     const waiting: number[] = [];
     for (let j = 0; j < episodes.length; j++) {
       let req = requests[j];
-      while (req !== DONE && req !== WAITING && req !== PENDING && !isPromise(req)) req = episodes[j].next(req);
+      while (req !== DONE && req !== WAITING && req !== PENDING && !isPromise(req))
+        req = episodes[j].next(req);
       if (isPromise(req)) {
         pending.push(
           req.then(
@@ -110,7 +113,11 @@ function drive(policy: BatchPolicy, wave: Wave): MaybePromise<void> {
     if (waiting.length === 0) return;
     const feed = (actions: Action<unknown>[]) => {
       if (!Array.isArray(actions) || actions.length !== waiting.length) {
-        fail(new Error(`policy ${policy.id}: actBatch returned ${Array.isArray(actions) ? actions.length : 'no'} actions for ${waiting.length} contexts`));
+        fail(
+          new Error(
+            `policy ${policy.id}: actBatch returned ${Array.isArray(actions) ? actions.length : 'no'} actions for ${waiting.length} contexts`,
+          ),
+        );
         return;
       }
       waiting.forEach((j, k) => {

@@ -59,8 +59,16 @@ export function collectDemonstrations(o: CollectOptions): Demonstrations {
   }
   const reveal = revealFor(expert, student);
   const samples = o.episodesPerTask ?? 1;
-  const trajectories = rollout({ tasks: o.tasks, samples, budget, revealBudget: reveal, runSeed: o.runSeed, policy: expert });
-  if (trajectories instanceof Promise) throw new Error('behaviour cloning needs a synchronous env and expert');
+  const trajectories = rollout({
+    tasks: o.tasks,
+    samples,
+    budget,
+    revealBudget: reveal,
+    runSeed: o.runSeed,
+    policy: expert,
+  });
+  if (trajectories instanceof Promise)
+    throw new Error('behaviour cloning needs a synchronous env and expert');
   // h matters to the example when either policy looks at it.
   const keyH = reveal;
   const index = new Map<string, number>();
@@ -97,12 +105,26 @@ export function collectDemonstrations(o: CollectOptions): Demonstrations {
       env = makeEnv(o.tasks[ex.task]);
       envTask = ex.task;
     }
-    const ctx: TurnContext<unknown> = { observation: ex.observation, history: [], turn: 0, turnsLeft: ex.h, rng, env: env! };
+    const ctx: TurnContext<unknown> = {
+      observation: ex.observation,
+      history: [],
+      turn: 0,
+      turnsLeft: ex.h,
+      rng,
+      env: env!,
+    };
     student.encode(ctx, x, r);
     if (targets instanceof Int32Array) targets[r] = ex.action;
     else targets.set(expert.probs!(ctx), r * A);
   });
-  return { n, turns, x, targets, weight: Float32Array.from(counts), expertSuccess: successes / trajectories.length };
+  return {
+    n,
+    turns,
+    x,
+    targets,
+    weight: Float32Array.from(counts),
+    expertSuccess: successes / trajectories.length,
+  };
 }
 
 export interface TrainOptions {
@@ -124,7 +146,11 @@ export interface TrainResult {
 
 /** Minibatch Adam(W) on the weighted cross-entropy; the example order is drawn from (seed, epoch). */
 export function trainBc(student: NeuralPolicy, data: Demonstrations, o: TrainOptions): TrainResult {
-  const optimizer = new Adam(student.net.namedParameters(), { lr: o.lr, weightDecay: o.weightDecay, decoupled: true });
+  const optimizer = new Adam(student.net.namedParameters(), {
+    lr: o.lr,
+    weightDecay: o.weightDecay,
+    decoupled: o.weightDecay > 0,
+  });
   const { n } = data;
   const I = student.inputs;
   const A = student.actions;
@@ -175,7 +201,9 @@ export function meanExactSuccess(
   for (const task of tasks) {
     const env: EnvView<unknown> = makeEnv(task);
     const v =
-      policy instanceof NeuralPolicy ? neuralExactSuccess(env, policy, budget) : exactSuccess(env, policy, budget, reveal);
+      policy instanceof NeuralPolicy
+        ? neuralExactSuccess(env, policy, budget)
+        : exactSuccess(env, policy, budget, reveal);
     if (v === undefined) return null;
     sum += v;
   }

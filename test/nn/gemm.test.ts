@@ -30,12 +30,17 @@ test('SIMD and scalar paths give the same bits for every transpose and edge shap
           const scalar = C0.slice();
           gemm(M, N, K, A, 0, tA, B, 0, tB, simd, 0, accumulate);
           gemmScalar(M, N, K, A, 0, tA, B, 0, tB, scalar, 0, accumulate);
-          assert.deepEqual(bits(simd), bits(scalar), `M=${M} N=${N} K=${K} tA=${tA} tB=${tB} acc=${accumulate}`);
+          assert.deepEqual(
+            bits(simd),
+            bits(scalar),
+            `M=${M} N=${N} K=${K} tA=${tA} tB=${tB} acc=${accumulate}`,
+          );
           let worst = 0;
           for (let i = 0; i < M; i++) {
             for (let j = 0; j < N; j++) {
               let s = accumulate ? C0[i * N + j] : 0;
-              for (let k = 0; k < K; k++) s += (tA ? A[k * M + i] : A[i * K + k]) * (tB ? B[j * K + k] : B[k * N + j]);
+              for (let k = 0; k < K; k++)
+                s += (tA ? A[k * M + i] : A[i * K + k]) * (tB ? B[j * K + k] : B[k * N + j]);
               worst = Math.max(worst, Math.abs(s - simd[i * N + j]));
             }
           }

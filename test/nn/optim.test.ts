@@ -70,7 +70,11 @@ test('clipGradNorm: scales to the max norm only when above it, returns the norm 
 
 test('optimizer state: restoring into a fresh optimizer continues bit-identically', () => {
   const make = () => parameter(Float32Array.of(0.3, -0.7, 1.1), [3]);
-  const grads = [Float32Array.of(0.1, -0.2, 0.3), Float32Array.of(-0.5, 0.4, 0.05), Float32Array.of(1, 1, -1)];
+  const grads = [
+    Float32Array.of(0.1, -0.2, 0.3),
+    Float32Array.of(-0.5, 0.4, 0.05),
+    Float32Array.of(1, 1, -1),
+  ];
   const a = make();
   const optA = new Adam([['p', a]], { lr: 0.01, weightDecay: 0.01, decoupled: true });
   for (const g of grads.slice(0, 2)) {

@@ -4,8 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Rng } from '../../src/core/rng.ts';
 import { InputError } from '../../src/core/errors.ts';
+import { Rng } from '../../src/core/rng.ts';
 import {
   checkpointBytes,
   loadOptimizer,
@@ -26,7 +26,9 @@ const f32le = (xs: number[]) => [...new Uint8Array(Float32Array.from(xs).buffer)
 
 test('byte-identical to the reference writer (huggingface/safetensors tensor.rs tests)', () => {
   // test_serialization_forced_alignement: the 65-byte JSON is padded with 7 spaces to 72.
-  const one = encodeSafetensors([['attn0', { shape: [1, 1, 2, 3], data: Float32Array.of(0, 1, 2, 3, 4, 5) }]]);
+  const one = encodeSafetensors([
+    ['attn0', { shape: [1, 1, 2, 3], data: Float32Array.of(0, 1, 2, 3, 4, 5) }],
+  ]);
   const json = '{"attn0":{"dtype":"F32","shape":[1,1,2,3],"data_offsets":[0,24]}}';
   assert.equal(json.length, 65);
   assert.deepEqual([...one], [...u64(72), ...ascii(json), ...ascii('       '), ...f32le([0, 1, 2, 3, 4, 5])]);
@@ -37,13 +39,18 @@ test('byte-identical to the reference writer (huggingface/safetensors tensor.rs 
   // test_empty: `{}` padded to 8; metadata alone padded from 35 to 40.
   assert.deepEqual([...encodeSafetensors([])], [...u64(8), 123, 125, 32, 32, 32, 32, 32, 32]);
   const meta = encodeSafetensors([], { framework: 'pt' });
-  assert.deepEqual([...meta], [...u64(40), ...ascii('{"__metadata__":{"framework":"pt"}}'), 32, 32, 32, 32, 32]);
+  assert.deepEqual(
+    [...meta],
+    [...u64(40), ...ascii('{"__metadata__":{"framework":"pt"}}'), 32, 32, 32, 32, 32],
+  );
   // Tensors are laid out in name order whatever the input order, each right after the previous.
   const two3 = encodeSafetensors([
     ['b', { shape: [1], data: Float32Array.of(2) }],
     ['a', { shape: [2], data: Float32Array.of(0, 1) }],
   ]);
-  const header = new TextDecoder().decode(two3.subarray(8, 8 + Number(new DataView(two3.buffer).getBigUint64(0, true))));
+  const header = new TextDecoder().decode(
+    two3.subarray(8, 8 + Number(new DataView(two3.buffer).getBigUint64(0, true))),
+  );
   assert.equal(
     header.trimEnd(),
     '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}',
@@ -52,10 +59,24 @@ test('byte-identical to the reference writer (huggingface/safetensors tensor.rs 
 });
 
 test('round trip: values, shapes and metadata; subnormals, ±0, ±∞ and NaN survive bit for bit', () => {
-  const data = Float32Array.of(1e-45, -0, 0, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.NaN, 3.4e38);
-  const bytes = encodeSafetensors([['x', { shape: [7], data }], ['empty', { shape: [0, 3], data: new Float32Array(0) }]], {
-    config: '{"a":1}',
-  });
+  const data = Float32Array.of(
+    1e-45,
+    -0,
+    0,
+    Number.POSITIVE_INFINITY,
+    Number.NEGATIVE_INFINITY,
+    Number.NaN,
+    3.4e38,
+  );
+  const bytes = encodeSafetensors(
+    [
+      ['x', { shape: [7], data }],
+      ['empty', { shape: [0, 3], data: new Float32Array(0) }],
+    ],
+    {
+      config: '{"a":1}',
+    },
+  );
   const back = decodeSafetensors(bytes);
   assert.deepEqual(back.metadata, { config: '{"a":1}' });
   assert.deepEqual(back.tensors.get('empty')!.shape, [0, 3]);
@@ -77,16 +98,34 @@ test('a corrupted file is refused with one line naming the problem', () => {
   const cases: [string, Uint8Array, RegExp][] = [
     ['truncated to 5 bytes', good.subarray(0, 5), /shorter than the 8-byte header size/],
     ['cut inside the header', good.subarray(0, 20), /runs past the end of the file/],
-    ['cut inside the data', good.subarray(0, good.length - 1), /cover 16 bytes of data but the file holds 15/],
+    [
+      'cut inside the data',
+      good.subarray(0, good.length - 1),
+      /cover 16 bytes of data but the file holds 15/,
+    ],
     ['a byte appended', Uint8Array.from([...good, 0]), /file holds 17/],
-    ['huge header size', Uint8Array.from([0, 0, 0, 0, 0, 1, 0, 0, ...good.subarray(8)]), /over the 100 MB limit/],
+    [
+      'huge header size',
+      Uint8Array.from([0, 0, 0, 0, 0, 1, 0, 0, ...good.subarray(8)]),
+      /over the 100 MB limit/,
+    ],
     ['not JSON', withHeader('{"w": nope}'), /not valid JSON/],
     ['not an object', withHeader('[1, 2]'), /does not start with \{/],
-    ['F16 tensor', withHeader('{"w":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]}}', 8), /dtype "F16"; only F32/],
-    ['size vs shape', withHeader('{"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,16]}}'), /do not hold shape \[2, 3\]/],
+    [
+      'F16 tensor',
+      withHeader('{"w":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]}}', 8),
+      /dtype "F16"; only F32/,
+    ],
+    [
+      'size vs shape',
+      withHeader('{"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,16]}}'),
+      /do not hold shape \[2, 3\]/,
+    ],
     [
       'a gap',
-      withHeader('{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}'),
+      withHeader(
+        '{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}',
+      ),
       /"b" starts at 8, expected 4/,
     ],
     ['metadata not strings', withHeader('{"__metadata__":{"n":1}}', 0), /__metadata__.n is not a string/],
@@ -95,7 +134,11 @@ test('a corrupted file is refused with one line naming the problem', () => {
   for (const [name, bytes, message] of cases) {
     assert.throws(
       () => decodeSafetensors(bytes, 'model.safetensors'),
-      (e: unknown) => e instanceof InputError && message.test(e.message) && !e.message.includes('\n') && e.message.startsWith('model.safetensors: '),
+      (e: unknown) =>
+        e instanceof InputError &&
+        message.test(e.message) &&
+        !e.message.includes('\n') &&
+        e.message.startsWith('model.safetensors: '),
       name,
     );
   }
@@ -104,7 +147,10 @@ test('a corrupted file is refused with one line naming the problem', () => {
 function trainedPair() {
   const net = new MLP([6, 16, 16, 3], Rng.derive(5), 'gelu');
   const opt = new Adam(net.namedParameters(), { lr: 0.01, weightDecay: 0.01, decoupled: true });
-  const x = tensor(Float32Array.from({ length: 8 * 6 }, (_, i) => Math.sin(i)), [8, 6]);
+  const x = tensor(
+    Float32Array.from({ length: 8 * 6 }, (_, i) => Math.sin(i)),
+    [8, 6],
+  );
   const y = Int32Array.from({ length: 8 }, (_, i) => i % 3);
   const stepOnce = (n: MLP, o: Adam) => {
     o.zeroGrad();
@@ -122,7 +168,13 @@ test('checkpoint: save → load gives bit-identical outputs, and training contin
   writeCheckpoint(path, checkpointBytes(net.namedParameters(), { sizes: [6, 16, 16, 3] }, opt));
   const ck = readCheckpointFile(path);
   assert.deepEqual(ck.config, { sizes: [6, 16, 16, 3] });
-  assert.deepEqual([...ck.params.keys()].sort(), net.namedParameters().map(([n]) => n).sort());
+  assert.deepEqual(
+    [...ck.params.keys()].sort(),
+    net
+      .namedParameters()
+      .map(([n]) => n)
+      .sort(),
+  );
   assert.equal(ck.optimizer!.step, 3);
   assert.equal(ck.optimizer!.kind, 'adamw');
 
@@ -142,7 +194,8 @@ test('checkpoint: a mismatched model or file is refused with one line naming the
   const { net, opt } = trainedPair();
   const bytes = checkpointBytes(net.namedParameters(), {}, opt);
   const ck = parseCheckpoint(bytes, 'ck.safetensors');
-  const oneLine = (re: RegExp) => (e: unknown) => e instanceof InputError && re.test(e.message) && !e.message.includes('\n');
+  const oneLine = (re: RegExp) => (e: unknown) =>
+    e instanceof InputError && re.test(e.message) && !e.message.includes('\n');
   const wider = new MLP([6, 32, 16, 3], Rng.derive(1), 'gelu');
   assert.throws(
     () => loadParameters(wider.namedParameters(), ck.params, 'ck.safetensors'),
@@ -155,14 +208,26 @@ test('checkpoint: a mismatched model or file is refused with one line naming the
   );
   const partial = new Map(ck.params);
   partial.delete('layers.1.bias');
-  assert.throws(() => loadParameters(net.namedParameters(), partial, 'ck'), oneLine(/tensor "layers.1.bias" is missing/));
+  assert.throws(
+    () => loadParameters(net.namedParameters(), partial, 'ck'),
+    oneLine(/tensor "layers.1.bias" is missing/),
+  );
   const shallower = new MLP([6, 16, 3], Rng.derive(1), 'gelu');
-  assert.throws(() => loadParameters(shallower.namedParameters(), ck.params, 'ck'), oneLine(/unexpected tensor "layers.2.bias"/));
+  assert.throws(
+    () => loadParameters(shallower.namedParameters(), ck.params, 'ck'),
+    oneLine(/unexpected tensor "layers.2.bias"/),
+  );
   const sgdLike = new Adam(net.namedParameters());
-  assert.throws(() => loadOptimizer(sgdLike, ck.optimizer, 'ck'), oneLine(/optimizer state is adamw, not adam/));
+  assert.throws(
+    () => loadOptimizer(sgdLike, ck.optimizer, 'ck'),
+    oneLine(/optimizer state is adamw, not adam/),
+  );
   const dir = mkdtempSync(join(tmpdir(), 'turnwise-nn-'));
   const bad = join(dir, 'bad.safetensors');
   writeFileSync(bad, bytes.subarray(0, bytes.length - 4));
   assert.throws(() => readCheckpointFile(bad), oneLine(/bad.safetensors: not a valid safetensors file/));
-  assert.throws(() => readCheckpointFile(join(dir, 'none.safetensors')), oneLine(/cannot read checkpoint \(ENOENT\)/));
+  assert.throws(
+    () => readCheckpointFile(join(dir, 'none.safetensors')),
+    oneLine(/cannot read checkpoint \(ENOENT\)/),
+  );
 });

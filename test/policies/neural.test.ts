@@ -26,7 +26,8 @@ const ctx = (observation: number, turnsLeft?: number): TurnContext<unknown> => (
   env,
 });
 const bits = (x: Float64Array) => [...new Uint32Array(x.buffer)];
-const oneLine = (re: RegExp) => (e: unknown) => e instanceof InputError && re.test(e.message) && !e.message.includes('\n');
+const oneLine = (re: RegExp) => (e: unknown) =>
+  e instanceof InputError && re.test(e.message) && !e.message.includes('\n');
 
 test('mlp specs: canonical ids, PyTorch-sized parameter counts, one-line refusals', () => {
   const p = makePolicy('mlp:hidden=32x16,seed=3', env.spec) as NeuralPolicy;
@@ -43,7 +44,14 @@ test('mlp specs: canonical ids, PyTorch-sized parameter counts, one-line refusal
   assert.deepEqual(bits(again.probs(ctx(0))), bits(p.probs(ctx(0))));
   const other = makePolicy('mlp:hidden=32x16,seed=4', env.spec) as NeuralPolicy;
   assert.notDeepEqual(bits(other.probs(ctx(0))), bits(p.probs(ctx(0))));
-  for (const bad of ['mlp:hidden=0', 'mlp:hidden=64xx', 'mlp:seed=-1', 'mlp:activation=sigmoid', 'mlp:budgetAware=2', 'mlp:depth=3']) {
+  for (const bad of [
+    'mlp:hidden=0',
+    'mlp:hidden=64xx',
+    'mlp:seed=-1',
+    'mlp:activation=sigmoid',
+    'mlp:budgetAware=2',
+    'mlp:depth=3',
+  ]) {
     assert.throws(() => makePolicy(bad, env.spec), InputError, bad);
   }
 });
@@ -89,8 +97,10 @@ test('save → load through --policy (file or run directory): bit-identical dist
       assert.deepEqual(bits(q.probs(ctx(s, h))), bits(p.probs(ctx(s, h))));
     }
     const tasks = makeTasks(random4, 6, 100);
-    const strip = (ts: unknown[]) => JSON.stringify(ts).replaceAll(JSON.stringify(path), '"P"').replaceAll(JSON.stringify(p.id), '"P"');
-    const run = (policy: NeuralPolicy) => rollout({ tasks, samples: 2, budget: 30, runSeed: 4, policy }) as unknown[];
+    const strip = (ts: unknown[]) =>
+      JSON.stringify(ts).replaceAll(JSON.stringify(path), '"P"').replaceAll(JSON.stringify(p.id), '"P"');
+    const run = (policy: NeuralPolicy) =>
+      rollout({ tasks, samples: 2, budget: 30, runSeed: 4, policy }) as unknown[];
     assert.equal(strip(run(q)), strip(run(p)));
   }
 });

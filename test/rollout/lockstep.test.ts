@@ -36,7 +36,9 @@ test('lockstep ≡ sequential, byte for byte: budget-blind and budget-aware, une
     const base = { tasks, samples: 3, budget, runSeed: 11 };
     const sequential = sync(rollout({ ...base, policy, lockstep: false }));
     const seen: number[] = [];
-    const lockstep = sync(rollout({ ...base, policy: counted, lockstepWidth: width, onTrajectory: (_, i) => seen.push(i) }));
+    const lockstep = sync(
+      rollout({ ...base, policy: counted, lockstepWidth: width, onTrajectory: (_, i) => seen.push(i) }),
+    );
     assert.equal(JSON.stringify(lockstep), JSON.stringify(sequential), policySpec);
     assert.deepEqual(
       seen,

@@ -9,7 +9,13 @@ import { envSpec, makeTasks } from '../../envs/index.ts';
 import type { Activation } from '../../nn/layers.ts';
 import { mlpPolicyConfig, NeuralPolicy, POLICY_FILE } from '../../policies/neural.ts';
 import { makePolicy } from '../../policies/spec.ts';
-import { type BcTargets, collectDemonstrations, meanExactSuccess, revealFor, trainBc } from '../../train/bc.ts';
+import {
+  type BcTargets,
+  collectDemonstrations,
+  meanExactSuccess,
+  revealFor,
+  trainBc,
+} from '../../train/bc.ts';
 import { fmt, json, out, Progress, table, warn } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed, seedRange } from '../options.ts';
 
@@ -45,10 +51,16 @@ export function registerBc(program: Command): void {
   envOptions(
     program
       .command('bc')
-      .description('behaviour cloning: train a neural policy on an expert over tasks, score it on held-out tasks'),
+      .description(
+        'behaviour cloning: train a neural policy on an expert over tasks, score it on held-out tasks',
+      ),
   )
     .option('--env <id>', 'environment id', 'frozenlake')
-    .option('--expert <spec>', 'the policy to imitate (needs probs for --targets probs)', 'oracle:horizon=100')
+    .option(
+      '--expert <spec>',
+      'the policy to imitate (needs probs for --targets probs)',
+      'oracle:horizon=100',
+    )
     .option('--train-seeds <A:B>', 'training task seeds A..B−1 (random maps: one map per seed)')
     .option('--test-seeds <A:B>', 'held-out task seeds A..B−1')
     .option('--budget <T>', 'turn budget of demonstrations and evaluation (default: the registered limit)')
@@ -66,8 +78,10 @@ export function registerBc(program: Command): void {
     .option('--seed <n>', 'seed of the initialisation, the demonstrations and the shuffling', '0')
     .option('--json', 'machine-readable output')
     .action((flags: BcFlags) => {
-      if (flags.trainSeeds === undefined) throw InputError.raw('--train-seeds', 'missing; give A:B, e.g. 0:5000');
-      if (flags.testSeeds === undefined) throw InputError.raw('--test-seeds', 'missing; give A:B, e.g. 1000000:1000200');
+      if (flags.trainSeeds === undefined)
+        throw InputError.raw('--train-seeds', 'missing; give A:B, e.g. 0:5000');
+      if (flags.testSeeds === undefined)
+        throw InputError.raw('--test-seeds', 'missing; give A:B, e.g. 1000000:1000200');
       const trainRange = seedRange('--train-seeds', flags.trainSeeds);
       const testRange = seedRange('--test-seeds', flags.testSeeds);
       if (trainRange.start < testRange.end && testRange.start < trainRange.end) {
@@ -78,7 +92,8 @@ export function registerBc(program: Command): void {
       const train = makeTasks(config, trainRange.end - trainRange.start, trainRange.start);
       const test = makeTasks(config, testRange.end - testRange.start, testRange.start);
       const spec = envSpec(train[0]);
-      const budget = flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
+      const budget =
+        flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
       const expert = makePolicy(flags.expert, spec, '--expert');
       if (flags.targets !== 'probs' && flags.targets !== 'actions') {
         throw new InputError('--targets', flags.targets, 'expected probs or actions');
@@ -102,12 +117,25 @@ export function registerBc(program: Command): void {
       const epochs = int('--epochs', flags.epochs, 0, 1_000_000);
       const batchSize = int('--batch-size', flags.batchSize, 1, 1_000_000);
       const lr = num('--lr', flags.lr, (x) => x > 0 && x < 10, 'a learning rate in (0, 10)');
-      const weightDecay = num('--weight-decay', flags.weightDecay, (x) => x >= 0 && x < 1, 'a number in [0, 1)');
+      const weightDecay = num(
+        '--weight-decay',
+        flags.weightDecay,
+        (x) => x >= 0 && x < 1,
+        'a number in [0, 1)',
+      );
       const episodesPerTask = int('--episodes-per-task', flags.episodesPerTask, 1, 10_000);
       const reveal = revealFor(expert, student);
 
       const t0 = performance.now();
-      const data = collectDemonstrations({ tasks: train, expert, student, budget, episodesPerTask, runSeed, targets });
+      const data = collectDemonstrations({
+        tasks: train,
+        expert,
+        student,
+        budget,
+        episodesPerTask,
+        runSeed,
+        targets,
+      });
       if (data.n === 0) throw InputError.raw('--train-seeds', 'the expert took no turns on these tasks');
       const progress = new Progress('bc', epochs);
       const result = trainBc(student, data, {
@@ -168,7 +196,7 @@ export function registerBc(program: Command): void {
         seconds: (performance.now() - t0) / 1000,
       };
       mkdirSync(flags.out, { recursive: true });
-      const { seconds: _, ...record } = summary;
+      const { seconds: _s, out: _o, ...record } = summary; // the checkpoint stays byte-identical across reruns and moves
       student.save(file, result.optimizer, { bc: JSON.stringify(record) });
       writeFileSync(join(flags.out, 'bc.json'), `${JSON.stringify(summary, null, 2)}\n`);
 
@@ -181,7 +209,12 @@ export function registerBc(program: Command): void {
         table([
           ['exact success', 'student', 'expert', 'random'],
           [`train (${train.length} tasks)`, fmt(success.train.student), fmt(success.train.expert), '-'],
-          [`held-out (${test.length} tasks)`, fmt(success.test.student), fmt(success.test.expert), fmt(success.test.random)],
+          [
+            `held-out (${test.length} tasks)`,
+            fmt(success.test.student),
+            fmt(success.test.expert),
+            fmt(success.test.random),
+          ],
         ]),
       );
       out(`wrote ${file} (${student.parameterCount()} parameters) and ${join(flags.out, 'bc.json')}`);
