@@ -10,6 +10,7 @@ import {
   concat,
   crossEntropy,
   embedding,
+  erf,
   gelu,
   layerNorm,
   linear,
@@ -84,6 +85,18 @@ test('add, sub, mul: same shape, bias broadcast over rows, scalar', () => {
     check(`${name} scalar`, () => op(a, s), [a, s]);
   }
   check('scale', () => scale(a, -2.5), [a]);
+});
+
+test('erf to float32 accuracy (reference values: Python math.erf)', () => {
+  for (const [x, want] of [
+    [0, 0],
+    [0.5, 0.5204998778130465],
+    [1, 0.8427007929497149],
+    [-2, -0.9953222650189527],
+    [3.5, 0.9999992569016276],
+  ]) {
+    assert.ok(Math.abs(erf(x) - want) < 2e-7, `erf(${x}) = ${erf(x)}, want ${want}`);
+  }
 });
 
 test('relu, tanh, gelu', () => {
