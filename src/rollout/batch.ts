@@ -32,7 +32,7 @@ export interface BatchOptions {
   /** Step episodes in lockstep with one actBatch() per turn (default: when the policy has actBatch and
    * is one object for all tasks). The trajectories are the same either way. */
   lockstep?: boolean;
-  /** Episodes per lockstep wave (default 256). */
+  /** Episodes per lockstep wave (default 256); in lockstep it replaces `concurrency`, also for async envs. */
   lockstepWidth?: number;
 }
 
