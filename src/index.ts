@@ -8,7 +8,7 @@ export { describeEnv, envConfig, envSpec, makeEnv, makeTasks } from './envs/inde
 export { evaluatePolicy, TabularOracle } from './envs/tabular.ts';
 export { exactPolicyValues, exactSuccess } from './eval/exact.ts';
 export * as nn from './nn/index.ts';
-export { loadNeuralPolicy, mlpPolicyConfig, NeuralPolicy, neuralExactSuccess } from './policies/neural.ts';
+export { loadNeuralPolicy, mlpPolicyConfig, NeuralPolicy } from './policies/neural.ts';
 export { OraclePolicy } from './policies/oracle.ts';
 export { RandomPolicy } from './policies/random.ts';
 export { makePolicy } from './policies/spec.ts';

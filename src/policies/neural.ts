@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
-import type { Action, EnvSpec, EnvView, Policy, TurnContext } from '../core/types.ts';
+import type { Action, EnvSpec, Policy, TurnContext } from '../core/types.ts';
 import { fromZod } from '../core/validate.ts';
 import { checkpointBytes, loadParameters, parseCheckpoint, writeCheckpoint } from '../nn/checkpoint.ts';
 import { ACTIVATIONS, type Activation, MLP } from '../nn/layers.ts';
@@ -233,29 +233,4 @@ export function loadNeuralPolicy(path: string, env: EnvSpec): NeuralPolicy | und
   const policy = new NeuralPolicy(config, path);
   loadParameters(policy.net.namedParameters(), ck.params, file);
   return policy;
-}
-
-/** Exact success of a neural policy where the env has an oracle, with one batched forward for all
- * (turns left, state) pairs instead of one forward per pair; the same number as exactSuccess(). */
-export function neuralExactSuccess(
-  env: EnvView<unknown>,
-  policy: NeuralPolicy,
-  budget: number,
-): number | undefined {
-  const oracle = env.oracle?.();
-  if (oracle === undefined) return undefined;
-  const { nS } = oracle;
-  const rows = policy.budgetAware ? budget : 1;
-  const ctxs: TurnContext<unknown>[] = [];
-  const rng = Rng.derive(0);
-  for (let h = 1; h <= rows; h++) {
-    for (let s = 0; s < nS; s++) {
-      ctxs.push({ observation: oracle.observation(s), history: [], turn: 0, turnsLeft: h, rng, env });
-    }
-  }
-  const table = policy.probsBatch(ctxs);
-  const values = oracle.evaluate((h, s) => table[(policy.budgetAware ? h - 1 : 0) * nS + s], budget);
-  let v = 0;
-  for (const s of oracle.starts) v += values.V[budget * nS + s];
-  return v / oracle.starts.length;
 }

@@ -8,13 +8,13 @@
 // fewer rows to push through the network.
 import { InputError } from '../core/errors.ts';
 import { Rng, STREAM } from '../core/rng.ts';
-import type { Env, EnvView, Policy, Task, TurnContext } from '../core/types.ts';
+import type { Env, Policy, Task, TurnContext } from '../core/types.ts';
 import { makeEnv } from '../envs/index.ts';
 import { exactSuccess } from '../eval/exact.ts';
 import { crossEntropy } from '../nn/ops.ts';
 import { Adam } from '../nn/optim.ts';
 import { backward, tensor } from '../nn/tensor.ts';
-import { NeuralPolicy, neuralExactSuccess } from '../policies/neural.ts';
+import type { NeuralPolicy } from '../policies/neural.ts';
 import { rollout } from '../rollout/batch.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
@@ -199,11 +199,7 @@ export function meanExactSuccess(
 ): number | null {
   let sum = 0;
   for (const task of tasks) {
-    const env: EnvView<unknown> = makeEnv(task);
-    const v =
-      policy instanceof NeuralPolicy
-        ? neuralExactSuccess(env, policy, budget)
-        : exactSuccess(env, policy, budget, reveal);
+    const v = exactSuccess(makeEnv(task), policy, budget, reveal);
     if (v === undefined) return null;
     sum += v;
   }
