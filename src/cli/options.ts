@@ -59,6 +59,30 @@ export function intList(flag: string, raw: unknown, min = 1): number[] {
 
 export const seed = (raw: unknown): number => int('--seed', raw, 0, 2 ** 53 - 1);
 
+export interface SeedRange {
+  /** First seed. */
+  start: number;
+  /** One past the last seed. */
+  end: number;
+}
+
+/** `A:B` = the seeds A, A+1, …, B−1 (Python's range), e.g. `--train-seeds 0:5000`. */
+export function seedRange(flag: string, raw: unknown): SeedRange {
+  const m = /^\s*(\d+)\s*:\s*(\d+)\s*$/.exec(String(raw));
+  const start = m === null ? Number.NaN : Number(m[1]);
+  const end = m === null ? Number.NaN : Number(m[2]);
+  if (
+    !(Number.isSafeInteger(start) && Number.isSafeInteger(end) && end > start && end - start <= 10_000_000)
+  ) {
+    throw new InputError(
+      flag,
+      raw,
+      'expected A:B with integers 0 ≤ A < B (seeds A to B−1, at most 10,000,000 of them)',
+    );
+  }
+  return { start, end };
+}
+
 /** The env flags every command that builds tasks shares. */
 export function envOptions(cmd: Command): Command {
   return cmd

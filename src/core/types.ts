@@ -150,6 +150,13 @@ export interface Policy<O, A> {
   /** The whole action distribution, for discrete action spaces (length = spec.actions). Policies whose
    * distribution depends only on the observation and turnsLeft can be evaluated exactly through it. */
   probs?(ctx: TurnContext<O>): ArrayLike<number>;
+  /** probs() for many contexts at once (one batched forward for a neural policy); exact evaluation
+   * uses it when present. */
+  probsBatch?(ctxs: readonly TurnContext<O>[]): ArrayLike<number>[];
+  /** Acts in many episodes at once (one batched forward for a neural policy); the rollout then steps
+   * its episodes in lockstep. Must return what act() would for each context, in order — in particular
+   * each action drawn from its own ctx.rng — so that lockstep and sequential rollouts are identical. */
+  actBatch?(ctxs: readonly TurnContext<O>[]): MaybePromise<Action<A>[]>;
 }
 
 /** How an env is made: a registry id and its parameters (plain JSON). */

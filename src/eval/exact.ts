@@ -15,6 +15,21 @@ export function exactPolicyValues<O>(
   if (oracle === undefined || policy.probs === undefined) return undefined;
   const probs = policy.probs.bind(policy);
   const rng = Rng.derive(0);
+  if (policy.probsBatch !== undefined) {
+    // One batched call for every (turns left, state) the recursion will ask about; without turnsLeft
+    // the policy sees the state only, so one row per state serves every h.
+    const { nS } = oracle;
+    const rows = revealBudget ? budget : 1;
+    const ctxs: TurnContext<O>[] = [];
+    for (let h = 1; h <= rows; h++) {
+      for (let s = 0; s < nS; s++) {
+        const turnsLeft = revealBudget ? h : undefined;
+        ctxs.push({ observation: oracle.observation(s), history: [], turn: budget - h, turnsLeft, rng, env });
+      }
+    }
+    const table = policy.probsBatch(ctxs);
+    return oracle.evaluate((h, s) => table[(revealBudget ? h - 1 : 0) * nS + s], budget);
+  }
   return oracle.evaluate((h, s) => {
     const ctx: TurnContext<O> = {
       observation: oracle.observation(s),

@@ -1,9 +1,12 @@
 // Policy specs on the command line: `random`, `oracle`, `oracle:eps=0.2`, `oracle:temp=0.5`,
 // `oracle:horizon=100` (budget-blind), parameters comma-separated (`oracle:eps=0.2,horizon=100`),
-// `tabular`; a checkpoint path goes through the loaders registered in CHECKPOINT_LOADERS.
+// `tabular`, `mlp:hidden=64x64,seed=0` (a freshly initialised neural policy); a checkpoint path or a run
+// directory goes through the loaders registered in CHECKPOINT_LOADERS.
 import { existsSync } from 'node:fs';
 import { InputError } from '../core/errors.ts';
 import type { EnvSpec, Policy } from '../core/types.ts';
+import { ACTIVATIONS, type Activation } from '../nn/layers.ts';
+import { loadNeuralPolicy, mlpPolicyConfig, NeuralPolicy } from './neural.ts';
 import { OraclePolicy } from './oracle.ts';
 import { discreteActions, RandomPolicy } from './random.ts';
 import { TabularPolicy } from './tabular.ts';
@@ -13,8 +16,8 @@ export type AnyPolicy = Policy<unknown, unknown>;
 interface PolicyKind {
   summary: string;
   /** Allowed parameters and how each is read (throws InputError on a bad value). */
-  params: Record<string, (value: string, field: string) => number>;
-  make(params: Record<string, number>, env: EnvSpec, id: string): AnyPolicy;
+  params: Record<string, (value: string, field: string) => number | string>;
+  make(params: Record<string, number | string>, env: EnvSpec, id: string): AnyPolicy;
 }
 
 const probability = (v: string, field: string): number => {
@@ -33,6 +36,30 @@ const positiveInt = (v: string, field: string): number => {
   if (!/^\d+$/.test(v.trim()) || !(x >= 1)) throw new InputError(field, v, 'expected an integer ≥ 1');
   return x;
 };
+const seedValue = (v: string, field: string): number => {
+  const x = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(x))
+    throw new InputError(field, v, 'expected an integer ≥ 0');
+  return x;
+};
+/** Hidden layer widths such as `64x64`, returned in that canonical form. */
+const layerSizes = (v: string, field: string): string => {
+  const parts = v.trim().split('x');
+  if (!parts.every((p) => /^\d+$/.test(p) && Number(p) >= 1 && Number(p) <= 65536)) {
+    throw new InputError(field, v, 'expected layer widths such as 64x64 (integers ≥ 1 joined by x)');
+  }
+  return parts.map(Number).join('x');
+};
+const activation = (v: string, field: string): string => {
+  if (!(ACTIVATIONS as readonly string[]).includes(v))
+    throw new InputError(field, v, `expected ${ACTIVATIONS.join(', ')}`);
+  return v;
+};
+const flag = (v: string, field: string): number => {
+  if (v === '1' || v === 'true') return 1;
+  if (v === '0' || v === 'false') return 0;
+  throw new InputError(field, v, 'expected 1 or 0');
+};
 
 const KINDS: Record<string, PolicyKind> = {
   random: {
@@ -48,7 +75,11 @@ const KINDS: Record<string, PolicyKind> = {
     params: { eps: probability, temp: positive, horizon: positiveInt },
     make: (p, env, id) => {
       if (!env.oracle) throw new InputError('--policy', id, `env ${env.id} has no exact oracle`);
-      return new OraclePolicy({ eps: p.eps, temp: p.temp, horizon: p.horizon }, id) as AnyPolicy;
+      const num = (x: number | string | undefined) => x as number | undefined;
+      return new OraclePolicy(
+        { eps: num(p.eps), temp: num(p.temp), horizon: num(p.horizon) },
+        id,
+      ) as AnyPolicy;
     },
   },
   tabular: {
@@ -61,14 +92,34 @@ const KINDS: Record<string, PolicyKind> = {
       return new TabularPolicy(env.observations, discreteActions(env), undefined, id) as AnyPolicy;
     },
   },
+  mlp: {
+    summary:
+      'a freshly initialised MLP over the feature view (hidden=64x64, seed=, activation=, budgetAware=1)',
+    params: { hidden: layerSizes, seed: seedValue, activation, budgetAware: flag },
+    make: (p, env, id) => {
+      const config = mlpPolicyConfig(
+        env,
+        {
+          hidden: p.hidden === undefined ? undefined : String(p.hidden).split('x').map(Number),
+          seed: p.seed as number | undefined,
+          activation: p.activation as Activation | undefined,
+          budgetAware: p.budgetAware === 1,
+        },
+        '--policy',
+      );
+      return new NeuralPolicy(config, id) as AnyPolicy;
+    },
+  },
 };
 
 /** Loaders for policies saved on disk; each returns undefined when the path is not its format. */
-export const CHECKPOINT_LOADERS: ((path: string, env: EnvSpec) => AnyPolicy | undefined)[] = [];
+export const CHECKPOINT_LOADERS: ((path: string, env: EnvSpec) => AnyPolicy | undefined)[] = [
+  (path, env) => loadNeuralPolicy(path, env) as AnyPolicy | undefined,
+];
 
 export const POLICY_KINDS: readonly string[] = Object.keys(KINDS);
 
-const ALLOWED = `expected random, oracle[:eps=E,temp=T,horizon=H], tabular, or a checkpoint path`;
+const ALLOWED = `expected random, oracle[:eps=E,temp=T,horizon=H], tabular, mlp[:hidden=64x64,seed=S], or a checkpoint path`;
 
 export function parsePolicySpec(
   spec: string,
@@ -106,7 +157,7 @@ export function makePolicy(spec: string, env: EnvSpec, field = '--policy'): AnyP
   const { kind, params } = parsePolicySpec(spec, field);
   const entry = Object.hasOwn(KINDS, kind) ? KINDS[kind] : undefined;
   if (entry === undefined) throw new InputError(field, spec, ALLOWED);
-  const values: Record<string, number> = {};
+  const values: Record<string, number | string> = {};
   for (const [key, raw] of Object.entries(params)) {
     const read = Object.hasOwn(entry.params, key) ? entry.params[key] : undefined;
     if (read === undefined) {

@@ -2,11 +2,12 @@
 // derived from (run seed, task seed, sample index), so the trajectories are the same, byte for byte,
 // whatever the concurrency or the order in which episodes finish. Synchronous envs and policies run
 // in a plain loop; the first promise switches the rest of the batch to a bounded pool of `concurrency`
-// episodes in flight.
+// episodes in flight. A policy with actBatch (a neural network) runs in lockstep instead (lockstep.ts).
 import { InputError } from '../core/errors.ts';
 import type { Env, MaybePromise, Policy, Task, Trajectory } from '../core/types.ts';
 import { makeEnv as registryMakeEnv } from '../envs/index.ts';
-import { checkBudget, episodeSeeds, isPromise, runEpisode } from './episode.ts';
+import { checkBudget, type EpisodeOptions, episodeSeeds, isPromise, runEpisode } from './episode.ts';
+import { runLockstep } from './lockstep.ts';
 
 type AnyEnv = Env<unknown, unknown>;
 type AnyPolicy = Policy<unknown, unknown>;
@@ -28,6 +29,11 @@ export interface BatchOptions {
   onTrajectory?: (trajectory: Trajectory, index: number) => void;
   /** Episode ids are `${idPrefix}${task.seed}-${sample}` (default `r${runSeed}-`). */
   idPrefix?: string;
+  /** Step episodes in lockstep with one actBatch() per turn (default: when the policy has actBatch and
+   * is one object for all tasks). The trajectories are the same either way. */
+  lockstep?: boolean;
+  /** Episodes per lockstep wave (default 256); in lockstep it replaces `concurrency`, also for async envs. */
+  lockstepWidth?: number;
 }
 
 export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
@@ -46,20 +52,42 @@ export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
   const total = tasks.length * samples;
   const out: Trajectory[] = new Array(total);
 
-  const start = (i: number, env: AnyEnv) => {
+  const episodeOptions = (i: number, policy: AnyPolicy): EpisodeOptions<unknown> => {
     const task = tasks[Math.floor(i / samples)];
     const sample = i % samples;
-    const policy = policyFor(task);
     const { envSeed, rng } = episodeSeeds(opts.runSeed, task.seed, sample);
-    return runEpisode(env, policy, {
+    return {
       id: `${prefix}${task.seed}-${sample}`,
       task,
       budget: checkBudget(budgetFor(task, sample), 'budget'),
       revealBudget: opts.revealBudget ?? policy.budgetAware,
       envSeed,
       rng,
-    });
+    };
   };
+  const start = (i: number, env: AnyEnv) => {
+    const policy = policyFor(tasks[Math.floor(i / samples)]);
+    return runEpisode(env, policy, episodeOptions(i, policy));
+  };
+
+  const single = typeof opts.policy === 'function' ? undefined : opts.policy;
+  if (single?.actBatch !== undefined && opts.lockstep !== false) {
+    const width = opts.lockstepWidth ?? 256;
+    if (!Number.isInteger(width) || width < 1)
+      throw new InputError('lockstepWidth', width, 'expected an integer ≥ 1');
+    const done = runLockstep({
+      total,
+      width,
+      policy: single as AnyPolicy & Required<Pick<AnyPolicy, 'actBatch'>>,
+      makeEnv: (i) => makeEnv(tasks[Math.floor(i / samples)]),
+      episodeOptions: (i) => episodeOptions(i, single),
+      emit: (i, t) => {
+        out[i] = t;
+        opts.onTrajectory?.(t, i);
+      },
+    });
+    return isPromise(done) ? done.then(() => out) : out;
+  }
 
   // Sync fast path: one env per task, reused across its samples.
   let env: AnyEnv | undefined;

@@ -58,7 +58,8 @@ export function isPromise(x: unknown): x is Promise<unknown> {
   return typeof x === 'object' && x !== null && typeof (x as { then?: unknown }).then === 'function';
 }
 
-const DONE: unique symbol = Symbol('done');
+/** What Episode.next returns when the episode is over. */
+export const DONE: unique symbol = Symbol('done');
 const RESET = 0;
 const ACT = 1;
 const STEP = 2;
@@ -68,7 +69,7 @@ const STEP = 2;
  * reset observation, the policy's action, the env's step) and returns the next request — a value or a
  * promise — or DONE. A hand-written machine rather than a generator: generators cost ~4× on this loop.
  */
-class Episode<O, A> {
+export class Episode<O, A> {
   private readonly env: Env<O, A>;
   private readonly policy: Policy<O, A>;
   private readonly o: EpisodeOptions<O>;
@@ -218,12 +219,13 @@ async function finishAsync<O, A>(ep: Episode<O, A>, pending: Promise<unknown>): 
   return ep.result();
 }
 
-/** Plays one episode; returns a plain Trajectory when env and policy are synchronous. */
-export function runEpisode<O, A>(
+/** Checks the options and returns the episode machine, not yet started (the lockstep rollout drives
+ * many at once). */
+export function createEpisode<O, A>(
   env: Env<O, A>,
   policy: Policy<O, A>,
   options: EpisodeOptions<O>,
-): MaybePromise<Trajectory<O, A>> {
+): Episode<O, A> {
   checkBudget(options.budget, 'budget');
   if (policy.budgetAware && !options.revealBudget) {
     throw new InputError(
@@ -232,7 +234,16 @@ export function runEpisode<O, A>(
       `policy ${policy.id} acts on the turns left; reveal the budget`,
     );
   }
-  const ep = new Episode(env, policy, options);
+  return new Episode(env, policy, options);
+}
+
+/** Plays one episode; returns a plain Trajectory when env and policy are synchronous. */
+export function runEpisode<O, A>(
+  env: Env<O, A>,
+  policy: Policy<O, A>,
+  options: EpisodeOptions<O>,
+): MaybePromise<Trajectory<O, A>> {
+  const ep = createEpisode(env, policy, options);
   let req = ep.start();
   while (req !== DONE) {
     if (isPromise(req)) return finishAsync(ep, req);

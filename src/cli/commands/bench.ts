@@ -1,12 +1,13 @@
-// turnwise bench env|rollout — throughput figures (machine-dependent: printed, never asserted).
+// turnwise bench env|rollout|nn — throughput figures (machine-dependent: printed, never asserted).
 import type { Command } from 'commander';
 import type { Env, Task } from '../../core/types.ts';
 import { envSpec, makeEnv } from '../../envs/index.ts';
 import { envThroughput } from '../../envs/throughput.ts';
+import { benchNn } from '../../nn/bench.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { rolloutThroughput } from '../../rollout/throughput.ts';
-import { fmt, json, out } from '../io.ts';
-import { type EnvFlags, envConfigFromFlags, envOptions, int, seed } from '../options.ts';
+import { fmt, json, out, table } from '../io.ts';
+import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed } from '../options.ts';
 
 interface BenchFlags extends EnvFlags {
   steps: string;
@@ -65,5 +66,23 @@ export function registerBench(program: Command): void {
       out(
         `${fmt(r.stepsPerSecond / 1e6, 2)} M steps/s, ${fmt(r.episodesPerSecond / 1e3, 1)} K episodes/s (${r.steps} steps, ${fmt(r.seconds, 2)} s)`,
       );
+    });
+
+  bench
+    .command('nn')
+    .description('nn engine: square float32 matmul GFLOP/s (one core) and MLP train steps/s')
+    .option('--trial-seconds <s>', 'length of each of the 3 timed trials per figure (best is kept)', '0.2')
+    .option('--json', 'machine-readable output')
+    .action((flags: { json?: boolean; trialSeconds: string }) => {
+      const trial = num('--trial-seconds', flags.trialSeconds, (x) => x > 0 && x <= 60, 'seconds in (0, 60]');
+      const r = benchNn([64, 256, 512], trial);
+      if (flags.json) return json(r);
+      out(
+        table([
+          ['matmul n', 'GFLOP/s', `scalar`],
+          ...Object.keys(r.matmul).map((n) => [n, fmt(r.matmul[n], 2), fmt(r.matmulScalar[n], 2)]),
+        ]),
+      );
+      out(`kernel ${r.kernel}; MLP 48-64-64-4 Adam steps on batches of 256: ${r.mlpTrainStepsPerSecond}/s`);
     });
 }

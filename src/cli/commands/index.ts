@@ -1,5 +1,6 @@
 // Every command registers itself on the program; one line per command file.
 import type { Command } from 'commander';
+import { registerBc } from './bc.ts';
 import { registerBench } from './bench.ts';
 import { registerCalc } from './calc.ts';
 import { registerCompare } from './compare.ts';
@@ -18,6 +19,7 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerCompare,
   registerCredit,
   registerCalc,
+  registerBc,
   registerBench,
   registerDemo,
 ];

@@ -1,0 +1,8 @@
+// The nn engine's public surface: tensors and the tape, ops, layers, optimizers, checkpoints.
+export * from './checkpoint.ts';
+export { gemm, gemmKernel } from './gemm.ts';
+export * from './layers.ts';
+export * from './ops.ts';
+export * from './optim.ts';
+export * from './safetensors.ts';
+export * from './tensor.ts';
