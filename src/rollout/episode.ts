@@ -67,7 +67,8 @@ const STEP = 2;
 /**
  * The episode as an explicit state machine: `next(value)` takes the result of the last request (the
  * reset observation, the policy's action, the env's step) and returns the next request — a value or a
- * promise — or DONE. A hand-written machine rather than a generator: generators cost ~4× on this loop.
+ * promise — or DONE. An explicit machine (not a generator) so that the lockstep driver
+ * (rollout/lockstep.ts) can hold many episodes and feed each one its slice of a batched policy call.
  */
 export class Episode<O, A> {
   private readonly env: Env<O, A>;

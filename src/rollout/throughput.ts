@@ -1,8 +1,6 @@
 // Whole-trajectory throughput: batches of recorded episodes with a policy in the loop, through the
 // same rollout() the CLI and training use. Each batch is kept whole (every turn recorded) until the
 // next one starts, like a training batch; the batch size matters because a large batch outlives V8's
-// young generation (256 episodes ≈ a GRPO batch of 32 groups × 8). Each batch is kept whole (every turn recorded) until the
-// next one starts, like a training batch; the batch size matters because a large batch outlives V8's
 // young generation (256 episodes ≈ a GRPO batch of 32 groups × 8).
 import type { Policy, Task } from '../core/types.ts';
 import { rollout } from './batch.ts';
