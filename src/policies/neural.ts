@@ -8,21 +8,18 @@
 // `probs` and `logProb` run the same forward on one row. The matmul kernel gives a row the same bits
 // alone or in a batch (nn/gemm.ts), so both paths sample the same action from the same episode RNG.
 // Log-probabilities are computed as logit − logsumexp (exact for tiny probabilities, unlike log p).
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
 import type { Action, EnvSpec, Policy, TurnContext } from '../core/types.ts';
 import { fromZod } from '../core/validate.ts';
-import { checkpointBytes, loadParameters, parseCheckpoint, writeCheckpoint } from '../nn/checkpoint.ts';
+import { checkpointBytes, loadParameters, writeCheckpoint } from '../nn/checkpoint.ts';
 import { ACTIVATIONS, type Activation, MLP } from '../nn/layers.ts';
 import type { Optimizer } from '../nn/optim.ts';
-import { decodeSafetensors } from '../nn/safetensors.ts';
 import { noGrad, type Tensor, tensor } from '../nn/tensor.ts';
+import { checkpointKind, readPolicyCheckpoint } from './checkpoint-file.ts';
 
-/** The file a run directory holds its policy in. */
-export const POLICY_FILE = 'policy.safetensors';
+export { POLICY_FILE } from './checkpoint-file.ts';
 
 const ConfigSchema = z
   .object({
@@ -192,15 +189,6 @@ export class NeuralPolicy implements Policy<unknown, number> {
   }
 }
 
-/** The checkpoint file a `--policy` path names: the file itself, or policy.safetensors in a run directory. */
-function checkpointFile(path: string): string | undefined {
-  if (statSync(path).isDirectory()) {
-    const file = join(path, POLICY_FILE);
-    return existsSync(file) ? file : undefined;
-  }
-  return path;
-}
-
 /**
  * CHECKPOINT_LOADERS entry: a neural policy from a safetensors file or a run directory holding one.
  * Returns undefined for anything that is not a turnwise MLP policy (another loader may read it);
@@ -208,20 +196,9 @@ function checkpointFile(path: string): string | undefined {
  * the env (feature length, action count) or whose tensors do not match its config.
  */
 export function loadNeuralPolicy(path: string, env: EnvSpec): NeuralPolicy | undefined {
-  const file = checkpointFile(path);
-  if (file === undefined) return undefined;
-  const bytes = readFileSync(file);
-  if (!file.endsWith('.safetensors')) {
-    // Any other file is ours only if it parses as safetensors.
-    try {
-      decodeSafetensors(bytes, file);
-    } catch {
-      return undefined;
-    }
-  }
-  const ck = parseCheckpoint(bytes, file);
-  const kind = (ck.config as { kind?: unknown } | undefined)?.kind;
-  if (kind !== 'mlp-policy') return undefined;
+  const found = readPolicyCheckpoint(path);
+  if (found === undefined || checkpointKind(found.checkpoint) !== 'mlp-policy') return undefined;
+  const { file, checkpoint: ck } = found;
   const config = fromZod(ConfigSchema, ck.config, `${file} __metadata__.turnwise`);
   const mismatch = (what: string, saved: number, now: number | string | undefined) =>
     InputError.raw(

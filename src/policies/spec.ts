@@ -9,7 +9,7 @@ import { ACTIVATIONS, type Activation } from '../nn/layers.ts';
 import { loadNeuralPolicy, mlpPolicyConfig, NeuralPolicy } from './neural.ts';
 import { OraclePolicy } from './oracle.ts';
 import { discreteActions, RandomPolicy } from './random.ts';
-import { TabularPolicy } from './tabular.ts';
+import { loadTabularPolicy, TabularPolicy } from './tabular.ts';
 
 export type AnyPolicy = Policy<unknown, unknown>;
 
@@ -115,6 +115,7 @@ const KINDS: Record<string, PolicyKind> = {
 /** Loaders for policies saved on disk; each returns undefined when the path is not its format. */
 export const CHECKPOINT_LOADERS: ((path: string, env: EnvSpec) => AnyPolicy | undefined)[] = [
   (path, env) => loadNeuralPolicy(path, env) as AnyPolicy | undefined,
+  (path, env) => loadTabularPolicy(path, env) as AnyPolicy | undefined,
 ];
 
 export const POLICY_KINDS: readonly string[] = Object.keys(KINDS);

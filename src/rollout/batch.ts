@@ -6,7 +6,7 @@
 import { InputError } from '../core/errors.ts';
 import type { Env, MaybePromise, Policy, Task, Trajectory } from '../core/types.ts';
 import { makeEnv as registryMakeEnv } from '../envs/index.ts';
-import { checkBudget, type EpisodeOptions, episodeSeeds, isPromise, runEpisode } from './episode.ts';
+import { checkBudget, type EpisodeOptions, episodeSeeds, isPromise, type Prefix, runEpisode } from './episode.ts';
 import { runLockstep } from './lockstep.ts';
 
 type AnyEnv = Env<unknown, unknown>;
@@ -34,6 +34,8 @@ export interface BatchOptions {
   lockstep?: boolean;
   /** Episodes per lockstep wave (default 256); in lockstep it replaces `concurrency`, also for async envs. */
   lockstepWidth?: number;
+  /** Expert-prefix guidance per episode (see EpisodeOptions.prefix); undefined = no prefix. */
+  prefix?: (task: Task, sample: number) => Prefix<unknown> | undefined;
 }
 
 export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
@@ -63,6 +65,7 @@ export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
       revealBudget: opts.revealBudget ?? policy.budgetAware,
       envSeed,
       rng,
+      prefix: opts.prefix?.(task, sample),
     };
   };
   const start = (i: number, env: AnyEnv) => {

@@ -35,6 +35,14 @@ export interface EpisodeOptions<O> {
   /** Continue from a saved state instead of resetting: the env is restored (and re-seeded with envSeed)
    * and the given turns count against the budget. */
   from?: { snapshot: unknown; observation: O; history: readonly Turn<O, unknown>[] };
+  /** Expert-prefix guidance: the first `turns` turns are played by `policy` and recorded as `forced`
+   * (excluded from policy losses). The expert is told the turns left when it is budget-aware. */
+  prefix?: Prefix<O>;
+}
+
+export interface Prefix<O> {
+  policy: Policy<O, unknown>;
+  turns: number;
 }
 
 /** The seeds of episode (run, task, sample): independent streams for the env and the policy. */
@@ -85,6 +93,8 @@ export class Episode<O, A> {
   private end: Outcome['end'] = 'truncated';
   private lastInfo: StepInfo = {};
   private error: string | undefined;
+  /** Whether the pending action came from the prefix policy. */
+  private forced = false;
 
   constructor(env: Env<O, A>, policy: Policy<O, A>, o: EpisodeOptions<O>) {
     this.env = env;
@@ -124,14 +134,16 @@ export class Episode<O, A> {
       if (this.phase === STEP) {
         const res = value as StepResult<O>;
         const { t, act } = this;
-        this.turns.push({
+        const turn: Turn<O, A> = {
           t,
           observation: this.obs,
           action: act.action,
           reward: res.reward,
           logp: act.logp,
           info: res.info,
-        });
+        };
+        if (this.forced) turn.forced = true;
+        this.turns.push(turn);
         this.ret += res.reward;
         if (this.firstSuccessTurn === null && res.info.success === true) this.firstSuccessTurn = t + 1;
         this.obs = res.observation;
@@ -162,6 +174,12 @@ export class Episode<O, A> {
     this.phase = ACT;
     ctx.observation = this.obs;
     ctx.turn = t;
+    const prefix = this.o.prefix;
+    this.forced = prefix !== undefined && t < prefix.turns;
+    if (this.forced) {
+      ctx.turnsLeft = this.o.revealBudget || prefix!.policy.budgetAware ? budget - t : undefined;
+      return prefix!.policy.act(ctx);
+    }
     ctx.turnsLeft = this.o.revealBudget ? budget - t : undefined;
     return this.policy.act(ctx);
   }

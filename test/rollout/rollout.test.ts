@@ -217,3 +217,32 @@ test('an episode branched from a snapshot keeps its history and re-seeds the env
   }
   assert.ok(branches.size > 1);
 });
+
+test('an expert prefix plays the first L turns, recorded as forced, in both rollout paths', () => {
+  const task: Task = { ...envConfig('frozenlake', { map: '4x4' }), seed: 0 };
+  const path = [2, 2, 1, 1, 1, 2];
+  const expert: AnyPolicy = { id: 'expert', budgetAware: false, act: (c) => ({ action: path[c.turn], logp: 0 }) };
+  const learner: AnyPolicy = { id: 'learner', budgetAware: false, act: (c) => ({ action: path[c.turn], logp: -1 }) };
+  const run = (L: number) =>
+    sync(
+      rollout({
+        tasks: [task],
+        samples: 2,
+        budget: 8,
+        runSeed: 0,
+        policy: learner,
+        prefix: (_t, k) => (k === 0 ? undefined : { policy: expert, turns: L }),
+      }),
+    );
+  const [none, some] = run(3);
+  assert.deepEqual(none.turns.map((t) => t.logp), [-1, -1, -1, -1, -1, -1]);
+  assert.ok(none.turns.every((t) => t.forced === undefined));
+  assert.ok(!('forced' in JSON.parse(JSON.stringify(none.turns[0]))));
+  assert.deepEqual(some.turns.map((t) => t.forced === true), [true, true, true, false, false, false]);
+  assert.deepEqual(some.turns.map((t) => t.logp), [0, 0, 0, -1, -1, -1]);
+  assert.equal(some.outcome.firstSuccessTurn, 6);
+  // A prefix as long as the solution solves the task without the learner taking a turn.
+  const [, solved] = run(6);
+  assert.equal(solved.outcome.success, true);
+  assert.ok(solved.turns.every((t) => t.forced));
+});
