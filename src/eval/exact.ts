@@ -2,7 +2,8 @@
 // programming over (state, turns left), for policies whose action distribution depends only on the
 // observation and, when revealed, the turns left (random, oracle, tabular, neural over the features).
 import { Rng } from '../core/rng.ts';
-import type { EnvView, Policy, PolicyValues, TurnContext } from '../core/types.ts';
+import type { EnvView, Policy, PolicyValues, Task, TurnContext } from '../core/types.ts';
+import { makeEnv } from '../envs/index.ts';
 
 /** V^π and Q^π for every h ≤ budget; undefined when the env has no oracle or the policy no `probs`. */
 export function exactPolicyValues<O>(
@@ -56,4 +57,47 @@ export function exactSuccess<O>(
   let v = 0;
   for (const s of oracle.starts) v += values.V[budget * values.nS + s];
   return v / oracle.starts.length;
+}
+
+/**
+ * Mean over tasks of the exact success probability within the budget, computed once per distinct
+ * oracle (tasks on one map share it); null without an oracle, without `probs`, or beyond `maxMaps`
+ * distinct maps.
+ */
+export function meanExactSuccess(
+  tasks: readonly Task[],
+  policy: Policy<unknown, unknown>,
+  budget: number,
+  reveal: boolean = policy.budgetAware,
+  maxMaps = Number.POSITIVE_INFINITY,
+): number | null {
+  const byOracle = new Map<unknown, number>();
+  let sum = 0;
+  for (const task of tasks) {
+    const env = makeEnv(task);
+    const key = env.oracle?.();
+    if (key === undefined) return null;
+    let v = byOracle.get(key);
+    if (v === undefined) {
+      if (byOracle.size >= maxMaps) return null;
+      v = exactSuccess(env, policy, budget, reveal);
+      if (v === undefined) return null;
+      byOracle.set(key, v);
+    }
+    sum += v;
+  }
+  return sum / tasks.length;
+}
+
+/** Mean over tasks of V*_budget from the start (the best any policy can do); null without an oracle. */
+export function meanOptimalSuccess(tasks: readonly Task[], budget: number): number | null {
+  let sum = 0;
+  for (const task of tasks) {
+    const oracle = makeEnv(task).oracle?.();
+    if (oracle === undefined) return null;
+    let v = 0;
+    for (const s of oracle.starts) v += oracle.v(budget, s);
+    sum += v / oracle.starts.length;
+  }
+  return sum / tasks.length;
 }

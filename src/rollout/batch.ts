@@ -6,7 +6,14 @@
 import { InputError } from '../core/errors.ts';
 import type { Env, MaybePromise, Policy, Task, Trajectory } from '../core/types.ts';
 import { makeEnv as registryMakeEnv } from '../envs/index.ts';
-import { checkBudget, type EpisodeOptions, episodeSeeds, isPromise, type Prefix, runEpisode } from './episode.ts';
+import {
+  checkBudget,
+  type EpisodeOptions,
+  episodeSeeds,
+  isPromise,
+  type Prefix,
+  runEpisode,
+} from './episode.ts';
 import { runLockstep } from './lockstep.ts';
 
 type AnyEnv = Env<unknown, unknown>;

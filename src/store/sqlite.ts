@@ -96,12 +96,14 @@ export class RunStore {
       .run(status, new Date().toISOString(), id);
   }
 
-  /** Appends trajectories as rows firstIdx, firstIdx+1, … in one transaction. */
+  /** Appends trajectories as rows firstIdx, firstIdx+1, … in one transaction. With `full` false only the
+   * outcome columns are kept and `data` holds the outcome alone (a much smaller store). */
   addTrajectories(
     run: string,
     firstIdx: number,
     trajectories: readonly Trajectory[],
     iter: number | null = null,
+    full = true,
   ): void {
     const insert = this.db.prepare(
       'INSERT INTO trajectories (run, idx, iter, task, policy, budget, success, turns, ret, failure, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -119,7 +121,7 @@ export class RunStore {
           t.outcome.turns,
           t.outcome.return,
           t.outcome.failure,
-          JSON.stringify(t),
+          JSON.stringify(full ? t : { id: t.id, outcome: t.outcome }),
         );
       });
     })();
@@ -135,6 +137,22 @@ export class RunStore {
       data: string;
     }[];
     return rows.map((r) => JSON.parse(r.data) as Trajectory);
+  }
+
+  /** One training iteration — its trajectories and its metrics — in a single transaction, so that a
+   * killed run has either all of an iteration's rows or none of them. */
+  addIteration(
+    run: string,
+    iter: number,
+    firstIdx: number,
+    trajectories: readonly Trajectory[],
+    metrics: Record<string, number | null>,
+    full = true,
+  ): void {
+    this.db.transaction(() => {
+      this.addTrajectories(run, firstIdx, trajectories, iter, full);
+      this.addMetrics(run, iter, metrics);
+    })();
   }
 
   addMetrics(run: string, iter: number, values: Record<string, number | null>): void {

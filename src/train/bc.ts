@@ -10,7 +10,6 @@ import { InputError } from '../core/errors.ts';
 import { Rng, STREAM } from '../core/rng.ts';
 import type { Env, Policy, Task, TurnContext } from '../core/types.ts';
 import { makeEnv } from '../envs/index.ts';
-import { exactSuccess } from '../eval/exact.ts';
 import { crossEntropy } from '../nn/ops.ts';
 import { Adam } from '../nn/optim.ts';
 import { backward, tensor } from '../nn/tensor.ts';
@@ -188,20 +187,4 @@ export function trainBc(student: NeuralPolicy, data: Demonstrations, o: TrainOpt
     o.onEpoch?.(epoch + 1, total / mass);
   }
   return { losses, optimizer, steps };
-}
-
-/** Mean over tasks of the exact success probability within the budget; null without an oracle. */
-export function meanExactSuccess(
-  tasks: readonly Task[],
-  policy: AnyPolicy,
-  budget: number,
-  reveal: boolean,
-): number | null {
-  let sum = 0;
-  for (const task of tasks) {
-    const v = exactSuccess(makeEnv(task), policy, budget, reveal);
-    if (v === undefined) return null;
-    sum += v;
-  }
-  return sum / tasks.length;
 }

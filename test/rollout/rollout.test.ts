@@ -221,8 +221,16 @@ test('an episode branched from a snapshot keeps its history and re-seeds the env
 test('an expert prefix plays the first L turns, recorded as forced, in both rollout paths', () => {
   const task: Task = { ...envConfig('frozenlake', { map: '4x4' }), seed: 0 };
   const path = [2, 2, 1, 1, 1, 2];
-  const expert: AnyPolicy = { id: 'expert', budgetAware: false, act: (c) => ({ action: path[c.turn], logp: 0 }) };
-  const learner: AnyPolicy = { id: 'learner', budgetAware: false, act: (c) => ({ action: path[c.turn], logp: -1 }) };
+  const expert: AnyPolicy = {
+    id: 'expert',
+    budgetAware: false,
+    act: (c) => ({ action: path[c.turn], logp: 0 }),
+  };
+  const learner: AnyPolicy = {
+    id: 'learner',
+    budgetAware: false,
+    act: (c) => ({ action: path[c.turn], logp: -1 }),
+  };
   const run = (L: number) =>
     sync(
       rollout({
@@ -235,11 +243,20 @@ test('an expert prefix plays the first L turns, recorded as forced, in both roll
       }),
     );
   const [none, some] = run(3);
-  assert.deepEqual(none.turns.map((t) => t.logp), [-1, -1, -1, -1, -1, -1]);
+  assert.deepEqual(
+    none.turns.map((t) => t.logp),
+    [-1, -1, -1, -1, -1, -1],
+  );
   assert.ok(none.turns.every((t) => t.forced === undefined));
   assert.ok(!('forced' in JSON.parse(JSON.stringify(none.turns[0]))));
-  assert.deepEqual(some.turns.map((t) => t.forced === true), [true, true, true, false, false, false]);
-  assert.deepEqual(some.turns.map((t) => t.logp), [0, 0, 0, -1, -1, -1]);
+  assert.deepEqual(
+    some.turns.map((t) => t.forced === true),
+    [true, true, true, false, false, false],
+  );
+  assert.deepEqual(
+    some.turns.map((t) => t.logp),
+    [0, 0, 0, -1, -1, -1],
+  );
   assert.equal(some.outcome.firstSuccessTurn, 6);
   // A prefix as long as the solution solves the task without the learner taking a turn.
   const [, solved] = run(6);

@@ -3,9 +3,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
+import { meanExactSuccess } from '../../src/eval/exact.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../../src/policies/neural.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
-import { collectDemonstrations, meanExactSuccess, revealFor, trainBc } from '../../src/train/bc.ts';
+import { collectDemonstrations, revealFor, trainBc } from '../../src/train/bc.ts';
 
 const config = envConfig('frozenlake', { random: true, size: 4, p: 0.8, slippery: true });
 const train = makeTasks(config, 400, 0);

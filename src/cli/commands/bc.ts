@@ -6,16 +6,11 @@ import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import type { EnvConfig } from '../../core/types.ts';
 import { envSpec, makeTasks } from '../../envs/index.ts';
+import { meanExactSuccess } from '../../eval/exact.ts';
 import type { Activation } from '../../nn/layers.ts';
 import { mlpPolicyConfig, NeuralPolicy, POLICY_FILE } from '../../policies/neural.ts';
 import { makePolicy } from '../../policies/spec.ts';
-import {
-  type BcTargets,
-  collectDemonstrations,
-  meanExactSuccess,
-  revealFor,
-  trainBc,
-} from '../../train/bc.ts';
+import { type BcTargets, collectDemonstrations, revealFor, trainBc } from '../../train/bc.ts';
 import { fmt, json, out, Progress, table, warn } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed, seedRange } from '../options.ts';
 

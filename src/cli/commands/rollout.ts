@@ -1,10 +1,10 @@
 // turnwise rollout: K samples per task under a budget T, summarised, optionally written to JSONL/SQLite.
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import type { Task, Trajectory } from '../../core/types.ts';
-import { envSpec, makeEnv, makeTasks } from '../../envs/index.ts';
-import { exactSuccess } from '../../eval/exact.ts';
-import { type AnyPolicy, makePolicy } from '../../policies/spec.ts';
+import type { Trajectory } from '../../core/types.ts';
+import { envSpec, makeTasks } from '../../envs/index.ts';
+import { meanExactSuccess } from '../../eval/exact.ts';
+import { makePolicy } from '../../policies/spec.ts';
 import { rollout } from '../../rollout/batch.ts';
 import { summarize } from '../../rollout/summary.ts';
 import { JsonlWriter } from '../../store/jsonl.ts';
@@ -30,31 +30,6 @@ interface RolloutFlags extends EnvFlags {
 
 /** Exact values are computed per distinct map; beyond this many the figure is skipped (null). */
 const MAX_EXACT_MAPS = 5000;
-
-/** Mean over tasks of the exact success probability, or null when it cannot be computed. */
-function meanExactSuccess(
-  tasks: readonly Task[],
-  policy: AnyPolicy,
-  budget: number,
-  reveal: boolean,
-): number | null {
-  const byOracle = new Map<unknown, number>();
-  let sum = 0;
-  for (const task of tasks) {
-    const env = makeEnv(task);
-    const key = env.oracle?.();
-    if (key === undefined) return null;
-    let v = byOracle.get(key);
-    if (v === undefined) {
-      if (byOracle.size >= MAX_EXACT_MAPS) return null;
-      v = exactSuccess(env, policy, budget, reveal);
-      if (v === undefined) return null;
-      byOracle.set(key, v);
-    }
-    sum += v;
-  }
-  return sum / tasks.length;
-}
 
 export function registerRollout(program: Command): void {
   envOptions(
@@ -166,7 +141,7 @@ export function registerRollout(program: Command): void {
       }
 
       const summary = summarize(trajectories);
-      const exact = meanExactSuccess(tasks, policy, budget, revealBudget);
+      const exact = meanExactSuccess(tasks, policy, budget, revealBudget, MAX_EXACT_MAPS);
       const n = summary.episodes;
       const se = Math.sqrt((summary.success * (1 - summary.success)) / n);
       const result = {
