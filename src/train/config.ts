@@ -47,11 +47,12 @@ export const TrainConfigSchema = z
     testSeeds: seedRange.default([1_000_000, 1_002_000]),
     policy: PolicySchema.default({ kind: 'tabular' }),
     algo: z.enum(['grpo', 'ppo', 'es']).default('grpo'),
-    iters: int(1).default(300),
+    /** Iterations; default by policy kind. */
+    iters: int(1).optional(),
     /** G = K: rollouts per task (a GRPO group). */
     groupSize: int(1).default(8),
-    /** Tasks (groups) per iteration. */
-    groups: int(1).default(16),
+    /** Tasks (groups) per iteration; default by policy kind. */
+    groups: int(1).optional(),
     budget: BudgetSchema.default({ kind: 'fixed', budget: 100 }),
     /** Tell the policy the turns left; default: only a budget-aware policy is told. */
     revealBudget: z.boolean().optional(),
@@ -88,8 +89,10 @@ export const TrainConfigSchema = z
       .default({ enabled: false, maxRounds: 3 }),
     optim: z
       .object({
-        /** Adam; 0.1 suits a logit table (large, sparse steps), 3e-3 an MLP. Default by policy kind. */
+        /** Adam's step size; default by policy kind (see resolveConfig). */
         lr: z.number().gt(0).optional(),
+        /** Decay lr linearly to 0 over the run (CleanRL's anneal_lr); default by policy kind. */
+        anneal: z.boolean().optional(),
         maxGradNorm: z.number().gt(0).default(1),
         weightDecay: z.number().min(0).default(0),
       })
@@ -97,29 +100,23 @@ export const TrainConfigSchema = z
       .default({ maxGradNorm: 1, weightDecay: 0 }),
     ppo: z
       .object({
-        /** Passes over each batch (PPO epochs). */
-        epochs: int(1).default(2),
-        minibatches: int(1).default(2),
+        /** Passes over each batch (PPO epochs); default by policy kind. */
+        epochs: int(1).optional(),
+        minibatches: int(1).optional(),
         /** ε_low, ε_high: 0.2/0.28 is DAPO's clip-higher; 0.2/0.2 is PPO. */
         clipLow: z.number().min(0).max(1).default(0.2),
         clipHigh: z.number().min(0).default(0.28),
         /** β of the k3 KL to the initial policy (0: none, the DAPO/Dr. GRPO default). */
         klCoef: z.number().min(0).default(0),
-        entCoef: z.number().min(0).default(0),
+        /** Entropy bonus, decayed linearly to 0 over the run (an MLP collapses to one action everywhere
+         * without it: the map features are shared by all states); default by policy kind. */
+        entCoef: z.number().min(0).optional(),
         aggregation: z.enum(['turn-mean', 'sequence-mean', 'constant-sum']).default('turn-mean'),
         /** The constant of constant-sum aggregation (Dr. GRPO); default: groups × groupSize × max budget. */
         aggregationConstant: z.number().gt(0).optional(),
       })
       .strict()
-      .default({
-        epochs: 2,
-        minibatches: 2,
-        clipLow: 0.2,
-        clipHigh: 0.28,
-        klCoef: 0,
-        entCoef: 0,
-        aggregation: 'turn-mean',
-      }),
+      .default({ clipLow: 0.2, clipHigh: 0.28, klCoef: 0, aggregation: 'turn-mean' }),
     critic: z
       .object({
         hidden: z.array(int(1)).default([64]),
@@ -172,17 +169,50 @@ export const TrainConfigSchema = z
       .default({ episodes: 2000 }),
     /** Checkpoint every N iterations (and at the end). */
     checkpointEvery: int(1).default(25),
-    /** Keep whole trajectories in the run store (false: outcomes only, a much smaller store). */
-    storeTrajectories: z.boolean().default(true),
+    /** Keep whole trajectories (every turn) in the run store; false keeps one outcome row per trajectory
+     * (a 300-iteration tabular run is ~170 MB with turns, ~8 MB without). */
+    storeTrajectories: z.boolean().default(false),
     /** A plain progress line every N iterations when stderr is not a TTY. */
     logEvery: int(1).default(10),
     seed: int(0).default(0),
   })
   .strict();
 
-export type TrainConfig = z.infer<typeof TrainConfigSchema>;
+type Parsed = z.infer<typeof TrainConfigSchema>;
 export type TrainConfigInput = z.input<typeof TrainConfigSchema>;
 
+/** A config with every default filled in: what a run uses and saves. */
+export type TrainConfig = Omit<Parsed, 'iters' | 'groups' | 'optim' | 'ppo'> & {
+  iters: number;
+  groups: number;
+  optim: Parsed['optim'] & { lr: number; anneal: boolean };
+  ppo: Parsed['ppo'] & { epochs: number; minibatches: number; entCoef: number };
+};
+
+/**
+ * Defaults that depend on the policy kind, chosen on the tasks of the issue and stated here once:
+ *   table  lr 0.1 (each state's logits move on their own), 300 iterations × 16 groups, 2 epochs × 2
+ *          minibatches, no entropy bonus, constant lr;
+ *   MLP    lr 1e-3 annealed, 800 × 32 groups, 4 × 4, entropy bonus 0.03 annealed to 0 — with outcome
+ *          credit the gradient is mostly state-independent and Adam turns it into one preferred
+ *          action everywhere unless entropy holds the policy open while state-dependent signal accrues.
+ */
+export function resolveConfig(c: Parsed): TrainConfig {
+  const table = c.policy.kind === 'tabular';
+  return {
+    ...c,
+    iters: c.iters ?? (table ? 300 : 800),
+    groups: c.groups ?? (table ? 16 : 32),
+    optim: { ...c.optim, lr: c.optim.lr ?? (table ? 0.1 : 1e-3), anneal: c.optim.anneal ?? !table },
+    ppo: {
+      ...c.ppo,
+      epochs: c.ppo.epochs ?? (table ? 2 : 4),
+      minibatches: c.ppo.minibatches ?? (table ? 2 : 4),
+      entCoef: c.ppo.entCoef ?? (table ? 0 : 0.03),
+    },
+  };
+}
+
 export function parseTrainConfig(raw: unknown, field = 'config'): TrainConfig {
-  return fromZod(TrainConfigSchema, raw, field);
+  return resolveConfig(fromZod(TrainConfigSchema, raw, field));
 }

@@ -10,6 +10,7 @@ import { registerEnv } from './env.ts';
 import { registerEval } from './eval.ts';
 import { registerRollout } from './rollout.ts';
 import { registerSummary } from './summary.ts';
+import { registerTrain } from './train.ts';
 
 export const COMMANDS: ((program: Command) => void)[] = [
   registerEnv,
@@ -20,6 +21,7 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerCredit,
   registerCalc,
   registerBc,
+  registerTrain,
   registerBench,
   registerDemo,
 ];

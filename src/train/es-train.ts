@@ -1,0 +1,133 @@
+// Evolution-strategies training (METHODS.md §4): per iteration, N antithetic pairs θ ± σε_n are
+// evaluated — fitness = success rate on the iteration's tasks, the same episodes for every
+// perturbation — in worker threads over both cores, then θ moves along the shaped-fitness-weighted
+// noise (train/es.ts). No gradients, no optimizer state: the checkpoint is θ and the iteration.
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { InputError } from '../core/errors.ts';
+import { Rng } from '../core/rng.ts';
+import type { Task } from '../core/types.ts';
+import { writeCheckpoint } from '../nn/checkpoint.ts';
+import { WorkerPool } from '../rollout/pool.ts';
+import type { TrainConfig } from './config.ts';
+import { esStep } from './es.ts';
+import type { EsJob, EsResult } from './es-worker.ts';
+import { finalEval } from './final.ts';
+import type { Learner } from './learner.ts';
+import type { IterationMetrics, TrainOptions, TrainResult } from './loop.ts';
+import { FILES, RunDir } from './run-dir.ts';
+import { drawTasks, type Setup, setup, TRAIN_STREAM } from './setup.ts';
+import { loadTrainState, type RunState, saveTrainState } from './state.ts';
+
+/** θ: every parameter of the learner, concatenated in name order. */
+export function readParams(learner: Learner): Float32Array {
+  const n = learner.params.reduce((s, [, t]) => s + t.size, 0);
+  const theta = new Float32Array(n);
+  let k = 0;
+  for (const [, t] of learner.params) {
+    theta.set(t.data, k);
+    k += t.size;
+  }
+  return theta;
+}
+
+export function writeParams(learner: Learner, theta: Float32Array): void {
+  let k = 0;
+  for (const [, t] of learner.params) {
+    t.data.set(theta.subarray(k, k + t.size));
+    k += t.size;
+  }
+}
+
+/** The tasks every fitness evaluation of iteration `iter` plays. */
+export function esTasks(s: Setup, config: TrainConfig, iter: number): Task[] {
+  const episodes = config.es.episodes ?? config.groups * config.groupSize;
+  const groups = Math.max(1, Math.round(episodes / config.groupSize));
+  return drawTasks(s.env, config.trainSeeds, groups, Rng.derive(config.seed, TRAIN_STREAM.tasks, iter));
+}
+
+export async function trainEs(o: TrainOptions): Promise<TrainResult> {
+  const t0 = performance.now();
+  const config = o.config;
+  if (o.init !== undefined)
+    throw new InputError('init', o.init.id, 'ES starts from config.policy (workers rebuild it)');
+  const s = setup(config);
+  let state: RunState = { iter: -1, nextIndex: 0 };
+  let run: RunDir | undefined;
+  if (o.out !== undefined && o.resume) {
+    const ck = join(o.out, FILES.checkpoint);
+    if (existsSync(ck)) state = loadTrainState(ck, { policy: s.learner.params });
+    run = RunDir.reopen(o.out, state.iter);
+  } else if (o.out !== undefined) run = RunDir.create(o.out, config);
+
+  const theta = readParams(s.learner);
+  const noise = new Float32Array(theta.length);
+  const pool = new WorkerPool<EsJob, EsResult>(
+    new URL('./es-worker.ts', import.meta.url),
+    { config },
+    config.es.workers ?? availableParallelism(),
+  );
+  const metrics: IterationMetrics[] = [];
+  const { pairs } = config.es;
+  let evaluations = 0;
+  try {
+    for (let iter = state.iter + 1; iter < config.iters; iter++) {
+      const jobs: EsJob[] = [{ theta, iter, n: -1 }];
+      for (let n = 0; n < pairs; n++) jobs.push({ theta, iter, n });
+      const [center, ...results] = await pool.map(jobs);
+      const plus = results.map((r) => r.plus);
+      const minus = results.map((r) => r.minus);
+      esStep(theta, plus, minus, { ...config.es, seed: config.seed, iter }, noise);
+      writeParams(s.learner, theta);
+      evaluations += 2 * pairs + 1;
+      const all = [...plus, ...minus];
+      const values: Record<string, number> = {
+        'rollout/success': center.plus,
+        'rollout/step_quality': center.stepQuality,
+        'es/fitness_mean': all.reduce((a, b) => a + b, 0) / all.length,
+        'es/fitness_max': Math.max(...all),
+        'es/fitness_min': Math.min(...all),
+        'es/evaluations': 2 * pairs + 1,
+        'es/theta_norm': Math.hypot(...theta),
+      };
+      metrics.push({ iter, values });
+      if (run) {
+        run.record(iter, 0, [], values, false);
+        state = { iter, nextIndex: 0 };
+        if ((iter + 1) % config.checkpointEvery === 0 || iter === config.iters - 1) {
+          saveTrainState(run.path('checkpoint'), { policy: s.learner.params }, state);
+          writeCheckpoint(run.path('policy'), s.learner.checkpoint(s.spec));
+        }
+      }
+      o.onIter?.(iter, config.iters, values);
+      if (o.stopAfter !== undefined && iter >= o.stopAfter) {
+        run?.close('interrupted');
+        return {
+          config,
+          policy: s.learner.policy,
+          learner: s.learner,
+          metrics,
+          final: null,
+          seconds: (performance.now() - t0) / 1000,
+        };
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+  const final = finalEval(s, config, s.learner.policy);
+  if (run) {
+    run.writeSummary({ final, config, evaluations });
+    run.close('done');
+  }
+  return {
+    config,
+    policy: s.learner.policy,
+    learner: s.learner,
+    metrics,
+    final,
+    seconds: (performance.now() - t0) / 1000,
+    evaluations,
+  };
+}

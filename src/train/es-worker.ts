@@ -1,0 +1,60 @@
+// A worker of ES training: rebuilds the run's policy from its config once, then evaluates perturbed
+// parameter vectors θ ± σε_n (ε_n regenerated from (seed, iter, n), never sent) by rolling them out
+// on the iteration's tasks. Loaded by rollout/pool.ts.
+import { Rng } from '../core/rng.ts';
+import { rollout } from '../rollout/batch.ts';
+import type { TrainConfig } from './config.ts';
+import { perturb } from './es.ts';
+import { esTasks, readParams, writeParams } from './es-train.ts';
+import { stepQuality } from './loop.ts';
+import { budgetAt } from './schedule.ts';
+import { setup, TRAIN_STREAM } from './setup.ts';
+
+export interface EsJob {
+  theta: Float32Array;
+  iter: number;
+  /** Perturbation index; −1 evaluates θ itself (the training curve). */
+  n: number;
+}
+
+export interface EsResult {
+  /** Fitness of θ + σε_n and θ − σε_n (n ≥ 0), or of θ twice (n = −1). */
+  plus: number;
+  minus: number;
+  stepQuality: number;
+}
+
+export function createHandler(init: { config: TrainConfig }) {
+  const config = init.config;
+  const s = setup(config);
+  const dim = readParams(s.learner).length;
+  const noise = new Float32Array(dim);
+  const scratch = new Float32Array(dim);
+  const fitness = (theta: Float32Array, iter: number) => {
+    writeParams(s.learner, theta);
+    const tasks = esTasks(s, config, iter);
+    const r = rollout({
+      tasks,
+      samples: config.groupSize,
+      budget: (task, sample) => budgetAt(config.budget, config.seed, iter, task.seed, sample),
+      revealBudget: s.revealBudget,
+      // Common random numbers: every perturbation of an iteration meets the same episodes' dynamics.
+      runSeed: Rng.derive(config.seed, TRAIN_STREAM.rollout, iter).uint32(),
+      policy: s.learner.policy,
+    });
+    if (r instanceof Promise) throw new Error('ES needs a synchronous env and policy');
+    return { success: r.filter((t) => t.outcome.success).length / r.length, stepQuality: stepQuality(r) };
+  };
+  return (job: EsJob): EsResult => {
+    if (job.n < 0) {
+      const f = fitness(job.theta, job.iter);
+      return { plus: f.success, minus: f.success, stepQuality: f.stepQuality };
+    }
+    const { sigma } = config.es;
+    perturb(job.theta, sigma, 1, config.seed, job.iter, job.n, noise, scratch);
+    const plus = fitness(scratch, job.iter).success;
+    perturb(job.theta, sigma, -1, config.seed, job.iter, job.n, noise, scratch);
+    const minus = fitness(scratch, job.iter).success;
+    return { plus, minus, stepQuality: Number.NaN };
+  };
+}

@@ -1,0 +1,138 @@
+// A training run on disk:
+//   config.json             the resolved config (what --resume reads back)
+//   run.sqlite              the run store: one run row, trajectories and metrics keyed by iteration
+//   metrics.jsonl           one line per iteration, rebuilt from the store on resume
+//   checkpoint.safetensors  the full training state (train/state.ts), written atomically
+//   policy.safetensors      the policy alone, loadable anywhere with `--policy <run dir>`
+//   summary.json            the final evaluation, when the run completed
+// Order of writes per iteration: the store transaction (trajectories + metrics) first, then — every
+// checkpointEvery iterations — the checkpoint. A kill between the two leaves rows newer than the
+// checkpoint, which resume deletes before recomputing them.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { InputError } from '../core/errors.ts';
+import type { Trajectory } from '../core/types.ts';
+import { JsonlWriter, readText } from '../store/jsonl.ts';
+import { RunStore } from '../store/sqlite.ts';
+import { parseTrainConfig, type TrainConfig } from './config.ts';
+
+export const RUN_ID = 'train';
+export const FILES = {
+  config: 'config.json',
+  store: 'run.sqlite',
+  metrics: 'metrics.jsonl',
+  checkpoint: 'checkpoint.safetensors',
+  policy: 'policy.safetensors',
+  summary: 'summary.json',
+} as const;
+
+export class RunDir {
+  readonly dir: string;
+  readonly store: RunStore;
+  private metrics: JsonlWriter;
+
+  private constructor(dir: string, store: RunStore, metrics: JsonlWriter) {
+    this.dir = dir;
+    this.store = store;
+    this.metrics = metrics;
+  }
+
+  path(file: keyof typeof FILES): string {
+    return join(this.dir, FILES[file]);
+  }
+
+  /** A new run: refuses a directory that already holds one. */
+  static create(dir: string, config: TrainConfig): RunDir {
+    if (existsSync(join(dir, FILES.store)) || existsSync(join(dir, FILES.config))) {
+      throw new InputError('--out', dir, 'already holds a run; give another directory or --resume it');
+    }
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (e) {
+      throw new InputError('--out', dir, `cannot create it (${(e as NodeJS.ErrnoException).code})`);
+    }
+    writeFileSync(join(dir, FILES.config), `${JSON.stringify(config, null, 2)}\n`);
+    const store = new RunStore(join(dir, FILES.store));
+    store.createRun(RUN_ID, 'train', config);
+    return new RunDir(dir, store, new JsonlWriter(join(dir, FILES.metrics)));
+  }
+
+  /** The config of an existing run (validated). */
+  static readConfig(dir: string): TrainConfig {
+    const path = join(dir, FILES.config);
+    if (!existsSync(path))
+      throw new InputError('--resume', dir, `holds no ${FILES.config}; not a training run`);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readText(path, '--resume'));
+    } catch (e) {
+      if (e instanceof InputError) throw e;
+      throw InputError.raw(path, `not valid JSON (${(e as Error).message})`);
+    }
+    return parseTrainConfig(raw, path);
+  }
+
+  /**
+   * Reopens a run to continue after iteration `iter` (the checkpoint's): deletes every row written
+   * after it and rewrites metrics.jsonl from the store, so nothing is lost or counted twice.
+   */
+  static reopen(dir: string, iter: number): RunDir {
+    const store = new RunStore(join(dir, FILES.store));
+    if (store.run(RUN_ID) === undefined)
+      throw new InputError('--resume', dir, 'the run store holds no training run');
+    store.truncateAfter(RUN_ID, iter);
+    const metrics = new JsonlWriter(join(dir, FILES.metrics));
+    for (const [i, values] of groupMetrics(store.metrics(RUN_ID))) metrics.write({ iter: i, ...values });
+    metrics.flush();
+    store.setStatus(RUN_ID, 'running');
+    return new RunDir(dir, store, metrics);
+  }
+
+  hasCheckpoint(): boolean {
+    return existsSync(this.path('checkpoint'));
+  }
+
+  /** One iteration's rows, atomically, then its metrics line. */
+  record(
+    iter: number,
+    firstIdx: number,
+    trajectories: readonly Trajectory[],
+    metrics: Record<string, number>,
+    full: boolean,
+  ): void {
+    this.store.addIteration(RUN_ID, iter, firstIdx, trajectories, metrics, full);
+    // Keys in the store's order, so that a resumed run's metrics.jsonl is the same bytes.
+    const sorted = Object.fromEntries(
+      Object.entries(metrics).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
+    this.metrics.write({ iter, ...sorted });
+    this.metrics.flush();
+  }
+
+  writeSummary(summary: unknown): void {
+    writeFileSync(this.path('summary'), `${JSON.stringify(summary, null, 2)}\n`);
+  }
+
+  readSummary(): unknown {
+    return JSON.parse(readFileSync(this.path('summary'), 'utf8'));
+  }
+
+  close(status: string): void {
+    this.metrics.close();
+    this.store.setStatus(RUN_ID, status);
+    this.store.close();
+  }
+}
+
+/** Metric rows of the store, grouped per iteration in order. */
+export function groupMetrics(
+  rows: readonly { iter: number; key: string; value: number | null }[],
+): Map<number, Record<string, number | null>> {
+  const out = new Map<number, Record<string, number | null>>();
+  for (const r of rows) {
+    let m = out.get(r.iter);
+    if (m === undefined) out.set(r.iter, (m = {}));
+    m[r.key] = r.value;
+  }
+  return out;
+}
