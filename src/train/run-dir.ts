@@ -131,7 +131,10 @@ export function groupMetrics(
   const out = new Map<number, Record<string, number | null>>();
   for (const r of rows) {
     let m = out.get(r.iter);
-    if (m === undefined) out.set(r.iter, (m = {}));
+    if (m === undefined) {
+      m = {};
+      out.set(r.iter, m);
+    }
     m[r.key] = r.value;
   }
   return out;
