@@ -107,7 +107,7 @@ interface PgStats {
 }
 
 /** PPO epochs over minibatches of the batch's non-forced turns. */
-function policyUpdate(
+export function policyUpdate(
   s: Setup,
   config: TrainConfig,
   batch: readonly Trajectory[],

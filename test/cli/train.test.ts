@@ -1,0 +1,117 @@
+// turnwise train through the real CLI: a run killed with SIGKILL resumes to exactly the uninterrupted run.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { turnwise } from './run.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'turnwise-train-'));
+const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
+const ARGS = [
+  'train',
+  '--map',
+  '4x4',
+  '--slippery',
+  '--policy',
+  'tabular',
+  '--iters',
+  '120',
+  '--groups',
+  '8',
+  '--seed',
+  '4',
+  '--checkpoint-every',
+  '10',
+  '--eval-episodes',
+  '300',
+];
+
+const lines = (path: string) =>
+  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).length : 0;
+const rows = (run: string) => {
+  const db = new Database(join(run, 'run.sqlite'), { readonly: true });
+  const t = db.prepare('SELECT idx, iter, data FROM trajectories WHERE run = ? ORDER BY idx').all('train');
+  const m = db.prepare('SELECT iter, key, value FROM metrics WHERE run = ? ORDER BY iter, key').all('train');
+  db.close();
+  return { t: JSON.stringify(t), m: JSON.stringify(m), n: t.length };
+};
+
+test('kill -9 mid-run, --resume: the same rows, metrics and policy as an uninterrupted run', async () => {
+  const whole = join(dir, 'whole');
+  const killed = join(dir, 'killed');
+  const ref = await turnwise([...ARGS, '--out', whole, '--json']);
+  assert.equal(ref.code, 0, ref.stderr);
+  // Start the same run and SIGKILL it once it is past a few checkpoints.
+  const child = spawn(process.execPath, [BIN, ...ARGS, '--out', killed], { stdio: 'ignore' });
+  await new Promise<void>((resolve, reject) => {
+    const poll = setInterval(() => {
+      if (lines(join(killed, 'metrics.jsonl')) >= 35) {
+        clearInterval(poll);
+        child.kill('SIGKILL');
+      }
+    }, 5);
+    child.on('exit', () => {
+      clearInterval(poll);
+      resolve();
+    });
+    child.on('error', reject);
+  });
+  const partial = lines(join(killed, 'metrics.jsonl'));
+  assert.ok(partial >= 35 && partial < 120, `killed after ${partial} iterations`);
+  const res = await turnwise(['train', '--resume', killed, '--json']);
+  assert.equal(res.code, 0, res.stderr);
+  assert.deepEqual(JSON.parse(res.stdout).final, JSON.parse(ref.stdout).final);
+  const [a, b] = [rows(whole), rows(killed)];
+  assert.equal(b.n, 120 * 64);
+  assert.equal(b.t, a.t);
+  assert.equal(b.m, a.m);
+  assert.equal(
+    readFileSync(join(killed, 'metrics.jsonl'), 'utf8'),
+    readFileSync(join(whole, 'metrics.jsonl'), 'utf8'),
+  );
+  assert.deepEqual(
+    readFileSync(join(killed, 'policy.safetensors')),
+    readFileSync(join(whole, 'policy.safetensors')),
+  );
+  // The saved policy is usable anywhere a policy spec is.
+  const r = await turnwise([
+    'rollout',
+    '--map',
+    '4x4',
+    '--slippery',
+    '--policy',
+    whole,
+    '--episodes',
+    '200',
+    '--json',
+  ]);
+  assert.equal(JSON.parse(r.stdout).exact.toFixed(6), JSON.parse(ref.stdout).final.exact.toFixed(6));
+});
+
+test('bad training input: one line, exit code 2', async () => {
+  const cases: [string[], RegExp][] = [
+    [['train', '--algo', 'sarsa'], /--algo: got "sarsa"; expected one of: grpo, ppo, es/],
+    [['train', '--budget-mix', '10,x'], /--budget-mix: got "10,x"/],
+    [
+      ['train', '--random', '--train-seeds', '0:100', '--test-seeds', '50:60'],
+      /testSeeds: .*must not overlap/,
+    ],
+    [['train', '--policy', 'nope'], /--policy: got "nope"/],
+    [['train', '--resume', join(dir, 'nothing-here')], /--resume: .*holds no config\.json/],
+    [
+      ['train', '--resume', join(dir, 'whole'), '--iters', '5'],
+      /continues a run with its own config; drop --iters/,
+    ],
+    [['train', '--out', join(dir, 'whole')], /--out: .*already holds a run/],
+  ];
+  const results = await Promise.all(cases.map(([args]) => turnwise(args)));
+  results.forEach((r, i) => {
+    assert.equal(r.code, 2, `${cases[i][0].join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, cases[i][1]);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  });
+});
