@@ -8,7 +8,9 @@ import { registerCredit } from './credit.ts';
 import { registerDemo } from './demo.ts';
 import { registerEnv } from './env.ts';
 import { registerEval } from './eval.ts';
+import { registerReport } from './report.ts';
 import { registerRollout } from './rollout.ts';
+import { registerStudy } from './study.ts';
 import { registerSummary } from './summary.ts';
 
 export const COMMANDS: ((program: Command) => void)[] = [
@@ -22,4 +24,6 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerBc,
   registerBench,
   registerDemo,
+  registerStudy,
+  registerReport,
 ];
