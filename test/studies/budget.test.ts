@@ -4,6 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
+import { runPassCounts } from '../../src/eval/evaluate.ts';
+import { recovery } from '../../src/eval/recovery.ts';
+import { makeErrorStates } from '../../src/eval/states.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../../src/policies/neural.ts';
 import { rollout } from '../../src/rollout/batch.ts';
 import { parseStudyConfig, profileConfig } from '../../src/studies/budget/config.ts';
@@ -150,6 +153,37 @@ test('budget study end to end (tiny, REINFORCE stand-in): contract keys, invaria
   for (const f of s.findings) assert.ok(typeof f.held === 'boolean' && f.criterion.length > 20, f.id);
   // The trained policies come back for saving, the base among them.
   assert.ok(policies.rl !== policies.base && policies.gigpo instanceof NeuralPolicy);
+  // The study's recovery figures are eval/recovery's at the same error states (its exact values are
+  // recomputed per state for their interval, and must agree to the bit).
+  const tasks = makeTasks(
+    envConfig('frozenlake', { random: true, size: 4, p: 0.8, slippery: true }),
+    TINY.seeds.test.count,
+    TINY.seeds.test.start,
+  );
+  const [base, rl] = [new MemoPolicy(policies.base), new MemoPolicy(policies.rl)];
+  // The pools: the first diagnosticSamples episodes per map of each policy's sampled run.
+  const at = async (p: MemoPolicy) =>
+    (
+      await runPassCounts({
+        tasks,
+        samples: TINY.eval.samples,
+        T: TINY.eval.T,
+        policy: p,
+        runSeed: TINY.seed,
+        keep: true,
+      })
+    ).atTmax.filter((_, e) => e % TINY.eval.samples < TINY.eval.diagnosticSamples);
+  const errors = await makeErrorStates([await at(base), await at(rl)], TINY.eval.states, TINY.seed);
+  const rec = await recovery(errors.states, rl, base, {
+    continuations: TINY.eval.continuations,
+    seed: TINY.seed,
+    resamples: TINY.eval.resamples,
+  });
+  assert.equal(errors.states.length, s.recovery.states);
+  assert.deepEqual(
+    [rec.a.exact, rec.b.exact, rec.a.success, rec.b.success],
+    [s.recovery.rl.exact, s.recovery.base.exact, s.recovery.rl.value, s.recovery.base.value],
+  );
 
   // The report: one self-contained page that mentions every finding and numbers its figures.
   const html = renderBudgetReport(s);

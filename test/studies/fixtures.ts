@@ -38,6 +38,7 @@ export const TINY: StudyConfig = {
     K: [1, 2, 4],
     T: [10, 20, 50],
     samples: 4,
+    diagnosticSamples: 3,
     states: 30,
     actions: 4,
     continuations: 2,

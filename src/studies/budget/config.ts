@@ -68,6 +68,9 @@ export const StudyConfigSchema = z
         T: z.array(posInt).min(2),
         /** n: sampled episodes per held-out map and policy (the sampled Pass@(K,T)). */
         samples: posInt,
+        /** The first this many of them per map (base and RL) are the trajectories the diagnostics draw
+         * states from and score likelihoods on; the rest are not kept (memory). */
+        diagnosticSamples: posInt,
         /** Normal states and error states each, for step quality and recovery. */
         states: posInt,
         /** M: actions each policy draws per state. */
@@ -89,6 +92,8 @@ export const StudyConfigSchema = z
       ctx.addIssue({ code: 'custom', path, message });
     if (!increasing(c.eval.K)) issue(['eval', 'K'], 'expected strictly increasing integers');
     if (!increasing(c.eval.T)) issue(['eval', 'T'], 'expected strictly increasing integers');
+    if (c.eval.diagnosticSamples > c.eval.samples)
+      issue(['eval', 'diagnosticSamples'], `must be ≤ eval.samples (${c.eval.samples})`);
     if (c.eval.K.at(-1)! > c.eval.samples)
       issue(['eval', 'K'], `each K must be ≤ eval.samples (${c.eval.samples})`);
     if (!increasing(c.budgetmix.budgets))
@@ -140,6 +145,7 @@ const PROFILES: Record<ProfileName, Omit<StudyConfig, 'seed'>> = {
       K: [1, 2, 4, 8, 16],
       T: [10, 15, 20, 30, 50, 100],
       samples: 16,
+      diagnosticSamples: 8,
       states: 200,
       actions: 16,
       continuations: 8,
@@ -151,7 +157,7 @@ const PROFILES: Record<ProfileName, Omit<StudyConfig, 'seed'>> = {
   default: {
     profile: 'default',
     env: { size: 4, p: 0.8, slippery: true },
-    seeds: { train: { start: 0, count: 2000 }, test: { start: 1_000_000, count: 500 } },
+    seeds: { train: { start: 0, count: 2000 }, test: { start: 1_000_000, count: 1000 } },
     base: { ...BASE_4X4, epochs: 30 },
     rl: { budget: 100, iters: 300, groupSize: 8, groupsPerIter: 16, gigpo: false },
     budgetmix: { budgets: [10, 20, 50, 100] },
@@ -159,7 +165,8 @@ const PROFILES: Record<ProfileName, Omit<StudyConfig, 'seed'>> = {
       K: [1, 2, 4, 8, 16, 32],
       T: [10, 15, 20, 30, 50, 100],
       samples: 32,
-      states: 500,
+      diagnosticSamples: 8,
+      states: 1000,
       actions: 16,
       continuations: 16,
       resamples: 2000,
@@ -183,9 +190,10 @@ const PROFILES: Record<ProfileName, Omit<StudyConfig, 'seed'>> = {
     rl: { budget: 200, iters: 600, groupSize: 8, groupsPerIter: 16, gigpo: true },
     budgetmix: { budgets: [30, 50, 100, 200] },
     eval: {
-      K: [1, 2, 4, 8, 16, 32],
+      K: [1, 2, 4, 8, 16],
       T: [30, 50, 75, 100, 150, 200],
-      samples: 32,
+      samples: 16,
+      diagnosticSamples: 4,
       states: 500,
       actions: 16,
       continuations: 16,

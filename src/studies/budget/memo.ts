@@ -62,6 +62,11 @@ export class MemoPolicy implements Policy<unknown, number> {
     return this.row(ctx).p.slice();
   }
 
+  /** Exact evaluation (eval/exact.ts) asks for every state of a map at once through this. */
+  probsBatch(ctxs: readonly TurnContext<unknown>[]): Float64Array[] {
+    return ctxs.map((ctx) => this.row(ctx).p.slice());
+  }
+
   logProb(ctx: TurnContext<unknown>, action: number): number {
     const r = this.row(ctx);
     return Number.isInteger(action) && action >= 0 && action < r.lp.length

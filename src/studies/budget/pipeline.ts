@@ -127,7 +127,7 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
   const stage = (s: StudyStage, detail: string) => o.onStage?.(s, detail);
   const progress = (s: StudyStage, done: number, total: number) => o.onProgress?.({ stage: s, done, total });
   const { seed } = config;
-  const { K, T, samples, resamples } = config.eval;
+  const { K, T, samples, diagnosticSamples, resamples } = config.eval;
   const Tmax = T[T.length - 1];
   const boot = { resamples, seed };
 
@@ -228,8 +228,10 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
       onProgress: (done) => progress('evaluation', i * test.length * samples + done, total),
     });
     failed[n] = failures(runs[n].atTmax.map((r) => r.trajectory));
-    // The diagnostics need only the base's and RL's trajectories; the others would only hold memory.
-    if (n !== 'base' && n !== 'rl') runs[n].atTmax = [];
+    // The diagnostics use the first diagnosticSamples episodes per map of the base and RL; the rest
+    // would only hold memory (runs are task-major, sample-minor).
+    runs[n].atTmax =
+      n === 'base' || n === 'rl' ? runs[n].atTmax.filter((_, e) => e % samples < diagnosticSamples) : [];
   }
   const sampledGrid = (ci: [number, number][][], n: string): PassGrid => ({
     K: [...K],
@@ -407,8 +409,8 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
   };
   for (let i = 0; i < m; i++) {
     const part = (await likelihood(
-      rlTraj.slice(i * samples, (i + 1) * samples),
-      baseTraj.slice(i * samples, (i + 1) * samples),
+      rlTraj.slice(i * diagnosticSamples, (i + 1) * diagnosticSamples),
+      baseTraj.slice(i * diagnosticSamples, (i + 1) * diagnosticSamples),
       memo.rl,
       memo.base,
     ))!;

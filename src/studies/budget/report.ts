@@ -31,6 +31,7 @@ const f = (x: number | null | undefined, digits = 3) => formatNumber(x, digits);
 const sg = (x: number | null | undefined, digits = 3) => formatNumber(x, digits, { signed: true });
 const ci = (c: Interval, digits = 3, signed = false) =>
   `[${(signed ? sg : f)(c[0], digits)}, ${(signed ? sg : f)(c[1], digits)}]`;
+const int = (x: number | null) => ({ value: x, digits: 0 });
 const withCi = (value: number | null, c: Interval, digits = 3, signed = false) =>
   `${(signed ? sg : f)(value, digits)} ${ci(c, digits, signed)}`;
 
@@ -108,7 +109,7 @@ export function renderBudgetReport(s: Summary): string {
       ],
       ['expert', `${s.policies.expert} (softmax over Q*, budget-blind)`],
       ['base', s.policies.base],
-      ['base parameters', s.base.parameters],
+      ['base parameters', String(s.base.parameters)],
       [
         'demonstrations',
         `${s.base.examples} distinct examples from ${s.base.expertTurns} expert turns (expert episode success ${f(s.base.expertEpisodeSuccess)})`,
@@ -132,7 +133,7 @@ export function renderBudgetReport(s: Summary): string {
         'evaluation',
         `K ∈ {${cfg.eval.K.join(', ')}}, T ∈ {${cfg.eval.T.join(', ')}}; ${cfg.eval.samples} sampled episodes per map and policy; ${cfg.eval.states} normal and error states, ${cfg.eval.actions} actions each, ${cfg.eval.continuations} continuations; ${cfg.eval.resamples} bootstrap resamples`,
       ],
-      ['seed', cfg.seed],
+      ['seed', String(cfg.seed)],
     ]),
     fig(
       `Exact success within T on the held-out maps (dynamic programming over each map, no sampling noise), with 95% intervals over maps for base, RL and BudgetMix. Dashed: the optimum V*_T (which knows T), the expert the base imitates, and the uniform random policy. The x-axis is logarithmic.`,
@@ -222,7 +223,7 @@ export function renderBudgetReport(s: Summary): string {
         const j0 = s.exactPassKT.diff.T.indexOf(shrink.Ttight);
         const j1 = s.exactPassKT.diff.T.indexOf(shrink.Ttrain);
         return [
-          x.K,
+          int(x.K),
           { value: s.exactPassKT.diff.passKT[k][j0], format: { signed: true } },
           { value: s.exactPassKT.diff.passKT[k][j1], format: { signed: true } },
           { value: x.value, format: { signed: true } },
@@ -248,7 +249,7 @@ export function renderBudgetReport(s: Summary): string {
   ];
   const stepQ = section('Step quality at the same state', [
     paragraph(
-      `At each state both policies choose an action; an action is scored by its exact Q*_h(s,a) with h the turns left (of T=${sq.budget}). The win rate is P(RL’s action better) + ½P(tie) over pairs of actions: 0.5 means no difference. Normal states are drawn from the base’s and RL’s own trajectories; error states are one turn after a deliberately bad action (positive regret) forced on such a trajectory (${sq.errorStates.attempts} attempts: ${sq.errorStates.noBadAction} had no bad action, ${sq.errorStates.terminal} ended the episode at once). Exact: the expectation over both policies’ action distributions; sampled: ${cfg.eval.actions} actions each. Intervals: bootstrap over states.`,
+      `At each state both policies choose an action; an action is scored by its exact Q*_h(s,a) with h the turns left (of T=${sq.budget}). The win rate is P(RL’s action better) + ½P(tie) over pairs of actions: 0.5 means no difference. Normal states are drawn from the base’s and RL’s own trajectories (the first ${cfg.eval.diagnosticSamples} episodes per map of the sampled runs); error states are one turn after a deliberately bad action (positive regret) forced on such a trajectory (${sq.errorStates.attempts} attempts: ${sq.errorStates.noBadAction} had no bad action, ${sq.errorStates.terminal} ended the episode at once). Exact: the expectation over both policies’ action distributions; sampled: ${cfg.eval.actions} actions each. Intervals: bootstrap over states.`,
     ),
     fig(
       'RL-vs-base win rate at normal and error states with 95% intervals over states (exact and sampled); the dashed line is 0.5, no difference. The paper found 43–47% at ordinary states and 66–67% at error states.',
@@ -283,7 +284,7 @@ export function renderBudgetReport(s: Summary): string {
       ],
       (['normal', 'error'] as const).map((k) => [
         k,
-        sq[k].states,
+        int(sq[k].states),
         withCi(sq[k].value, sq[k].ci95),
         sq[k].rlBetter,
         sq[k].ties,
@@ -348,7 +349,7 @@ export function renderBudgetReport(s: Summary): string {
   const l = s.likelihood;
   const likelihood = section('Likelihood: how far RL moved from the base', [
     paragraph(
-      `NLL: mean −log π(a|s) per action over RL’s own actions (its episodes at T=${Tmax}), under the base and under RL. LLR: Σ_t [log π_RL(a_t) − log π_base(a_t)] over a whole successful trajectory, for RL’s successes and the base’s. Intervals: bootstrap over maps (ratio estimators, so a map’s actions stay together). −∞ (an action the scorer gives probability 0) is handled as eval/likelihood does: such terms are left out of the means and counted, and a figure is n/a when no term is finite. Both networks are softmax outputs and give every action positive probability, so no term is infinite here (the counts below say so).`,
+      `NLL: mean −log π(a|s) per action over RL’s own actions (the first ${cfg.eval.diagnosticSamples} of its episodes per map at T=${Tmax}), under the base and under RL. LLR: Σ_t [log π_RL(a_t) − log π_base(a_t)] over a whole successful trajectory, for RL’s successes and the base’s. Intervals: bootstrap over maps (ratio estimators, so a map’s actions stay together). −∞ (an action the scorer gives probability 0) is handled as eval/likelihood does: such terms are left out of the means and counted, and a figure is n/a when no term is finite. Both networks are softmax outputs and give every action positive probability, so no term is infinite here (the counts below say so).`,
     ),
     fig(
       `Left: NLL of RL’s actions under each policy (dashed: ln 4 = ${f(l.uniformNll)}, the uniform policy’s). Right: cumulative LLR of successful trajectories (0 = the base would have played them as readily as RL). Paper: NLL 12.20 (base) vs 10.25 (RL); LLR ≈ 228 (RL’s successes) vs 26 (base’s).`,
@@ -410,29 +411,29 @@ export function renderBudgetReport(s: Summary): string {
           'NLL of RL’s actions under base',
           l.nllRlUnderBase.value,
           ci(l.nllRlUnderBase.ci95),
-          l.nllRlUnderBase.n,
-          l.nllRlUnderBase.infinite,
+          int(l.nllRlUnderBase.n),
+          int(l.nllRlUnderBase.infinite),
         ],
         [
           'NLL of RL’s actions under RL',
           l.nllRlUnderRl.value,
           ci(l.nllRlUnderRl.ci95),
-          l.nllRlUnderRl.n,
-          l.nllRlUnderRl.infinite,
+          int(l.nllRlUnderRl.n),
+          int(l.nllRlUnderRl.infinite),
         ],
         [
           'LLR, RL’s successful trajectories',
           l.llrSuccessRl.value,
           ci(l.llrSuccessRl.ci95),
-          l.llrSuccessRl.n,
-          l.llrSuccessRl.infinite,
+          int(l.llrSuccessRl.n),
+          int(l.llrSuccessRl.infinite),
         ],
         [
           'LLR, base’s successful trajectories',
           l.llrSuccessBase.value,
           ci(l.llrSuccessBase.ci95),
-          l.llrSuccessBase.n,
-          l.llrSuccessBase.infinite,
+          int(l.llrSuccessBase.n),
+          int(l.llrSuccessBase.infinite),
         ],
         ['LLR gap (RL’s − base’s)', l.llrGap.value, ci(l.llrGap.ci95), null, null],
       ],
@@ -513,9 +514,9 @@ export function renderBudgetReport(s: Summary): string {
         const x = fail[p as 'base'];
         return [
           LABEL[p],
-          x.episodes,
-          x.successes,
-          ...FAILURE_KINDS.map((k) => x.byKind[k] ?? 0),
+          int(x.episodes),
+          int(x.successes),
+          ...FAILURE_KINDS.map((k) => int(x.byKind[k] ?? 0)),
           { value: x.meanTurnsSuccess, digits: 1 },
           { value: x.meanTurnsFailure, digits: 1 },
         ];
