@@ -1,14 +1,17 @@
-// `turnwise study budget` and `turnwise report RUN` through the real CLI: refusals are one line with
-// exit code 2; `report` re-renders a run's page from its summary.json, the same page the study wrote.
+// `turnwise study budget` and `turnwise report RUN`: refusals are one line with exit code 2 (through
+// the real CLI); the quick profile end to end (in-process, with the null-control trainer: the CLI's
+// own trainer is issue 6's) writes its files; `report` re-renders the very page the study wrote.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
+import { studyBudget } from '../../src/cli/commands/study.ts';
+import { envConfig, envSpec, makeTasks } from '../../src/envs/index.ts';
+import { makePolicy } from '../../src/policies/spec.ts';
 import { renderBudgetReport } from '../../src/studies/budget/report.ts';
+import { parseSummary } from '../../src/studies/budget/summary.ts';
 import { frozenTrainer } from '../../src/studies/budget/trainer.ts';
-import { TINY } from '../studies/fixtures.ts';
 import { turnwise } from './run.ts';
 
 const oneLine = (stderr: string) => stderr.trim().split('\n').length === 1;
@@ -25,16 +28,49 @@ test('study budget: bad flags are refused in one line with exit code 2', async (
   assert.equal(profile.stdout + seed.stdout, '');
 });
 
-test('report RUN: re-renders report.html from summary.json; missing or malformed files are one-line errors', async () => {
+test('study budget --profile quick with a stand-in trainer writes summary, report and loadable policies; report RUN re-renders; bad files are one-line errors', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'turnwise-study-'));
-  const { summary } = await runBudgetStudy(TINY, { trainer: frozenTrainer });
   const run = join(dir, 'run');
-  mkdirSync(run);
-  writeFileSync(join(run, 'summary.json'), JSON.stringify(summary, null, 2));
+  // The command in-process with the null-control trainer (the CLI's own trainer is issue 6's).
+  let stdout = '';
+  const write = { out: process.stdout.write, err: process.stderr.write };
+  let stderr = '';
+  process.stdout.write = ((chunk: string) => {
+    stdout += chunk;
+    return true;
+  }) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string) => {
+    stderr += chunk;
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    await studyBudget({ profile: 'quick', out: run, seed: '1' }, frozenTrainer);
+  } finally {
+    process.stdout.write = write.out;
+    process.stderr.write = write.err;
+  }
+  assert.match(stdout, /^Budget study — profile quick, seed 1/);
+  assert.ok(stdout.endsWith(`report: ${join(run, 'report.html')}\n`), stdout.slice(-200));
+  assert.match(stderr, /behaviour cloning of oracle:temp=0\.02,horizon=20 on 1000 training maps/);
+  const summary = parseSummary(readFileSync(join(run, 'summary.json'), 'utf8'), 'summary.json');
+  assert.equal(summary.config.profile, 'quick');
+  assert.equal(summary.config.seed, 1);
+  const page = readFileSync(join(run, 'report.html'), 'utf8');
+  assert.equal(page, renderBudgetReport(summary));
+  const spec = envSpec(
+    makeTasks(envConfig('frozenlake', { random: true, size: 4, p: 0.8, slippery: true }), 1, 0)[0],
+  );
+  for (const name of ['base', 'rl', 'budgetmix']) {
+    const policy = makePolicy(join(run, 'policies', `${name}.safetensors`), spec);
+    assert.equal(policy.budgetAware, false, name);
+  }
+
+  // report RUN: the same page again, from summary.json alone.
+  writeFileSync(join(run, 'report.html'), '');
   const ok = await turnwise(['report', run]);
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(ok.stdout, `wrote ${join(run, 'report.html')}\n`);
-  assert.equal(readFileSync(join(run, 'report.html'), 'utf8'), renderBudgetReport(summary));
+  assert.equal(readFileSync(join(run, 'report.html'), 'utf8'), page);
 
   const bad = (name: string, content?: string) => {
     const d = join(dir, name);

@@ -47,7 +47,7 @@ export const TINY: StudyConfig = {
   timePlan: { total: 60, study: 25, training: 30 },
 };
 
-export function reinforceTrainer(lr = 0.01): RlTrainer {
+export function reinforceTrainer(lr = 0.002): RlTrainer {
   return async (req) => {
     const policy = clonePolicy(req.base, `${req.name}:reinforce`);
     const optimizer = new Adam(policy.net.namedParameters(), { lr });

@@ -133,7 +133,7 @@ const BASE_4X4 = {
 };
 
 const PROFILES: Record<ProfileName, Omit<StudyConfig, 'seed'>> = {
-  // ≤ 60 s in all: ≤ 25 s for the study's parts (measured ~6 s), ≥ 30 s for the two RL runs.
+  // ≤ 60 s in all: ≤ 25 s for the study’s parts (measured 3–4 s, bench/README.md), ≥ 30 s for RL.
   quick: {
     profile: 'quick',
     env: { size: 4, p: 0.8, slippery: true },
@@ -153,7 +153,7 @@ const PROFILES: Record<ProfileName, Omit<StudyConfig, 'seed'>> = {
     },
     timePlan: { total: 60, study: 25, training: 30 },
   },
-  // `npm start`: ≤ 5 min in all: ≤ 90 s for the study's parts, ≥ 3 min for the two RL runs.
+  // `npm start`: ≤ 5 min in all: ≤ 90 s for the study’s parts (measured 12–16 s), ≥ 3 min for RL.
   default: {
     profile: 'default',
     env: { size: 4, p: 0.8, slippery: true },
