@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { runPassCounts } from '../../src/eval/evaluate.ts';
 import { recovery } from '../../src/eval/recovery.ts';
-import { makeErrorStates } from '../../src/eval/states.ts';
+import { collectStates, makeErrorStates } from '../../src/eval/states.ts';
+import { stepQuality } from '../../src/eval/step-quality.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../../src/policies/neural.ts';
 import { rollout } from '../../src/rollout/batch.ts';
 import { parseStudyConfig, profileConfig } from '../../src/studies/budget/config.ts';
@@ -275,6 +276,31 @@ test('MemoPolicy: the same trajectories as the network it remembers, byte for by
   const ctx = { observation: 3, history: [], turn: 0, rng: undefined as never, env };
   assert.deepEqual(memo.probs(ctx), net.probs(ctx));
   assert.equal(memo.logProb(ctx, 2), net.logProb(ctx, 2));
+});
+
+test('stepQuality onState: the per-state figures the study bootstraps average to the totals', async () => {
+  const config = envConfig('frozenlake', { random: true, size: 4, p: 0.8, slippery: true });
+  const tasks = makeTasks(config, 8, 700);
+  const spec = makeEnv(tasks[0]).spec;
+  const a = new MemoPolicy(new NeuralPolicy(mlpPolicyConfig(spec, { hidden: [8], seed: 1 })));
+  const b = new MemoPolicy(new NeuralPolicy(mlpPolicyConfig(spec, { hidden: [8], seed: 2 })));
+  const run = await runPassCounts({ tasks, samples: 4, T: [20, 40], policy: a, runSeed: 1, keep: true });
+  const states = collectStates([run.atTmax], 25, 1);
+  const drawn: number[] = [];
+  const exact: number[] = [];
+  const q = await stepQuality(states, a, b, {
+    actions: 6,
+    seed: 1,
+    onState: (i, d, e) => {
+      drawn[i] = d.score;
+      exact[i] = e!.score;
+      assert.ok(Math.abs(e!.aBetter + e!.ties + e!.bBetter - 1) < 1e-12);
+    },
+  });
+  const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
+  assert.equal(drawn.length, states.length);
+  assert.ok(Math.abs(mean(drawn) - q.score!) < 1e-12);
+  assert.ok(Math.abs(mean(exact) - q.exact!.score) < 1e-12);
 });
 
 test('profiles: valid, disjoint seeds, RL budget on the T grid; bad configs are refused naming the field', () => {

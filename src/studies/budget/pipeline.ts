@@ -263,11 +263,10 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
     });
     return out;
   };
-  const seriesNames = names;
-  const coef = (plus: string, minus: string) =>
-    seriesNames.map((n) => (n === plus ? 1 : n === minus ? -1 : 0));
+  // One bootstrap over maps for every policy, so that the differences between them are paired.
+  const coef = (plus: string, minus: string) => names.map((n) => (n === plus ? 1 : n === minus ? -1 : 0));
   const ex = bootstrapSeries(
-    seriesNames.map((n) => perMap(exact[n])),
+    names.map((n) => perMap(exact[n])),
     test.length,
     width,
     [coef('rl', 'base'), coef('budgetmix', 'base'), coef('budgetmix', 'rl')],
@@ -280,7 +279,7 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
     ci95: K.map((_, a) => T.map((_, j) => intervalOf(ci[a * nT + j]))),
   });
   const exactGrid = (n: string) => {
-    const s = seriesNames.indexOf(n as 'base' | Variant);
+    const s = names.indexOf(n as 'base' | Variant);
     return toGrid(ex.mean[s], ex.ci[s]);
   };
   // The shrink contrast per K: [RL − base](K, T_tight) − [RL − base](K, T_train), per map, same resamples.
