@@ -29,6 +29,7 @@ export { runLockstep } from './rollout/lockstep.ts';
 export { summarize } from './rollout/summary.ts';
 export { JsonlWriter, readTrajectories } from './store/jsonl.ts';
 export { RunStore } from './store/sqlite.ts';
+export * as budgetStudy from './studies/budget/index.ts';
 export { creditFidelity } from './studies/credit-fidelity.ts';
 export * as theory from './theory/index.ts';
 export { collectDemonstrations, trainBc } from './train/bc.ts';

@@ -44,6 +44,9 @@ export interface StepQualityOptions {
   seed: number;
   /** Distinguishes state sets (normal 0, error 1) so that their draws are independent. */
   key?: number;
+  /** Receives each state's own figures — from the draws, and exact when both policies expose `probs`
+   * — so that a caller can put an interval over states on the means (the budget study bootstraps them). */
+  onState?: (index: number, sampled: PairFigures, exact: PairFigures | null) => void;
 }
 
 export const DEFAULT_ACTIONS = 16;
@@ -73,6 +76,14 @@ function quality(q: Float64Array, stay: number, action: unknown): number {
 
 function compare(x: number, y: number): -1 | 0 | 1 {
   return Math.abs(x - y) <= TIE ? 0 : x > y ? 1 : -1;
+}
+
+function zeroFigures(): Omit<PairFigures, 'score'> {
+  return { aBetter: 0, ties: 0, bBetter: 0, regretA: 0, regretB: 0 };
+}
+
+function withScore(x: Omit<PairFigures, 'score'>): PairFigures {
+  return { ...x, score: x.aBetter + x.ties / 2 };
 }
 
 export async function stepQuality(
@@ -130,6 +141,9 @@ export async function stepQuality(
       sum.regretA += (v - scores[0][m]) / M;
       sum.regretB += (v - scores[1][m]) / M;
     }
+    // This state's own exact figures, accumulated apart only when someone asks for them (the sums
+    // above keep their order of additions, hence their bits).
+    const mine = options.onState === undefined ? null : zeroFigures();
     if (withProbs) {
       const rng = Rng.derive(0);
       const pa = a.probs!(context(state, a, env, rng));
@@ -137,14 +151,33 @@ export async function stepQuality(
       for (let x = 0; x < q.length; x++) {
         exactSum.regretA += pa[x] * (v - q[x]);
         exactSum.regretB += pb[x] * (v - q[x]);
+        if (mine !== null) {
+          mine.regretA += pa[x] * (v - q[x]);
+          mine.regretB += pb[x] * (v - q[x]);
+        }
         for (let y = 0; y < q.length; y++) {
           const w = pa[x] * pb[y];
           const c = compare(q[x], q[y]);
           if (c > 0) exactSum.aBetter += w;
           else if (c < 0) exactSum.bBetter += w;
           else exactSum.ties += w;
+          if (mine !== null) {
+            if (c > 0) mine.aBetter += w;
+            else if (c < 0) mine.bBetter += w;
+            else mine.ties += w;
+          }
         }
       }
+    }
+    if (options.onState !== undefined) {
+      let regretA = 0;
+      let regretB = 0;
+      for (let m = 0; m < M; m++) {
+        regretA += (v - scores[0][m]) / M;
+        regretB += (v - scores[1][m]) / M;
+      }
+      const drawn = { aBetter: better / pairs, ties: tie / pairs, bBetter: worse / pairs, regretA, regretB };
+      options.onState(i, withScore(drawn), withProbs && mine !== null ? withScore(mine) : null);
     }
   }
   const n = states.length;

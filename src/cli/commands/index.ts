@@ -8,7 +8,9 @@ import { registerCredit } from './credit.ts';
 import { registerDemo } from './demo.ts';
 import { registerEnv } from './env.ts';
 import { registerEval } from './eval.ts';
+import { registerReport } from './report.ts';
 import { registerRollout } from './rollout.ts';
+import { registerStudy } from './study.ts';
 import { registerSummary } from './summary.ts';
 import { registerTrain } from './train.ts';
 
@@ -24,4 +26,6 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerTrain,
   registerBench,
   registerDemo,
+  registerStudy,
+  registerReport,
 ];

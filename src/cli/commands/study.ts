@@ -1,0 +1,91 @@
+// turnwise study budget: the flagship study — what did multi-turn RL really improve? Behaviour-clones
+// a base, asks the trainer for RL and BudgetMix, measures everything on held-out maps and writes
+// RUN/summary.json, RUN/report.html and the three policies; stdout gets the terminal summary (or the
+// summary as JSON), stderr the progress.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { PROFILE_NAMES, profileConfig } from '../../studies/budget/config.ts';
+import { runBudgetStudy, type StudyStage } from '../../studies/budget/pipeline.ts';
+import { renderBudgetReport } from '../../studies/budget/report.ts';
+import { terminalSummary } from '../../studies/budget/terminal.ts';
+import { defaultTrainer, type RlTrainer } from '../../studies/budget/trainer.ts';
+import { json, out, Progress } from '../io.ts';
+import { seed } from '../options.ts';
+
+export interface StudyFlags {
+  profile: string;
+  out?: string;
+  seed: string;
+  json?: boolean;
+}
+
+const STAGE_LABEL: Record<StudyStage, string> = {
+  base: 'base (BC)',
+  rl: 'RL',
+  budgetmix: 'BudgetMix',
+  gigpo: 'GiGPO',
+  evaluation: 'evaluation',
+  diagnostics: 'diagnostics',
+};
+
+export function registerStudy(program: Command): void {
+  const study = program.command('study').description('whole experiments composed from the library');
+  study
+    .command('budget')
+    .description(
+      'the budget study: what did multi-turn RL really improve? Pass@(K,T), step quality, recovery, likelihood, training curves — one HTML report',
+    )
+    .option(
+      '--profile <name>',
+      `${PROFILE_NAMES.join(' | ')} (quick ≤ 60 s; default is what npm start runs)`,
+      'default',
+    )
+    .option('--out <dir>', 'run directory (default: runs/budget-<profile>-<seed>)')
+    .option('--seed <n>', 'seed of everything random in the study', '0')
+    .option('--json', 'print the summary (summary.json) instead of the terminal summary')
+    .action((flags: StudyFlags) => studyBudget(flags, defaultTrainer));
+}
+
+/** The command itself, with the trainer as a parameter (the CLI passes defaultTrainer; a script or a
+ * test can run the same command with a stand-in). */
+export async function studyBudget(flags: StudyFlags, trainer: RlTrainer): Promise<void> {
+  const config = profileConfig(flags.profile, seed(flags.seed));
+  const dir = flags.out ?? join('runs', `budget-${config.profile}-${config.seed}`);
+  const t0 = performance.now();
+  // One progress bar per stage and total (TTY only), one plain line per stage (always).
+  let bar: Progress | undefined;
+  let barKey = '';
+  const result = await runBudgetStudy(config, {
+    trainer,
+    onStage: (_stage, detail) => {
+      bar?.done();
+      bar = undefined;
+      barKey = '';
+      process.stderr.write(`turnwise: [${((performance.now() - t0) / 1000).toFixed(1)} s] ${detail}\n`);
+    },
+    onProgress: ({ stage, done, total }) => {
+      if (`${stage}/${total}` !== barKey) {
+        bar?.done();
+        bar = new Progress(STAGE_LABEL[stage], total);
+        barKey = `${stage}/${total}`;
+      }
+      bar!.update(done);
+    },
+  });
+  bar?.done();
+  const { summary, policies } = result;
+  mkdirSync(join(dir, 'policies'), { recursive: true });
+  for (const [name, policy] of Object.entries(policies)) {
+    policy.save(join(dir, 'policies', `${name}.safetensors`), undefined, { study: 'budget', role: name });
+  }
+  writeFileSync(join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  const report = join(dir, 'report.html');
+  writeFileSync(report, renderBudgetReport(summary));
+  if (flags.json) {
+    json(summary);
+    process.stderr.write(`turnwise: report: ${report}\n`);
+    return;
+  }
+  out(terminalSummary(summary, report));
+}

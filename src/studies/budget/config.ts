@@ -1,0 +1,217 @@
+// The budget study's configuration: one zod schema (types inferred from it) and three profiles.
+// The resolved config is written into summary.json, so a run says exactly what it measured.
+//
+// Time plan (issue 7 contracts, this 2-core machine): `--profile quick` must finish in ≤ 60 s and
+// `npm start` (default) in ≤ 5 min, both INCLUDING the two RL runs of the injected trainer. The
+// study's own parts (behaviour cloning, evaluation, diagnostics, report) are sized to a fraction of
+// that — quick ≤ 25 s, default ≤ 90 s — which leaves ≥ 30 s (quick) and ≥ 3 min (default) for RL.
+// `timePlan` records those shares; the report sets the measured times beside them.
+import { z } from 'zod';
+import { InputError } from '../../core/errors.ts';
+import { fromZod } from '../../core/validate.ts';
+
+const posInt = z.number().int().min(1);
+const increasing = (xs: readonly number[]) => xs.every((x, i) => i === 0 || x > xs[i - 1]);
+
+const SeedRangeSchema = z
+  .object({
+    /** First task seed (random maps: the seed picks the map). */
+    start: z.number().int().min(0),
+    /** Number of tasks: seeds start .. start + count − 1. */
+    count: posInt,
+  })
+  .strict();
+
+export const StudyConfigSchema = z
+  .object({
+    /** Which profile this came from (`custom` for a config built by hand, e.g. in tests). */
+    profile: z.enum(['quick', 'default', 'full', 'custom']),
+    /** Seed of everything random in the study: BC init and shuffling, rollouts, states, bootstrap. */
+    seed: z.number().int().min(0),
+    /** Slippery FrozenLake random maps (METHODS §6): size × size, each cell frozen with probability p. */
+    env: z
+      .object({ size: z.number().int().min(3).max(16), p: z.number().gt(0).lte(1), slippery: z.boolean() })
+      .strict(),
+    /** Disjoint seed ranges: the training maps (BC and RL) and the held-out maps (every measurement). */
+    seeds: z.object({ train: SeedRangeSchema, test: SeedRangeSchema }).strict(),
+    base: z
+      .object({
+        /** The expert BC imitates: softmax over Q*_horizon (budget-blind), good but imperfect. */
+        expert: z.string().min(1),
+        /** Turn budget of the demonstration episodes. */
+        budget: posInt,
+        episodesPerTask: posInt,
+        hidden: z.array(posInt).min(1),
+        epochs: posInt,
+        batchSize: posInt,
+        lr: z.number().gt(0).lt(1),
+      })
+      .strict(),
+    /** What the injected trainer is asked for (RlRequest): RL at one fixed budget, BudgetMix with a set. */
+    rl: z
+      .object({
+        /** The fixed training budget of RL (and GiGPO). */
+        budget: posInt,
+        iters: posInt,
+        groupSize: z.number().int().min(2),
+        groupsPerIter: posInt,
+        /** Also train a GiGPO-credit variant (reported beside RL, not in the findings). */
+        gigpo: z.boolean(),
+      })
+      .strict(),
+    budgetmix: z.object({ budgets: z.array(posInt).min(2) }).strict(),
+    eval: z
+      .object({
+        /** K values of Pass@(K,T) (each ≤ samples). */
+        K: z.array(posInt).min(1),
+        /** Turn budgets T, increasing; the largest is the one the diagnostics run at. */
+        T: z.array(posInt).min(2),
+        /** n: sampled episodes per held-out map and policy (the sampled Pass@(K,T)). */
+        samples: posInt,
+        /** The first this many of them per map (base and RL) are the trajectories the diagnostics draw
+         * states from and score likelihoods on; the rest are not kept (memory). */
+        diagnosticSamples: posInt,
+        /** Normal states and error states each, for step quality and recovery. */
+        states: posInt,
+        /** M: actions each policy draws per state. */
+        actions: posInt,
+        /** Continuations per error state and policy. */
+        continuations: posInt,
+        /** Bootstrap resamples of every interval. */
+        resamples: z.number().int().min(100),
+      })
+      .strict(),
+    /** The time shares this profile was sized for (seconds, wall clock on the project machine). */
+    timePlan: z
+      .object({ total: z.number().gt(0), study: z.number().gt(0), training: z.number().gt(0) })
+      .strict(),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const issue = (path: (string | number)[], message: string) =>
+      ctx.addIssue({ code: 'custom', path, message });
+    if (!increasing(c.eval.K)) issue(['eval', 'K'], 'expected strictly increasing integers');
+    if (!increasing(c.eval.T)) issue(['eval', 'T'], 'expected strictly increasing integers');
+    if (c.eval.diagnosticSamples > c.eval.samples)
+      issue(['eval', 'diagnosticSamples'], `must be ≤ eval.samples (${c.eval.samples})`);
+    if (c.eval.K.at(-1)! > c.eval.samples)
+      issue(['eval', 'K'], `each K must be ≤ eval.samples (${c.eval.samples})`);
+    if (!increasing(c.budgetmix.budgets))
+      issue(['budgetmix', 'budgets'], 'expected strictly increasing integers');
+    // RL's lead is read where RL was trained, so that budget must be on the evaluation grid.
+    if (!c.eval.T.includes(c.rl.budget))
+      issue(['rl', 'budget'], `must be one of eval.T (${c.eval.T.join(', ')})`);
+    const { train, test } = c.seeds;
+    if (train.start < test.start + test.count && test.start < train.start + train.count)
+      issue(['seeds', 'test'], 'the held-out seeds must not overlap the training seeds');
+    if (c.timePlan.study + c.timePlan.training > c.timePlan.total)
+      issue(['timePlan'], 'study + training must fit in total');
+  });
+
+export type StudyConfig = z.infer<typeof StudyConfigSchema>;
+export type ProfileName = 'quick' | 'default' | 'full';
+export const PROFILE_NAMES: readonly ProfileName[] = ['quick', 'default', 'full'];
+
+// Shared choices, with the reasons:
+// - The expert is softmax(Q*_20 / 0.02), budget-blind. On held-out 4x4 p=0.8 maps its exact success is
+//   0.076 / 0.326 / 0.709 / 0.816 at T = 10 / 20 / 50 / 100 against the optimum's 0.112 / 0.440 /
+//   0.830 / 0.917: good, imperfect at every budget, and not tuned to any one T. (A horizon-100 softmax
+//   drifts on near-tied Q* values and is 3× worse than optimal at T = 10; a greedy expert is not
+//   "imperfect".) Its demonstrations are its own rollouts, so the base sees mostly on-path states.
+// - RL trains at T = 100 (FrozenLake-v1's registered limit, the usual single budget); BudgetMix at
+//   {10, 20, 50, 100}, the budgets issue 6's `--budget-mix` example uses. All policies are budget-blind
+//   (revealBudget false), so prefix-mode Pass@(K,T) is valid for each of them.
+// - Evaluation budgets start at 10: the shortest path on a 4x4 map is 6 turns and success within 6 is
+//   ~1% even for the optimum, so smaller T would only measure luck.
+const BASE_4X4 = {
+  expert: 'oracle:temp=0.02,horizon=20',
+  budget: 100,
+  episodesPerTask: 1,
+  hidden: [64, 64],
+  batchSize: 256,
+  lr: 0.003,
+};
+
+const PROFILES: Record<ProfileName, Omit<StudyConfig, 'seed'>> = {
+  // ≤ 60 s in all: ≤ 25 s for the study’s parts (measured 3–4 s, bench/README.md), ≥ 30 s for RL.
+  quick: {
+    profile: 'quick',
+    env: { size: 4, p: 0.8, slippery: true },
+    seeds: { train: { start: 0, count: 1000 }, test: { start: 1_000_000, count: 200 } },
+    base: { ...BASE_4X4, epochs: 20 },
+    rl: { budget: 100, iters: 60, groupSize: 8, groupsPerIter: 16, gigpo: false },
+    budgetmix: { budgets: [10, 20, 50, 100] },
+    eval: {
+      K: [1, 2, 4, 8, 16],
+      T: [10, 15, 20, 30, 50, 100],
+      samples: 16,
+      diagnosticSamples: 8,
+      states: 200,
+      actions: 16,
+      continuations: 8,
+      resamples: 1000,
+    },
+    timePlan: { total: 60, study: 25, training: 30 },
+  },
+  // `npm start`: ≤ 5 min in all: ≤ 90 s for the study’s parts (measured 12–16 s), ≥ 3 min for RL.
+  default: {
+    profile: 'default',
+    env: { size: 4, p: 0.8, slippery: true },
+    seeds: { train: { start: 0, count: 2000 }, test: { start: 1_000_000, count: 1000 } },
+    base: { ...BASE_4X4, epochs: 30 },
+    rl: { budget: 100, iters: 300, groupSize: 8, groupsPerIter: 16, gigpo: false },
+    budgetmix: { budgets: [10, 20, 50, 100] },
+    eval: {
+      K: [1, 2, 4, 8, 16, 32],
+      T: [10, 15, 20, 30, 50, 100],
+      samples: 32,
+      diagnosticSamples: 8,
+      states: 1000,
+      actions: 16,
+      continuations: 16,
+      resamples: 2000,
+    },
+    timePlan: { total: 300, study: 90, training: 180 },
+  },
+  // 8x8 maps (no time contract): FrozenLake8x8's 200-turn limit; the expert softmax(Q*_50 / 0.005)
+  // reaches ~0.8 of the optimum at T = 100–200 (Q* values are smaller on 8x8 maps, hence the
+  // smaller temperature).
+  full: {
+    profile: 'full',
+    env: { size: 8, p: 0.8, slippery: true },
+    seeds: { train: { start: 0, count: 4000 }, test: { start: 1_000_000, count: 500 } },
+    base: {
+      ...BASE_4X4,
+      expert: 'oracle:temp=0.005,horizon=50',
+      budget: 200,
+      hidden: [128, 128],
+      epochs: 30,
+    },
+    rl: { budget: 200, iters: 600, groupSize: 8, groupsPerIter: 16, gigpo: true },
+    budgetmix: { budgets: [30, 50, 100, 200] },
+    eval: {
+      K: [1, 2, 4, 8, 16],
+      T: [30, 50, 75, 100, 150, 200],
+      samples: 16,
+      diagnosticSamples: 4,
+      states: 500,
+      actions: 16,
+      continuations: 16,
+      resamples: 2000,
+    },
+    timePlan: { total: 1800, study: 300, training: 1200 },
+  },
+};
+
+/** The resolved config of a profile at a seed (validated, so a bad profile edit fails loudly). */
+export function profileConfig(profile: string, seed = 0): StudyConfig {
+  if (!(PROFILE_NAMES as readonly string[]).includes(profile)) {
+    throw new InputError('--profile', profile, `expected one of: ${PROFILE_NAMES.join(', ')}`);
+  }
+  return parseStudyConfig({ ...PROFILES[profile as ProfileName], seed }, 'profile');
+}
+
+/** Validates a config (a profile, a hand-built one, or the one read back from a summary). */
+export function parseStudyConfig(raw: unknown, root = 'config'): StudyConfig {
+  return fromZod(StudyConfigSchema, raw, root);
+}

@@ -1,0 +1,561 @@
+// report.html of a budget-study run: a pure function of its summary (so `turnwise report RUN` can
+// re-render it), self-contained (inline SVG and CSS, nothing fetched), every chart with axes, labels
+// and a numbered caption. Every number shown here is in summary.json.
+import { FAILURE_KINDS } from '../../core/types.ts';
+import {
+  barChart,
+  escapeText,
+  figure,
+  findingsTable,
+  formatNumber,
+  grid,
+  jsonDetails,
+  keyValues,
+  lineChart,
+  list,
+  niceTicks,
+  type PassKTGrid,
+  page,
+  paragraph,
+  passKTHeatmap,
+  section,
+  stackedBarChart,
+  table,
+} from '../../report/index.ts';
+import type { Interval, PassGrid, Summary } from './summary.ts';
+
+const LABEL: Record<string, string> = { base: 'base', rl: 'RL', budgetmix: 'BudgetMix', gigpo: 'GiGPO' };
+const PAPER = 'Zhu et al. 2026, “What Does Multi-Turn Reinforcement Learning Really Improve in LLM Agents?”';
+
+const f = (x: number | null | undefined, digits = 3) => formatNumber(x, digits);
+const sg = (x: number | null | undefined, digits = 3) => formatNumber(x, digits, { signed: true });
+const ci = (c: Interval, digits = 3, signed = false) =>
+  `[${(signed ? sg : f)(c[0], digits)}, ${(signed ? sg : f)(c[1], digits)}]`;
+const int = (x: number | null) => ({ value: x, digits: 0 });
+const withCi = (value: number | null, c: Interval, digits = 3, signed = false) =>
+  `${(signed ? sg : f)(value, digits)} ${ci(c, digits, signed)}`;
+
+function policiesOf(s: Summary): string[] {
+  return ['base', 'rl', 'budgetmix', ...(s.passKT.gigpo ? ['gigpo'] : [])];
+}
+
+/** The heatmap's grid: an interval with a missing end is no interval. */
+function heatGrid(g: PassGrid): PassKTGrid {
+  return {
+    ...g,
+    ci95: g.ci95.map((row) =>
+      row.map((c) => (c[0] === null || c[1] === null ? null : ([c[0], c[1]] as const))),
+    ),
+  };
+}
+
+/** Row K of a grid as line-chart points over T, with the interval as a band. */
+function rowPoints(g: PassGrid, k = 0) {
+  return g.T.map((t, j) => ({ x: t, y: g.passKT[k][j], lo: g.ci95[k][j][0], hi: g.ci95[k][j][1] }));
+}
+
+export function renderBudgetReport(s: Summary): string {
+  const cfg = s.config;
+  const env = `slippery FrozenLake ${cfg.env.size}×${cfg.env.size} random maps (p ${cfg.env.p})`;
+  const names = policiesOf(s);
+  const Tmax = cfg.eval.T.at(-1)!;
+  let n = 0;
+  const fig = (caption: string, content: string) => figure(++n, caption, content);
+
+  // ── Findings ──────────────────────────────────────────────────────────────────────────────────
+  const held = s.findings.filter((x) => x.held === true).length;
+  const identical =
+    s.exactPassKT.diff.passKT.every((row) => row.every((x) => x === 0)) && s.likelihood.llrGap.value === 0;
+  const findings = section('Findings', [
+    paragraph(
+      `This study measures, on our own policies, the quantities of ${PAPER}, and says number by number which of its findings hold here. ` +
+        `Base: a neural policy behaviour-cloned from a good but imperfect expert. RL: trained from it at one fixed turn budget (T=${cfg.rl.budget}); BudgetMix: the same with budgets drawn from {${cfg.budgetmix.budgets.join(', ')}}. ` +
+        `Everything is measured on ${s.passKT.tasks} held-out maps the policies never trained on.`,
+    ),
+    paragraph(
+      'Each verdict is decided by a direction and a 95% confidence interval, never by a magnitude: the paper’s agents are LLMs whose actions are many tokens long (its NLLs are per response, its LLRs sum over tokens and turns), ours choose one of four moves, so only signs and orderings can carry over. A finding is “not held” whenever our intervals do not show it.',
+    ),
+    ...(identical
+      ? [
+          paragraph(
+            'Note: the RL policy is identical to the base on every held-out map (all differences are exactly 0). The trainer changed nothing — a stand-in or null-control trainer was used, so none of the RL findings can hold in this run.',
+          ),
+        ]
+      : []),
+    findingsTable(
+      s.findings.map((x) => ({ claim: x.claim, paper: x.paper, ours: x.ours, held: x.held, note: x.note })),
+      {
+        caption: `Findings: ${held} of ${s.findings.length} held here (the paper’s number, ours, and the verdict)`,
+      },
+    ),
+    '<h3>How each verdict is decided</h3>',
+    `<ol>\n${s.findings.map((x) => `<li>${escapeText(x.claim)}: ${escapeText(x.criterion)}</li>`).join('\n')}\n</ol>`,
+  ]);
+
+  // ── Setup ─────────────────────────────────────────────────────────────────────────────────────
+  const ref = s.reference;
+  const refLine = (name: string, ys: (number | null)[], color?: string) => ({
+    name,
+    dashed: true,
+    ...(color ? { color } : {}),
+    points: ref.T.map((t, j) => ({ x: t, y: ys[j] })),
+  });
+  const setup = section('Setup', [
+    keyValues([
+      ['tasks', env],
+      [
+        'maps',
+        `${cfg.seeds.train.count} for training (seeds ${cfg.seeds.train.start}…), ${cfg.seeds.test.count} held out (seeds ${cfg.seeds.test.start}…)`,
+      ],
+      ['expert', `${s.policies.expert} (softmax over Q*, budget-blind)`],
+      ['base', s.policies.base],
+      ['base parameters', String(s.base.parameters)],
+      [
+        'demonstrations',
+        `${s.base.examples} distinct examples from ${s.base.expertTurns} expert turns (expert episode success ${f(s.base.expertEpisodeSuccess)})`,
+      ],
+      [
+        'BC loss (first → last epoch)',
+        `${f(s.base.bcLoss[0])} → ${f(s.base.bcLoss.at(-1))} over ${s.base.bcLoss.length} epochs`,
+      ],
+      [
+        'trainer request',
+        `${cfg.rl.iters} iterations × ${cfg.rl.groupsPerIter} groups × ${cfg.rl.groupSize} episodes; RL at T=${cfg.rl.budget}, BudgetMix over {${cfg.budgetmix.budgets.join(', ')}}, budget hidden from the policy`,
+      ],
+      [
+        'trained policies',
+        names
+          .slice(1)
+          .map((p) => `${LABEL[p]}: ${s.policies[p as 'rl']}`)
+          .join('; '),
+      ],
+      [
+        'evaluation',
+        `K ∈ {${cfg.eval.K.join(', ')}}, T ∈ {${cfg.eval.T.join(', ')}}; ${cfg.eval.samples} sampled episodes per map and policy; ${cfg.eval.states} normal and error states, ${cfg.eval.actions} actions each, ${cfg.eval.continuations} continuations; ${cfg.eval.resamples} bootstrap resamples`,
+      ],
+      ['seed', String(cfg.seed)],
+    ]),
+    fig(
+      `Exact success within T on the held-out maps (dynamic programming over each map, no sampling noise), with 95% intervals over maps for base, RL and BudgetMix. Dashed: the optimum V*_T (which knows T), the expert the base imitates, and the uniform random policy. The x-axis is logarithmic.`,
+      lineChart({
+        title: 'Exact success within T',
+        xScale: 'log',
+        xTicks: ref.T,
+        yDomain: [0, 1],
+        xLabel: 'T (turn budget)',
+        yLabel: 'P(success within T)',
+        series: [
+          ...names.map((p) => ({ name: LABEL[p], points: rowPoints(s.exactPassKT[p as 'base']) })),
+          refLine('optimal V*_T', ref.optimal, '#222222'),
+          refLine('expert', ref.expert, '#8C8C8C'),
+          refLine('random', ref.random, '#C8C8C8'),
+        ],
+      }),
+    ),
+  ]);
+
+  // ── Pass@(K,T) ────────────────────────────────────────────────────────────────────────────────
+  const heat = (g: PassGrid, title: string) => passKTHeatmap(heatGrid(g), { title, showTitle: true });
+  // Difference grids shown side by side share one colour scale, so equal colours mean equal numbers.
+  const diffHeats = (grids: readonly [PassGrid, string, [string, string]][]) => {
+    const m = Math.max(
+      0,
+      ...grids.flatMap(([g]) => g.passKT.flat().map((x) => (x === null ? 0 : Math.abs(x)))),
+    );
+    const domain: [number, number] = m > 0 ? niceTicks(-m, m, 4).domain : [-1, 1];
+    return grid(
+      grids.map(([g, title, labels]) =>
+        passKTHeatmap(heatGrid(g), {
+          title,
+          showTitle: true,
+          scale: 'diverging',
+          divergingLabels: labels,
+          domain,
+        }),
+      ),
+    );
+  };
+  const sampledDiff: PassGrid = {
+    K: s.passKT.base.K,
+    T: s.passKT.base.T,
+    passKT: s.passKT.diff,
+    ci95: s.passKT.diffCi95,
+  };
+  const sampledMixDiff: PassGrid = {
+    K: s.passKT.base.K,
+    T: s.passKT.base.T,
+    passKT: s.passKT.budgetmixDiff,
+    ci95: s.passKT.budgetmixDiffCi95,
+  };
+  const shrink = s.exactPassKT.shrink;
+  const pass = section('Pass@(K,T)', [
+    paragraph(
+      `Pass@(K,T): the chance that at least one of K tries succeeds within T turns, averaged over held-out maps. Sampled: the unbiased estimator on ${s.passKT.samples} episodes per map (${s.passKT.mode} mode: one run at T=${Tmax}, success within each T read off the first-success turn, valid because every policy here is budget-blind). Exact: 1 − (1 − p)^K per map with p the policy’s exact success within T. Intervals: bootstrap over maps; differences are paired (the same resampled maps for both policies).`,
+    ),
+    fig(
+      'Sampled Pass@(K,T) of each policy on the held-out maps; each cell prints the estimate and, where it fits, its 95% interval (always in the tooltip).',
+      grid(names.map((p) => heat(s.passKT[p as 'base'], `Pass@(K,T), ${LABEL[p]}`))),
+    ),
+    fig(
+      'RL − base, sampled (left) and exact (right): blue where RL is ahead, red where the base is; paired 95% intervals over maps. The findings read the exact grid.',
+      diffHeats([
+        [sampledDiff, 'RL − base (sampled)', ['base better', 'RL better']],
+        [s.exactPassKT.diff, 'RL − base (exact)', ['base better', 'RL better']],
+      ]),
+    ),
+    fig(
+      'BudgetMix against the base (sampled and exact) and against RL (exact): does mixing budgets keep a lead at every T?',
+      diffHeats([
+        [sampledMixDiff, 'BudgetMix − base (sampled)', ['base better', 'BudgetMix better']],
+        [s.exactPassKT.budgetmixDiff, 'BudgetMix − base (exact)', ['base better', 'BudgetMix better']],
+        [s.exactPassKT.budgetmixVsRl, 'BudgetMix − RL (exact)', ['RL better', 'BudgetMix better']],
+      ]),
+    ),
+    table(
+      [
+        'K',
+        `RL − base at T=${shrink.Ttight}`,
+        `RL − base at T=${shrink.Ttrain}`,
+        'change (tight − train)',
+        '95% interval',
+      ],
+      shrink.byK.map((x, k) => {
+        const j0 = s.exactPassKT.diff.T.indexOf(shrink.Ttight);
+        const j1 = s.exactPassKT.diff.T.indexOf(shrink.Ttrain);
+        return [
+          int(x.K),
+          { value: s.exactPassKT.diff.passKT[k][j0], format: { signed: true } },
+          { value: s.exactPassKT.diff.passKT[k][j1], format: { signed: true } },
+          { value: x.value, format: { signed: true } },
+          ci(x.ci95, 3, true),
+        ];
+      }),
+      {
+        caption:
+          'Does the lead shrink at the tightest budget? Exact, per K, paired over maps (negative = shrinks).',
+      },
+    ),
+  ]);
+
+  // ── Step quality ──────────────────────────────────────────────────────────────────────────────
+  const sq = s.stepQuality;
+  // The interesting range is around ½; widen it to whatever the intervals need.
+  const ends = (['normal', 'error'] as const).flatMap((k) => [...sq[k].ci95, ...sq[k].sampled.ci95]);
+  const lo = Math.min(0.3, ...ends.filter((x): x is number => x !== null).map((x) => x - 0.05));
+  const hi = Math.max(0.7, ...ends.filter((x): x is number => x !== null).map((x) => x + 0.05));
+  const winDomain: [number, number] = [
+    Math.max(0, Math.floor(lo * 10) / 10),
+    Math.min(1, Math.ceil(hi * 10) / 10),
+  ];
+  const stepQ = section('Step quality at the same state', [
+    paragraph(
+      `At each state both policies choose an action; an action is scored by its exact Q*_h(s,a) with h the turns left (of T=${sq.budget}). The win rate is P(RL’s action better) + ½P(tie) over pairs of actions: 0.5 means no difference. Normal states are drawn from the base’s and RL’s own trajectories (the first ${cfg.eval.diagnosticSamples} episodes per map of the sampled runs); error states are one turn after a deliberately bad action (positive regret) forced on such a trajectory (${sq.errorStates.attempts} attempts: ${sq.errorStates.noBadAction} had no bad action, ${sq.errorStates.terminal} ended the episode at once). Exact: the expectation over both policies’ action distributions; sampled: ${cfg.eval.actions} actions each. Intervals: bootstrap over states.`,
+    ),
+    fig(
+      'RL-vs-base win rate at normal and error states with 95% intervals over states (exact and sampled); the dashed line is 0.5, no difference. The paper found 43–47% at ordinary states and 66–67% at error states.',
+      barChart({
+        title: 'Step quality: RL vs base win rate',
+        style: 'dot',
+        series: ['exact', 'sampled'],
+        groups: (['normal', 'error'] as const).map((k) => ({
+          label: `${k} states (${sq[k].states})`,
+          values: [
+            { value: sq[k].value, lo: sq[k].ci95[0], hi: sq[k].ci95[1] },
+            { value: sq[k].sampled.value, lo: sq[k].sampled.ci95[0], hi: sq[k].sampled.ci95[1] },
+          ],
+        })),
+        yDomain: winDomain,
+        yLabel: 'P(RL better) + ½P(tie)',
+        xLabel: 'kind of state',
+        referenceLines: [{ y: 0.5 }],
+      }),
+    ),
+    table(
+      [
+        'states',
+        'n',
+        'win rate (exact)',
+        'P(RL better)',
+        'P(tie)',
+        'P(base better)',
+        'regret RL',
+        'regret base',
+        'win rate (sampled)',
+      ],
+      (['normal', 'error'] as const).map((k) => [
+        k,
+        int(sq[k].states),
+        withCi(sq[k].value, sq[k].ci95),
+        sq[k].rlBetter,
+        sq[k].ties,
+        sq[k].baseBetter,
+        sq[k].regretRl,
+        sq[k].regretBase,
+        withCi(sq[k].sampled.value, sq[k].sampled.ci95),
+      ]),
+      { caption: 'Step quality in detail (regret = V*_h(s) − Q*_h(s,a), mean over the policy’s actions)' },
+    ),
+  ]);
+
+  // ── Recovery ──────────────────────────────────────────────────────────────────────────────────
+  const rec = s.recovery;
+  const recovery = section('Recovery from error states', [
+    paragraph(
+      `From each of the ${rec.states} error states every policy continues under the remaining budget. Exact: the policy’s continuation value V^π_h(s); sampled: ${rec.continuations} continuations per state and policy with common random numbers. Intervals: bootstrap over states; differences paired.`,
+    ),
+    fig(
+      'Continuation success after a forced bad action, per policy, with 95% intervals over error states. The paper reports 51.3% (RL) vs 38.6% (base) on FrozenLake.',
+      barChart({
+        title: 'Recovery from error states',
+        series: ['exact', 'sampled'],
+        groups: names.map((p) => {
+          const r = rec[p as 'base'];
+          return {
+            label: LABEL[p],
+            values: [
+              { value: r.exact, lo: r.exactCi95[0], hi: r.exactCi95[1] },
+              { value: r.value, lo: r.ci95[0], hi: r.ci95[1] },
+            ],
+          };
+        }),
+        yDomain: [0, 1],
+        yLabel: 'success after the error',
+        xLabel: 'policy',
+      }),
+    ),
+    table(
+      ['', 'exact', 'sampled'],
+      [
+        ...names.map((p) => {
+          const r = rec[p as 'base'];
+          return [LABEL[p], withCi(r.exact, r.exactCi95), withCi(r.value, r.ci95)];
+        }),
+        [
+          'RL − base',
+          withCi(rec.rlMinusBase.exact, rec.rlMinusBase.exactCi95, 3, true),
+          withCi(rec.rlMinusBase.value, rec.rlMinusBase.ci95, 3, true),
+        ],
+        [
+          'BudgetMix − base',
+          withCi(rec.budgetmixMinusBase.exact, rec.budgetmixMinusBase.exactCi95, 3, true),
+          withCi(rec.budgetmixMinusBase.value, rec.budgetmixMinusBase.ci95, 3, true),
+        ],
+      ],
+      { caption: 'Recovery rates with 95% intervals' },
+    ),
+  ]);
+
+  // ── Likelihood ────────────────────────────────────────────────────────────────────────────────
+  const l = s.likelihood;
+  const likelihood = section('Likelihood: how far RL moved from the base', [
+    paragraph(
+      `NLL: mean −log π(a|s) per action over RL’s own actions (the first ${cfg.eval.diagnosticSamples} of its episodes per map at T=${Tmax}), under the base and under RL. LLR: Σ_t [log π_RL(a_t) − log π_base(a_t)] over a whole successful trajectory, for RL’s successes and the base’s. Intervals: bootstrap over maps (ratio estimators, so a map’s actions stay together). −∞ (an action the scorer gives probability 0) is handled as eval/likelihood does: such terms are left out of the means and counted, and a figure is n/a when no term is finite. Both networks are softmax outputs and give every action positive probability, so no term is infinite here (the counts below say so).`,
+    ),
+    fig(
+      `Left: NLL of RL’s actions under each policy (dashed: ln 4 = ${f(l.uniformNll)}, the uniform policy’s). Right: cumulative LLR of successful trajectories (0 = the base would have played them as readily as RL). Paper: NLL 12.20 (base) vs 10.25 (RL); LLR ≈ 228 (RL’s successes) vs 26 (base’s).`,
+      grid([
+        barChart({
+          title: 'NLL of RL’s actions',
+          showTitle: true,
+          width: 380,
+          height: 300,
+          series: ['NLL'],
+          groups: [
+            {
+              label: 'under base',
+              values: [
+                { value: l.nllRlUnderBase.value, lo: l.nllRlUnderBase.ci95[0], hi: l.nllRlUnderBase.ci95[1] },
+              ],
+            },
+            {
+              label: 'under RL',
+              values: [
+                { value: l.nllRlUnderRl.value, lo: l.nllRlUnderRl.ci95[0], hi: l.nllRlUnderRl.ci95[1] },
+              ],
+            },
+          ],
+          yLabel: 'nats per action',
+          xLabel: 'scored under',
+          referenceLines: [{ y: l.uniformNll, label: 'uniform' }],
+        }),
+        barChart({
+          title: 'LLR of successful trajectories',
+          showTitle: true,
+          width: 380,
+          height: 300,
+          series: ['LLR'],
+          groups: [
+            {
+              label: 'RL',
+              values: [
+                { value: l.llrSuccessRl.value, lo: l.llrSuccessRl.ci95[0], hi: l.llrSuccessRl.ci95[1] },
+              ],
+            },
+            {
+              label: 'base',
+              values: [
+                { value: l.llrSuccessBase.value, lo: l.llrSuccessBase.ci95[0], hi: l.llrSuccessBase.ci95[1] },
+              ],
+            },
+          ],
+          yLabel: 'LLR (nats)',
+          xLabel: 'successful trajectories of',
+          referenceLines: [{ y: 0 }],
+        }),
+      ]),
+    ),
+    table(
+      ['figure', 'value', '95% interval', 'terms', 'infinite (left out)'],
+      [
+        [
+          'NLL of RL’s actions under base',
+          l.nllRlUnderBase.value,
+          ci(l.nllRlUnderBase.ci95),
+          int(l.nllRlUnderBase.n),
+          int(l.nllRlUnderBase.infinite),
+        ],
+        [
+          'NLL of RL’s actions under RL',
+          l.nllRlUnderRl.value,
+          ci(l.nllRlUnderRl.ci95),
+          int(l.nllRlUnderRl.n),
+          int(l.nllRlUnderRl.infinite),
+        ],
+        [
+          'LLR, RL’s successful trajectories',
+          l.llrSuccessRl.value,
+          ci(l.llrSuccessRl.ci95),
+          int(l.llrSuccessRl.n),
+          int(l.llrSuccessRl.infinite),
+        ],
+        [
+          'LLR, base’s successful trajectories',
+          l.llrSuccessBase.value,
+          ci(l.llrSuccessBase.ci95),
+          int(l.llrSuccessBase.n),
+          int(l.llrSuccessBase.infinite),
+        ],
+        ['LLR gap (RL’s − base’s)', l.llrGap.value, ci(l.llrGap.ci95), null, null],
+      ],
+      { caption: 'Likelihood figures (terms: actions for NLL, successful trajectories for LLR)' },
+    ),
+  ]);
+
+  // ── Training curves ───────────────────────────────────────────────────────────────────────────
+  const trainedNames = names.filter((p) => p !== 'base');
+  const curves = s.curves;
+  const curveChart = (p: string) =>
+    lineChart({
+      title: `${LABEL[p]}: trajectory vs step reward`,
+      showTitle: true,
+      xLabel: 'training iteration',
+      yLabel: 'trajectory reward (success rate)',
+      y2Label: 'step reward (Q*/V*)',
+      series: [
+        {
+          name: 'trajectory reward',
+          points: (curves.trajectoryReward[p as 'rl'] ?? []).map((q) => ({ x: q.iter, y: q.value })),
+        },
+        {
+          name: 'step reward',
+          axis: 'right',
+          points: (curves.stepReward[p as 'rl'] ?? []).map((q) => ({ x: q.iter, y: q.value })),
+        },
+      ],
+    });
+  const training = section('Training curves', [
+    paragraph(
+      `From the trainer, one point per iteration: the success rate of that iteration’s training rollouts (trajectory reward) and the mean exact step quality Q*_h(s,a)/V*_h(s) of the actions taken (step reward; 1 = always an optimal action). They can move in opposite directions. Trend: mean of the last ${curves.window} iterations minus the first ${curves.window}, with an interval from resampling iterations within each window.`,
+    ),
+    fig(
+      'Trajectory reward (left axis, solid) and step reward (right axis, dashed) over training, for each trained policy. The paper saw trajectory reward rise while step reward fell.',
+      grid(trainedNames.map(curveChart)),
+    ),
+    table(
+      ['policy', 'trajectory reward: first → last', 'change', 'step reward: first → last', 'change'],
+      trainedNames.map((p) => {
+        const tr = curves.trend[p];
+        return tr === undefined
+          ? [LABEL[p], null, null, null, null]
+          : [
+              LABEL[p],
+              `${f(tr.trajectoryReward.first)} → ${f(tr.trajectoryReward.last)}`,
+              withCi(tr.trajectoryReward.value, tr.trajectoryReward.ci95, 3, true),
+              `${f(tr.stepReward.first)} → ${f(tr.stepReward.last)}`,
+              withCi(tr.stepReward.value, tr.stepReward.ci95, 3, true),
+            ];
+      }),
+      { caption: 'Trends over training (last quarter − first quarter, 95% intervals)' },
+    ),
+  ]);
+
+  // ── Failures ──────────────────────────────────────────────────────────────────────────────────
+  const fail = s.failures;
+  const kinds = FAILURE_KINDS.filter((k) => names.some((p) => (fail[p as 'base'].byKind[k] ?? 0) > 0));
+  const failuresSection = section('Failure kinds', [
+    paragraph(
+      `How the sampled episodes at T=${Tmax} that did not succeed ended: in a hole (irreversible), out of turns (budget), or otherwise. A policy whose failures move from holes to the budget has learnt caution, not skill.`,
+    ),
+    fig(
+      `Failure kinds per policy at T=${Tmax}, as shares of each policy’s failures (the count of failed episodes at the end of each bar).`,
+      stackedBarChart({
+        title: 'Failure kinds',
+        categories: names.map((p) => LABEL[p]),
+        segments: (kinds.length > 0 ? kinds : ['irreversible' as const]).map((k) => ({
+          name: k,
+          values: names.map((p) => fail[p as 'base'].byKind[k] ?? 0),
+        })),
+        xLabel: 'share of failed episodes',
+      }),
+    ),
+    table(
+      ['policy', 'episodes', 'successes', ...FAILURE_KINDS, 'turns (success)', 'turns (failure)'],
+      names.map((p) => {
+        const x = fail[p as 'base'];
+        return [
+          LABEL[p],
+          int(x.episodes),
+          int(x.successes),
+          ...FAILURE_KINDS.map((k) => int(x.byKind[k] ?? 0)),
+          { value: x.meanTurnsSuccess, digits: 1 },
+          { value: x.meanTurnsFailure, digits: 1 },
+        ];
+      }),
+      { caption: `Episodes at T=${Tmax} by outcome` },
+    ),
+  ]);
+
+  // ── Timings ───────────────────────────────────────────────────────────────────────────────────
+  const tm = s.timings;
+  const trainingSeconds = trainedNames.reduce((a, p) => a + (tm[p] ?? 0), 0);
+  const timings = section('Timings', [
+    paragraph(
+      `Wall-clock seconds on the machine that ran this (the only numbers that change between reruns with the same seed). The ${cfg.profile} profile was sized for ${cfg.timePlan.total} s in all: at most ${cfg.timePlan.study} s for the study’s own parts (behaviour cloning, evaluation, diagnostics) and at least ${cfg.timePlan.training} s for training.`,
+    ),
+    keyValues(
+      [
+        ['behaviour cloning', tm.bc],
+        ...trainedNames.map((p) => [`training: ${LABEL[p]}`, tm[p]] as [string, number | undefined]),
+        ['evaluation (Pass@(K,T), exact values)', tm.evaluation],
+        ['diagnostics (step quality, recovery, likelihood)', tm.diagnostics],
+        ['study without training', `${f(tm.study, 1)} s (plan ≤ ${cfg.timePlan.study} s)`],
+        ['training', `${f(trainingSeconds, 1)} s (plan ≥ ${cfg.timePlan.training} s available)`],
+        ['total', `${f(s.seconds, 1)} s (plan ≤ ${cfg.timePlan.total} s)`],
+      ],
+      { digits: 2 },
+    ),
+  ]);
+
+  const raw = section('Configuration', [
+    paragraph('The resolved configuration of this run (summary.json holds it with every number above).'),
+    jsonDetails('config', cfg),
+    list([`Re-render this page from the run directory with: turnwise report <run directory>`]),
+  ]);
+
+  return page({
+    title: 'What did RL really improve? — the budget study',
+    subtitle: `${env} · profile ${cfg.profile} · seed ${cfg.seed} · ${s.passKT.tasks} held-out maps`,
+    footer: `turnwise · study budget · profile ${cfg.profile} · seed ${cfg.seed} · rendered from summary.json · paper: ${PAPER}`,
+    body: [findings, setup, pass, stepQ, recovery, likelihood, training, failuresSection, timings, raw],
+  });
+}

@@ -1,0 +1,262 @@
+// summary.json of a budget-study run: one zod schema, the TypeScript types inferred from it. The
+// pipeline builds a Summary, the report and the terminal summary render one, and `turnwise report RUN`
+// re-renders a run from its file after validating it here.
+//
+// Conventions. Numbers that are not finite (an empty mean, an interval without data) are stored as
+// null, so the object in memory is the object read back from JSON. An estimate with an interval is
+// `{value, ci95: [lo, hi]}`: 95% percentile bootstrap intervals (over held-out maps, states or
+// iterations, as each field says). Pass@(K,T) grids are `{K, T, passKT, ci95}` with rows K and
+// columns T, as `turnwise eval` prints them.
+import { z } from 'zod';
+import { InputError } from '../../core/errors.ts';
+import { fromZod } from '../../core/validate.ts';
+import { StudyConfigSchema } from './config.ts';
+
+const Num = z.number().nullable();
+const Int = z.number().int();
+export const IntervalSchema = z.tuple([Num, Num]);
+
+const Estimate = z.object({ value: Num, ci95: IntervalSchema }).strict();
+
+export const PassGridSchema = z
+  .object({
+    K: z.array(Int),
+    T: z.array(Int),
+    passKT: z.array(z.array(Num)),
+    ci95: z.array(z.array(IntervalSchema)),
+  })
+  .strict();
+
+const Policies = <S extends z.ZodType>(s: S) =>
+  z.object({ base: s, rl: s, budgetmix: s, gigpo: s.optional() }).strict();
+
+const StepQualitySide = z
+  .object({
+    /** P(RL's action has the higher Q*) + ½ P(tie), exact expectation over both policies' distributions. */
+    value: Num,
+    ci95: IntervalSchema,
+    rlBetter: Num,
+    ties: Num,
+    baseBetter: Num,
+    /** Mean V*_h(s) − Q*_h(s,a) of each policy's actions. */
+    regretRl: Num,
+    regretBase: Num,
+    states: Int,
+    /** The same win rate from M actions drawn by each policy (M × M pairs per state). */
+    sampled: Estimate,
+  })
+  .strict();
+
+const RecoverySide = z
+  .object({
+    /** Continuation success rate from sampled continuations. */
+    value: Num,
+    ci95: IntervalSchema,
+    /** Exact continuation value V^π_h(s) at the same states, h = turns left. */
+    exact: Num,
+    exactCi95: IntervalSchema,
+  })
+  .strict();
+
+const LikelihoodFigure = z
+  .object({
+    value: Num,
+    ci95: IntervalSchema,
+    /** Terms the mean is over (actions for NLL, successful trajectories for LLR). */
+    n: Int,
+    /** Terms left out because they were infinite (eval/likelihood's convention). */
+    infinite: Int,
+  })
+  .strict();
+
+const Point = z.object({ iter: Int, value: Num }).strict();
+
+const Trend = z
+  .object({
+    /** Mean over the first and the last `window` iterations, and last − first with its interval. */
+    first: Num,
+    last: Num,
+    value: Num,
+    ci95: IntervalSchema,
+  })
+  .strict();
+
+const Failures = z
+  .object({
+    episodes: Int,
+    successes: Int,
+    byKind: z.record(z.string(), Int),
+    meanTurnsSuccess: Num,
+    meanTurnsFailure: Num,
+  })
+  .strict();
+
+export const FindingSchema = z
+  .object({
+    id: z.string(),
+    claim: z.string(),
+    paper: z.union([z.string(), z.number(), z.null()]),
+    ours: z.union([z.string(), z.number(), z.null()]),
+    held: z.boolean().nullable(),
+    /** How the verdict is decided, in words (direction and interval, never a magnitude). */
+    criterion: z.string(),
+    note: z.string(),
+  })
+  .strict();
+
+const ByK = z.array(z.object({ K: Int, value: Num, ci95: IntervalSchema }).strict());
+
+export const SummarySchema = z
+  .object({
+    study: z.literal('budget'),
+    version: z.literal(1),
+    config: StudyConfigSchema,
+    env: z.object({ env: z.string(), params: z.record(z.string(), z.unknown()) }).strict(),
+    policies: z
+      .object({
+        expert: z.string(),
+        base: z.string(),
+        rl: z.string(),
+        budgetmix: z.string(),
+        gigpo: z.string().optional(),
+      })
+      .strict(),
+    base: z
+      .object({
+        parameters: Int,
+        examples: Int,
+        expertTurns: Int,
+        expertEpisodeSuccess: Num,
+        /** Mean cross-entropy per BC epoch. */
+        bcLoss: z.array(Num),
+      })
+      .strict(),
+    /** Mean exact success within each T on the held-out maps, for reference policies (no sampling). */
+    reference: z
+      .object({ T: z.array(Int), optimal: z.array(Num), expert: z.array(Num), random: z.array(Num) })
+      .strict(),
+    /** Sampled Pass@(K,T) (prefix mode, `eval.samples` episodes per map and policy). `diff` is RL − base
+     * with `diffCi95` paired over the same resampled maps (as `turnwise compare`); `budgetmixDiff` the
+     * same for BudgetMix − base. */
+    passKT: z
+      .object({
+        base: PassGridSchema,
+        rl: PassGridSchema,
+        budgetmix: PassGridSchema,
+        gigpo: PassGridSchema.optional(),
+        diff: z.array(z.array(Num)),
+        diffCi95: z.array(z.array(IntervalSchema)),
+        budgetmixDiff: z.array(z.array(Num)),
+        budgetmixDiffCi95: z.array(z.array(IntervalSchema)),
+        mode: z.string(),
+        samples: Int,
+        tasks: Int,
+      })
+      .strict(),
+    /** Exact Pass@(K,T) = mean over maps of 1 − (1 − p_map(T))^K with p_map(T) the policy's exact success
+     * within T (dynamic programming); intervals over maps, differences paired. */
+    exactPassKT: z
+      .object({
+        base: PassGridSchema,
+        rl: PassGridSchema,
+        budgetmix: PassGridSchema,
+        gigpo: PassGridSchema.optional(),
+        /** RL − base, BudgetMix − base, BudgetMix − RL. */
+        diff: PassGridSchema,
+        budgetmixDiff: PassGridSchema,
+        budgetmixVsRl: PassGridSchema,
+        /** Per K: [RL − base at the tightest T] − [RL − base at the training budget]; < 0 = the lead shrinks. */
+        shrink: z.object({ Ttight: Int, Ttrain: Int, byK: ByK }).strict(),
+      })
+      .strict(),
+    stepQuality: z
+      .object({
+        normal: StepQualitySide,
+        error: StepQualitySide,
+        /** Forcing attempts behind the error states; those with no bad action; those the forced action ended. */
+        errorStates: z.object({ attempts: Int, noBadAction: Int, terminal: Int }).strict(),
+        /** The budget the states come from (the largest T). */
+        budget: Int,
+      })
+      .strict(),
+    recovery: z
+      .object({
+        base: RecoverySide,
+        rl: RecoverySide,
+        budgetmix: RecoverySide,
+        gigpo: RecoverySide.optional(),
+        rlMinusBase: RecoverySide,
+        budgetmixMinusBase: RecoverySide,
+        states: Int,
+        continuations: Int,
+      })
+      .strict(),
+    likelihood: z
+      .object({
+        /** Mean −log π_base over RL's actions, and −log π_RL over the same actions. */
+        nllRlUnderBase: LikelihoodFigure,
+        nllRlUnderRl: LikelihoodFigure,
+        /** Mean Σ_t [log π_RL − log π_base] over RL's successful trajectories, and over the base's. */
+        llrSuccessRl: LikelihoodFigure,
+        llrSuccessBase: LikelihoodFigure,
+        /** llrSuccessRl − llrSuccessBase, paired over maps. */
+        llrGap: Estimate,
+        /** ln |A|: the NLL of any action under the uniform policy. */
+        uniformNll: z.number(),
+        note: z.string(),
+      })
+      .strict(),
+    curves: z
+      .object({
+        trajectoryReward: Policies(z.array(Point)).partial({ base: true }),
+        stepReward: Policies(z.array(Point)).partial({ base: true }),
+        /** Iterations per window of the trend (a quarter of the run). */
+        window: Int,
+        trend: z.record(z.string(), z.object({ trajectoryReward: Trend, stepReward: Trend }).strict()),
+      })
+      .strict(),
+    /** How the sampled episodes at the largest T ended. */
+    failures: Policies(Failures),
+    findings: z.array(FindingSchema),
+    /** Wall-clock seconds per stage (machine-dependent; the only numbers that differ between reruns). */
+    timings: z.record(z.string(), z.number()),
+    seconds: z.number(),
+  })
+  .strict();
+
+export type Summary = z.infer<typeof SummarySchema>;
+export type PassGrid = z.infer<typeof PassGridSchema>;
+export type Interval = z.infer<typeof IntervalSchema>;
+export type StudyFinding = z.infer<typeof FindingSchema>;
+export type RecoveryFigure = z.infer<typeof RecoverySide>;
+export type StepQualityFigure = z.infer<typeof StepQualitySide>;
+export type LikelihoodValue = z.infer<typeof LikelihoodFigure>;
+export type TrendFigure = z.infer<typeof Trend>;
+
+/** A summary read from disk: JSON, then the schema; one-line InputError naming the file otherwise. */
+export function parseSummary(text: string, file: string): Summary {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw InputError.raw(file, `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+  if (raw !== null && typeof raw === 'object' && (raw as { study?: unknown }).study !== 'budget') {
+    const study = (raw as { study?: unknown }).study;
+    throw new InputError(
+      `${file} study`,
+      study,
+      'expected "budget" (the only study that writes summary.json)',
+    );
+  }
+  return fromZod(SummarySchema, raw, file);
+}
+
+/** x when finite, else null (JSON has no NaN or Infinity). */
+export function finiteOrNull(x: number | null | undefined): number | null {
+  return x === null || x === undefined || !Number.isFinite(x) ? null : x;
+}
+
+export function intervalOf(ci: readonly [number, number] | readonly number[] | null | undefined): Interval {
+  return ci === null || ci === undefined ? [null, null] : [finiteOrNull(ci[0]), finiteOrNull(ci[1])];
+}

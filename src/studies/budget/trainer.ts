@@ -1,0 +1,151 @@
+// The RL trainer the budget study is given (dependency injection): the study owns tasks, the base and
+// every measurement; training is a function from a request to a policy and its training curves.
+//
+// ─── Where the real trainer plugs in ─────────────────────────────────────────────────────────────
+// `turnwise study budget` (and `npm start`) use `defaultTrainer` below. Issue 6 replaces its one
+// definition line with the GRPO trainer, e.g.
+//     export const defaultTrainer: RlTrainer = grpoTrainer;   // from '../../train/…'
+// Nothing else in the study changes. Until then the command stops with a one-line InputError.
+// ─────────────────────────────────────────────────────────────────────────────────────────────────
+import { InputError } from '../../core/errors.ts';
+import { Rng, STREAM } from '../../core/rng.ts';
+import type { Oracle, Task, Trajectory } from '../../core/types.ts';
+import { makeEnv } from '../../envs/index.ts';
+import { NeuralPolicy } from '../../policies/neural.ts';
+import { rollout } from '../../rollout/batch.ts';
+import { type BudgetSchedule, budgetAt, validateSchedule } from '../../train/schedule.ts';
+import { MemoPolicy } from './memo.ts';
+
+export interface RlRequest {
+  /** rl: a fixed budget; budgetmix: mixed budgets; gigpo: the fixed budget with GiGPO credit. */
+  name: 'rl' | 'budgetmix' | 'gigpo';
+  /** Start from a copy of it; never mutate it (the study checks, and refuses a trainer that does). */
+  base: NeuralPolicy;
+  trainTasks: readonly Task[];
+  /** rl and gigpo: {kind:'fixed', budget}; budgetmix: {kind:'mix', budgets:[…]}. */
+  budget: BudgetSchedule;
+  /** Whether training episodes tell the policy its turns left (false in every profile: the base is
+   * budget-blind). */
+  revealBudget: boolean;
+  iters: number;
+  groupSize: number;
+  groupsPerIter: number;
+  /** The study's seed; rl and budgetmix get the same one (common random numbers for their task draws). */
+  seed: number;
+  onProgress?: (iter: number, iters: number) => void;
+}
+
+export interface CurvePoint {
+  iter: number;
+  trajectoryReward: number;
+  stepReward: number;
+}
+
+export interface RlResult {
+  policy: NeuralPolicy;
+  /** One point per iteration: success rate of the training rollouts, and the mean exact step
+   *  quality Q*_{h}(s,a)/V*_{h}(s) of the actions taken (METHODS §5 "training curves"). */
+  curves: CurvePoint[];
+}
+
+export type RlTrainer = (req: RlRequest) => Promise<RlResult>;
+
+/** Stands in until issue 6: refuses with the one line the CLI prints (exit 2). */
+export const unavailableTrainer: RlTrainer = async () => {
+  throw InputError.raw(
+    'study budget',
+    'training is not available yet (issue 6); the budget study needs the RL trainer',
+  );
+};
+
+export const defaultTrainer: RlTrainer = unavailableTrainer;
+
+/** A copy of a neural policy: same config, same parameter values, independent storage. */
+export function clonePolicy(policy: NeuralPolicy, id?: string): NeuralPolicy {
+  const copy = new NeuralPolicy(policy.config, id ?? policy.id);
+  const from = policy.net.namedParameters();
+  const to = copy.net.namedParameters();
+  from.forEach(([, t], i) => {
+    to[i][1].data.set(t.data);
+  });
+  return copy;
+}
+
+/**
+ * Mean exact step quality of the actions taken, Q*_h(s,a) / V*_h(s) with h the turns left under the
+ * episode's own budget (METHODS §5 "training curves"): 1 for an optimal action, lower for worse ones.
+ * Turns at states with V*_h(s) = 0 (no action can still succeed) carry no information and are left
+ * out; null when no turn is left or the env has no oracle.
+ */
+export function stepReward(trajectories: readonly Trajectory[]): number | null {
+  let sum = 0;
+  let n = 0;
+  const oracles = new Map<Task, Oracle<unknown> | undefined>();
+  for (const tr of trajectories) {
+    let oracle = oracles.get(tr.task);
+    if (!oracles.has(tr.task)) {
+      oracle = makeEnv(tr.task).oracle?.() as Oracle<unknown> | undefined;
+      oracles.set(tr.task, oracle);
+    }
+    if (oracle === undefined) return null;
+    for (const turn of tr.turns) {
+      if (turn.forced === true || typeof turn.action !== 'number') continue;
+      const h = tr.budget - turn.t;
+      const s = oracle.state(turn.observation);
+      const v = oracle.v(h, s);
+      if (!(v > 0)) continue;
+      sum += oracle.q(h, s)[turn.action] / v;
+      n++;
+    }
+  }
+  return n > 0 ? sum / n : null;
+}
+
+/** The training tasks of iteration `iter`: groupsPerIter distinct tasks drawn from trainTasks (a
+ * repeated task would repeat its episode seeds, hence its trajectories). */
+export function iterationTasks(req: RlRequest, iter: number): Task[] {
+  const rng = Rng.derive(req.seed, STREAM.train, 0x7a5c, iter);
+  const order = rng.shuffle(Array.from(req.trainTasks.keys()));
+  return Array.from({ length: req.groupsPerIter }, (_, i) => req.trainTasks[order[i % order.length]]);
+}
+
+/** The rollouts of one training iteration of `policy` (K = groupSize per task, budgets from the schedule). */
+export function iterationRollouts(
+  req: RlRequest,
+  iter: number,
+  policy: NeuralPolicy | MemoPolicy,
+): Trajectory[] {
+  const tasks = iterationTasks(req, iter);
+  const index = new Map(tasks.map((t, i) => [t, i]));
+  const trajectories = rollout({
+    tasks,
+    samples: req.groupSize,
+    budget: (task, sample) => budgetAt(req.budget, req.seed, iter, index.get(task)!, sample),
+    revealBudget: req.revealBudget,
+    runSeed: Rng.derive(req.seed, STREAM.train, iter).uint32(),
+    policy,
+    idPrefix: `${req.name}${iter}-`,
+  });
+  if (trajectories instanceof Promise) throw new Error('training rollouts must be synchronous');
+  return trajectories;
+}
+
+/**
+ * The null control: no update at all. Returns a copy of the base and, for each iteration, the curves
+ * measured on real rollouts of that unchanged policy — so every figure the study reports for "RL"
+ * is what the pipeline shows when training changes nothing (differences exactly 0, win rates ½).
+ * Used by the tests and the benchmark; never the default.
+ */
+export const frozenTrainer: RlTrainer = async (req) => {
+  validateSchedule(req.budget);
+  const policy = clonePolicy(req.base, `${req.name}:frozen`);
+  const acting = new MemoPolicy(policy);
+  const curves: CurvePoint[] = [];
+  for (let iter = 0; iter < req.iters; iter++) {
+    const batch = iterationRollouts(req, iter, acting);
+    const success = batch.filter((t) => t.outcome.success).length / batch.length;
+    curves.push({ iter, trajectoryReward: success, stepReward: stepReward(batch) ?? Number.NaN });
+    req.onProgress?.(iter + 1, req.iters);
+  }
+  return { policy, curves };
+};

@@ -1,0 +1,103 @@
+// `turnwise study budget` and `turnwise report RUN`: refusals are one line with exit code 2 (through
+// the real CLI); the quick profile end to end (in-process, with the null-control trainer: the CLI's
+// own trainer is issue 6's) writes its files; `report` re-renders the very page the study wrote.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { studyBudget } from '../../src/cli/commands/study.ts';
+import { envConfig, envSpec, makeTasks } from '../../src/envs/index.ts';
+import { makePolicy } from '../../src/policies/spec.ts';
+import { renderBudgetReport } from '../../src/studies/budget/report.ts';
+import { parseSummary } from '../../src/studies/budget/summary.ts';
+import { frozenTrainer } from '../../src/studies/budget/trainer.ts';
+import { turnwise } from './run.ts';
+
+const oneLine = (stderr: string) => stderr.trim().split('\n').length === 1;
+
+test('study budget: bad flags are refused in one line with exit code 2', async () => {
+  const [profile, seed] = await Promise.all([
+    turnwise(['study', 'budget', '--profile', 'huge']),
+    turnwise(['study', 'budget', '--profile', 'quick', '--seed', 'x']),
+  ]);
+  assert.equal(profile.code, 2);
+  assert.equal(profile.stderr, 'turnwise: --profile: got "huge"; expected one of: quick, default, full\n');
+  assert.equal(seed.code, 2);
+  assert.ok(oneLine(seed.stderr) && /--seed/.test(seed.stderr), seed.stderr);
+  assert.equal(profile.stdout + seed.stdout, '');
+});
+
+test('study budget --profile quick with a stand-in trainer writes summary, report and loadable policies; report RUN re-renders; bad files are one-line errors', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'turnwise-study-'));
+  const run = join(dir, 'run');
+  // The command in-process with the null-control trainer (the CLI's own trainer is issue 6's).
+  let stdout = '';
+  const write = { out: process.stdout.write, err: process.stderr.write };
+  let stderr = '';
+  process.stdout.write = ((chunk: string) => {
+    stdout += chunk;
+    return true;
+  }) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string) => {
+    stderr += chunk;
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    await studyBudget({ profile: 'quick', out: run, seed: '1' }, frozenTrainer);
+  } finally {
+    process.stdout.write = write.out;
+    process.stderr.write = write.err;
+  }
+  assert.match(stdout, /^Budget study — profile quick, seed 1/);
+  assert.ok(stdout.endsWith(`report: ${join(run, 'report.html')}\n`), stdout.slice(-200));
+  assert.match(stderr, /behaviour cloning of oracle:temp=0\.02,horizon=20 on 1000 training maps/);
+  const summary = parseSummary(readFileSync(join(run, 'summary.json'), 'utf8'), 'summary.json');
+  assert.equal(summary.config.profile, 'quick');
+  assert.equal(summary.config.seed, 1);
+  const page = readFileSync(join(run, 'report.html'), 'utf8');
+  assert.equal(page, renderBudgetReport(summary));
+  const spec = envSpec(
+    makeTasks(envConfig('frozenlake', { random: true, size: 4, p: 0.8, slippery: true }), 1, 0)[0],
+  );
+  for (const name of ['base', 'rl', 'budgetmix']) {
+    const policy = makePolicy(join(run, 'policies', `${name}.safetensors`), spec);
+    assert.equal(policy.budgetAware, false, name);
+  }
+
+  // report RUN: the same page again, from summary.json alone.
+  writeFileSync(join(run, 'report.html'), '');
+  const ok = await turnwise(['report', run]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(ok.stdout, `wrote ${join(run, 'report.html')}\n`);
+  assert.equal(readFileSync(join(run, 'report.html'), 'utf8'), page);
+
+  const bad = (name: string, content?: string) => {
+    const d = join(dir, name);
+    mkdirSync(d);
+    if (content !== undefined) writeFileSync(join(d, 'summary.json'), content);
+    return d;
+  };
+  const broken = structuredClone(summary) as unknown as { passKT: { rl: { K: unknown } } };
+  broken.passKT.rl.K = 'many';
+  const cases = await Promise.all([
+    turnwise(['report', join(dir, 'nowhere')]),
+    turnwise(['report', bad('empty')]),
+    turnwise(['report', bad('notjson', '{"study": "budget", ')]),
+    turnwise(['report', bad('other', '{"study": "credit"}')]),
+    turnwise(['report', bad('broken', JSON.stringify(broken))]),
+  ]);
+  const expected = [
+    /no such run directory/,
+    /summary\.json: missing/,
+    /summary\.json: not valid JSON/,
+    /summary\.json study: got "credit"; expected "budget"/,
+    /summary\.json\.passKT\.rl\.K: got "many"/,
+  ];
+  cases.forEach((r, i) => {
+    assert.equal(r.code, 2, r.stderr);
+    assert.ok(oneLine(r.stderr), r.stderr);
+    assert.match(r.stderr, expected[i]);
+    assert.equal(r.stdout, '');
+  });
+});
