@@ -13,6 +13,8 @@ import type { Oracle, Task, Trajectory } from '../../core/types.ts';
 import { makeEnv } from '../../envs/index.ts';
 import { NeuralPolicy } from '../../policies/neural.ts';
 import { rollout } from '../../rollout/batch.ts';
+import { parseTrainConfig } from '../../train/config.ts';
+import { trainPolicyGradient } from '../../train/loop.ts';
 import { type BudgetSchedule, budgetAt, validateSchedule } from '../../train/schedule.ts';
 import { MemoPolicy } from './memo.ts';
 
@@ -58,7 +60,49 @@ export const unavailableTrainer: RlTrainer = async () => {
   );
 };
 
-export const defaultTrainer: RlTrainer = unavailableTrainer;
+/**
+ * The real trainer: GRPO (or GiGPO credit for `gigpo`) through train/loop.ts, starting from a copy of
+ * the base. Fine-tuning a cloned policy, not learning from scratch: a small constant learning rate,
+ * no entropy bonus (the base is already stochastic) and 2 × 2 PPO passes per batch.
+ */
+export const grpoTrainer: RlTrainer = async (req) => {
+  validateSchedule(req.budget);
+  const first = req.trainTasks[0].seed;
+  const contiguous = req.trainTasks.every((t, i) => t.seed === first + i && t.env === req.trainTasks[0].env);
+  if (!contiguous) throw new Error('grpoTrainer: the training tasks must be consecutive seeds of one env');
+  const config = parseTrainConfig({
+    env: { env: req.trainTasks[0].env, params: req.trainTasks[0].params },
+    trainSeeds: [first, first + req.trainTasks.length],
+    testSeeds: [first + req.trainTasks.length, first + req.trainTasks.length + 1],
+    policy: { kind: 'mlp' },
+    algo: 'grpo',
+    iters: req.iters,
+    groups: req.groupsPerIter,
+    groupSize: req.groupSize,
+    budget: req.budget,
+    revealBudget: req.revealBudget,
+    credit: { method: req.name === 'gigpo' ? 'gigpo' : 'grpo' },
+    optim: { lr: 3e-4, anneal: false },
+    ppo: { epochs: 2, minibatches: 2, entCoef: 0 },
+    eval: { episodes: 1 },
+    seed: req.seed,
+  });
+  const result = await trainPolicyGradient({
+    config,
+    init: req.base,
+    onIter: (iter, iters) => req.onProgress?.(iter + 1, iters),
+  });
+  return {
+    policy: result.policy as NeuralPolicy,
+    curves: result.metrics.map((m) => ({
+      iter: m.iter,
+      trajectoryReward: m.values['rollout/success'],
+      stepReward: m.values['rollout/step_quality'],
+    })),
+  };
+};
+
+export const defaultTrainer: RlTrainer = grpoTrainer;
 
 /** A copy of a neural policy: same config, same parameter values, independent storage. */
 export function clonePolicy(policy: NeuralPolicy, id?: string): NeuralPolicy {
