@@ -96,7 +96,7 @@ export async function trainEs(o: TrainOptions): Promise<TrainResult> {
         run.record(iter, 0, [], values, false);
         state = { iter, nextIndex: 0 };
         if ((iter + 1) % config.checkpointEvery === 0 || iter === config.iters - 1) {
-          saveTrainState(run.path('checkpoint'), { policy: s.learner.params }, state);
+          saveTrainState(run.path('checkpoint'), { policy: s.learner.params }, state, config.seed);
           writeCheckpoint(run.path('policy'), s.learner.checkpoint(s.spec));
         }
       }

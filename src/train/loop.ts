@@ -392,7 +392,7 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
       nextIndex += batch.length;
       state = { iter, nextIndex, guide: guide?.state(), staleIter: state.staleIter };
       if ((iter + 1) % config.checkpointEvery === 0 || iter === config.iters - 1) {
-        saveTrainState(run.path('checkpoint'), parts(s, stale), state);
+        saveTrainState(run.path('checkpoint'), parts(s, stale), state, config.seed);
         writeCheckpoint(run.path('policy'), learner.checkpoint(s.spec));
       }
     }

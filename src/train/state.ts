@@ -22,6 +22,14 @@ export interface RunState {
   staleIter?: number;
 }
 
+/** The RNG state of a run: every stream of iteration i is Rng.derive(seed, stream, i, …), so the run
+ * seed and the next iteration determine all randomness still to come. Saved for the record. */
+export interface RngState {
+  seed: number;
+  nextIter: number;
+  derivation: string;
+}
+
 export interface TrainParts {
   policy: NamedTensors;
   optimizer?: Optimizer;
@@ -41,10 +49,12 @@ function optimizerTensors(
   for (const [name, data] of s.buffers) out.push([`${prefix}.${name}`, { shape: [data.length], data }]);
 }
 
-export function saveTrainState(path: string, parts: TrainParts, state: RunState): void {
+export function saveTrainState(path: string, parts: TrainParts, state: RunState, seed: number): void {
   const tensors: [string, NamedArray][] = [];
+  const rng: RngState = { seed, nextIter: state.iter + 1, derivation: 'Rng.derive(seed, stream, iter, …)' };
   const meta: Record<string, string> = {
     turnwise: JSON.stringify({ kind: 'train-state', version: 1, ...state }),
+    rng: JSON.stringify(rng),
   };
   const add = (prefix: string, params: NamedTensors) => {
     for (const [name, t] of params) tensors.push([`${prefix}.${name}`, { shape: t.shape, data: t.data }]);

@@ -264,8 +264,8 @@ export function registerTrain(program: Command): void {
     .option('--env <id>', 'environment id (default frozenlake)')
     .option('--policy <spec>', 'tabular | mlp[:hidden=64x64,activation=relu,budgetAware=1] | checkpoint path')
     .option('--algo <algo>', 'grpo | ppo (GAE with a critic) | es')
-    .option('--iters <n>', 'iterations (default: 300 for tables, 800 for MLPs)')
-    .option('--groups <n>', 'tasks per iteration (default: 16 tables, 32 MLPs)')
+    .option('--iters <n>', 'iterations (default 300)')
+    .option('--groups <n>', 'tasks per iteration (default: 16 tables, 64 MLPs)')
     .option('--group-size <k>', 'rollouts per task (GRPO group size G, default 8)')
     .option('--budget <T>', 'turn budget of training episodes (default 100)')
     .option(
@@ -276,13 +276,13 @@ export function registerTrain(program: Command): void {
     .option('--credit <method>', 'outcome|discounted|gae|grpo|drgrpo|rloo|gigpo|turn-level|reverse-turn')
     .option('--gamma <g>', 'discount γ of the credit method')
     .option('--lambda <l>', 'λ of GAE / turn-level credit')
-    .option('--lr <lr>', 'Adam learning rate (default: 0.1 tables, 1e-3 MLPs)')
+    .option('--lr <lr>', 'Adam learning rate (default: 0.1 tables, 3e-3 MLPs, annealed)')
     .option('--epochs <n>', 'PPO epochs per batch')
     .option('--minibatches <n>', 'minibatches per epoch')
     .option('--clip-low <e>', 'ε_low (default 0.2)')
     .option('--clip-high <e>', 'ε_high (default 0.28, DAPO clip-higher)')
     .option('--kl <beta>', 'β of the k3 KL to the initial policy (default 0)')
-    .option('--entropy <c>', 'entropy bonus, decayed linearly to 0 (default: 0 tables, 0.03 MLPs)')
+    .option('--entropy <c>', 'entropy bonus, decayed linearly to 0 (default: 0 tables, 0.05 MLPs)')
     .option('--aggregation <mode>', 'turn-mean | sequence-mean | constant-sum')
     .option('--dynamic-sampling', 'DAPO: drop groups with equal outcomes and refill')
     .option('--guidance <mode>', 'expert-prefix guidance: gaussian | bread')
@@ -341,13 +341,15 @@ export function registerTrain(program: Command): void {
         final: result.final,
         seconds: result.seconds,
         iters: config.iters,
+        ...(result.evaluations === undefined ? {} : { evaluations: result.evaluations }),
         out: outDir,
         last: last?.values ?? null,
       };
       if (f.json) return json(report);
       const fin = result.final;
+      const evals = result.evaluations === undefined ? '' : ` (${result.evaluations} fitness evaluations)`;
       out(
-        `trained ${config.policy.kind} with ${config.algo} for ${config.iters} iterations in ${fmt(result.seconds, 1)} s → ${outDir}`,
+        `trained ${config.policy.kind} with ${config.algo} for ${config.iters} iterations${evals} in ${fmt(result.seconds, 1)} s → ${outDir}`,
       );
       if (fin) {
         out(
