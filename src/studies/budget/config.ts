@@ -159,7 +159,7 @@ const PROFILES: Record<ProfileName, Omit<StudyConfig, 'seed'>> = {
     env: { size: 4, p: 0.8, slippery: true },
     seeds: { train: { start: 0, count: 2000 }, test: { start: 1_000_000, count: 1000 } },
     base: { ...BASE_4X4, epochs: 30 },
-    rl: { budget: 100, iters: 300, groupSize: 8, groupsPerIter: 16, gigpo: false },
+    rl: { budget: 100, iters: 600, groupSize: 8, groupsPerIter: 16, gigpo: true },
     budgetmix: { budgets: [10, 20, 50, 100] },
     eval: {
       K: [1, 2, 4, 8, 16, 32],
