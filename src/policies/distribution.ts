@@ -26,3 +26,18 @@ export function softmaxInto(x: ArrayLike<number>, temp: number, out: Float64Arra
   for (let i = 0; i < x.length; i++) out[i] /= z;
   return out;
 }
+
+/** log-softmax of each row of an (n, nA) row-major array, as logit − logsumexp (exact for tiny
+ * probabilities, unlike log p). */
+export function logSoftmaxRows(z: ArrayLike<number>, n: number, nA: number): Float64Array {
+  const out = new Float64Array(n * nA);
+  for (let r = 0, p = 0; r < n; r++, p += nA) {
+    let max = Number.NEGATIVE_INFINITY;
+    for (let a = 0; a < nA; a++) if (z[p + a] > max) max = z[p + a];
+    let s = 0;
+    for (let a = 0; a < nA; a++) s += Math.exp(z[p + a] - max);
+    const lse = max + Math.log(s);
+    for (let a = 0; a < nA; a++) out[p + a] = z[p + a] - lse;
+  }
+  return out;
+}

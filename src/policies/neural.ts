@@ -18,6 +18,7 @@ import { ACTIVATIONS, type Activation, MLP } from '../nn/layers.ts';
 import type { Optimizer } from '../nn/optim.ts';
 import { noGrad, type Tensor, tensor } from '../nn/tensor.ts';
 import { checkpointKind, readPolicyCheckpoint } from './checkpoint-file.ts';
+import { logSoftmaxRows } from './distribution.ts';
 
 export { POLICY_FILE } from './checkpoint-file.ts';
 
@@ -130,17 +131,7 @@ export class NeuralPolicy implements Policy<unknown, number> {
   /** log π(·|ctx) for each context, row-major (B·actions), without recording a graph. */
   logProbsBatch(ctxs: readonly TurnContext<unknown>[]): Float64Array {
     const z = noGrad(() => this.net.forward(this.encodeBatch(ctxs))).data;
-    const A = this.actions;
-    const out = new Float64Array(z.length);
-    for (let r = 0, p = 0; r < ctxs.length; r++, p += A) {
-      let max = Number.NEGATIVE_INFINITY;
-      for (let a = 0; a < A; a++) if (z[p + a] > max) max = z[p + a];
-      let s = 0;
-      for (let a = 0; a < A; a++) s += Math.exp(z[p + a] - max);
-      const lse = max + Math.log(s);
-      for (let a = 0; a < A; a++) out[p + a] = z[p + a] - lse;
-    }
-    return out;
+    return logSoftmaxRows(z, ctxs.length, this.actions);
   }
 
   /** π(·|ctx) for each context: one Float64Array of length `actions` per context. */
@@ -177,6 +168,16 @@ export class NeuralPolicy implements Policy<unknown, number> {
 
   parameterCount(): number {
     return this.net.parameterCount();
+  }
+
+  /** An independent copy: same config and parameter values, separate storage. */
+  clone(id = this.id): NeuralPolicy {
+    const copy = new NeuralPolicy(this.config, id);
+    const from = this.net.namedParameters();
+    copy.net.namedParameters().forEach(([, t], i) => {
+      t.data.set(from[i][1].data);
+    });
+    return copy;
   }
 
   /** The checkpoint bytes: parameters, optimizer state when given, config and extra metadata. */

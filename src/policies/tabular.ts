@@ -74,6 +74,11 @@ export class TabularPolicy implements Policy<unknown, number> {
     return logProbOf(this.probs(ctx), action);
   }
 
+  /** An independent copy of the table. */
+  clone(id = this.id): TabularPolicy {
+    return new TabularPolicy(this.nS, this.nA, Float32Array.from(this.logits), id);
+  }
+
   config(env: string): TabularPolicyConfig {
     return { kind: 'tabular-policy', version: 1, env, states: this.nS, actions: this.nA };
   }

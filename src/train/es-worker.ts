@@ -2,11 +2,11 @@
 // parameter vectors θ ± σε_n (ε_n regenerated from (seed, iter, n), never sent) by rolling them out
 // on the iteration's tasks. Loaded by rollout/pool.ts.
 import { Rng } from '../core/rng.ts';
+import { stepReward } from '../eval/step-reward.ts';
 import { rollout } from '../rollout/batch.ts';
 import type { TrainConfig } from './config.ts';
 import { perturb } from './es.ts';
 import { esTasks, readParams, writeParams } from './es-train.ts';
-import { stepQuality } from './loop.ts';
 import { budgetAt } from './schedule.ts';
 import { setup, TRAIN_STREAM } from './setup.ts';
 
@@ -43,7 +43,10 @@ export function createHandler(init: { config: TrainConfig }) {
       policy: s.learner.policy,
     });
     if (r instanceof Promise) throw new Error('ES needs a synchronous env and policy');
-    return { success: r.filter((t) => t.outcome.success).length / r.length, stepQuality: stepQuality(r) };
+    return {
+      success: r.filter((t) => t.outcome.success).length / r.length,
+      stepQuality: stepReward(r) ?? Number.NaN,
+    };
   };
   return (job: EsJob): EsResult => {
     if (job.n < 0) {

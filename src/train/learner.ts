@@ -10,6 +10,7 @@ import type { NamedTensors } from '../nn/layers.ts';
 import { embedding } from '../nn/ops.ts';
 import type { Optimizer } from '../nn/optim.ts';
 import { noGrad, type Tensor } from '../nn/tensor.ts';
+import { logSoftmaxRows } from '../policies/distribution.ts';
 import { NeuralPolicy } from '../policies/neural.ts';
 import { TabularPolicy } from '../policies/tabular.ts';
 
@@ -28,19 +29,6 @@ export interface Learner {
   clone(id?: string): Learner;
   /** Checkpoint bytes of the policy (with the optimizer state and extra metadata when given). */
   checkpoint(env: EnvSpec, optimizer?: Optimizer, extra?: Record<string, string>): Uint8Array;
-}
-
-function logSoftmaxRows(z: ArrayLike<number>, n: number, nA: number): Float64Array {
-  const out = new Float64Array(n * nA);
-  for (let r = 0; r < n; r++) {
-    let max = Number.NEGATIVE_INFINITY;
-    for (let a = 0; a < nA; a++) max = Math.max(max, z[r * nA + a]);
-    let s = 0;
-    for (let a = 0; a < nA; a++) s += Math.exp(z[r * nA + a] - max);
-    const lse = max + Math.log(s);
-    for (let a = 0; a < nA; a++) out[r * nA + a] = z[r * nA + a] - lse;
-  }
-  return out;
 }
 
 export class TabularLearner implements Learner {
@@ -100,10 +88,7 @@ export class NeuralLearner implements Learner {
   }
 
   clone(id = this.policy.id): NeuralLearner {
-    const copy = new NeuralPolicy(this.policy.config, id);
-    const mine = new Map(this.params);
-    for (const [name, p] of copy.net.namedParameters()) p.data.set(mine.get(name)!.data);
-    return new NeuralLearner(copy);
+    return new NeuralLearner(this.policy.clone(id));
   }
 
   checkpoint(_env: EnvSpec, optimizer?: Optimizer, extra: Record<string, string> = {}): Uint8Array {

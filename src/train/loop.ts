@@ -10,7 +10,7 @@ import { InputError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
 import type { Policy, Task, Trajectory, TurnContext } from '../core/types.ts';
 import { creditBatch, deadGroups, type MethodName, type MethodOptions } from '../credit/index.ts';
-import { makeEnv } from '../envs/index.ts';
+import { stepReward } from '../eval/step-reward.ts';
 import { writeCheckpoint } from '../nn/checkpoint.ts';
 import { clipGradNorm } from '../nn/optim.ts';
 import { backward } from '../nn/tensor.ts';
@@ -61,27 +61,6 @@ export interface TrainResult {
 }
 
 const mean = (xs: readonly number[]) => (xs.length > 0 ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
-
-/** Mean of Q*_h(s,a)/V*_h(s) over the policy's own (non-forced) turns, h = turns left; NaN without an oracle. */
-export function stepQuality(batch: readonly Trajectory[]): number {
-  let sum = 0;
-  let n = 0;
-  for (const traj of batch) {
-    const oracle = makeEnv(traj.task).oracle?.();
-    if (oracle === undefined) return Number.NaN;
-    for (const turn of traj.turns) {
-      if (turn.forced) continue;
-      const h = traj.budget - turn.t;
-      const s = oracle.state(turn.observation);
-      const v = oracle.v(h, s);
-      if (!(v > 1e-12)) continue; // no action can succeed from here: every action is as good
-      const a = turn.action as number;
-      sum += (a >= 0 && a < oracle.nA ? oracle.q(h, s)[a] : 0) / v;
-      n++;
-    }
-  }
-  return n > 0 ? sum / n : Number.NaN;
-}
 
 function creditOptions(
   config: TrainConfig,
@@ -366,7 +345,7 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
       'rollout/turns': mean(batch.map((t) => t.outcome.turns)),
       'rollout/budget': mean(batch.map((t) => t.budget)),
       'rollout/episodes': batch.length,
-      'rollout/step_quality': stepQuality(batch),
+      'rollout/step_quality': stepReward(batch) ?? Number.NaN,
       'credit/groups': first.counts.groups,
       'credit/dead_groups': first.counts.dead,
       'credit/all_fail_groups': first.counts.allFail,

@@ -16,12 +16,7 @@ import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
 import { renderBudgetReport } from '../../src/studies/budget/report.ts';
 import { type PassGrid, parseSummary, type Summary } from '../../src/studies/budget/summary.ts';
 import { terminalSummary } from '../../src/studies/budget/terminal.ts';
-import {
-  clonePolicy,
-  frozenTrainer,
-  type RlTrainer,
-  unavailableTrainer,
-} from '../../src/studies/budget/trainer.ts';
+import { frozenTrainer, type RlTrainer, unavailableTrainer } from '../../src/studies/budget/trainer.ts';
 import { findAll, parseXml, rootOf, textOf } from '../report/xml.ts';
 import { reinforceTrainer, TINY } from './fixtures.ts';
 
@@ -256,7 +251,7 @@ test('null control (frozen trainer): differences exactly 0, win rates ½, RL fin
 
 test('a trainer that modifies the base it was given is refused; the default trainer says training is not there yet', async () => {
   const vandal: RlTrainer = async (req) => {
-    const copy = clonePolicy(req.base);
+    const copy = req.base.clone();
     req.base.net.namedParameters()[0][1].data[0] += 1;
     return { policy: copy, curves: [] };
   };

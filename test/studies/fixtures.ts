@@ -2,19 +2,15 @@
 // 6's trainer (also used for a sample run): plain REINFORCE with a group-mean baseline (GRPO without the std division, Dr. GRPO's form), one
 // Adam step per iteration on the loss of train/ppo.ts with ratio 1. It does train — the study's
 // numbers move — but it is not the project's RL; the point is the pipeline's structure.
+
 import { Rng } from '../../src/core/rng.ts';
 import type { Env, Task, TurnContext } from '../../src/core/types.ts';
 import { makeEnv } from '../../src/envs/index.ts';
+import { stepReward } from '../../src/eval/step-reward.ts';
 import { Adam } from '../../src/nn/optim.ts';
 import { backward, tensor } from '../../src/nn/tensor.ts';
 import type { StudyConfig } from '../../src/studies/budget/config.ts';
-import {
-  type CurvePoint,
-  clonePolicy,
-  iterationRollouts,
-  type RlTrainer,
-  stepReward,
-} from '../../src/studies/budget/trainer.ts';
+import { type CurvePoint, iterationRollouts, type RlTrainer } from '../../src/studies/budget/trainer.ts';
 import { pgLoss } from '../../src/train/ppo.ts';
 
 /** Small enough for a test (well under a second of study), big enough for every stage to have data. */
@@ -49,7 +45,7 @@ export const TINY: StudyConfig = {
 
 export function reinforceTrainer(lr = 0.002): RlTrainer {
   return async (req) => {
-    const policy = clonePolicy(req.base, `${req.name}:reinforce`);
+    const policy = req.base.clone(`${req.name}:reinforce`);
     const optimizer = new Adam(policy.net.namedParameters(), { lr });
     const curves: CurvePoint[] = [];
     const rng = Rng.derive(0);

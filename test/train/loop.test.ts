@@ -3,12 +3,13 @@ import { test } from 'node:test';
 import { Rng } from '../../src/core/rng.ts';
 import type { Trajectory } from '../../src/core/types.ts';
 import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
+import { stepReward } from '../../src/eval/step-reward.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../../src/policies/neural.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { rollout } from '../../src/rollout/batch.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
 import { CrossPolicy } from '../../src/train/cross-policy.ts';
-import { policyUpdate, stepQuality, trainPolicyGradient } from '../../src/train/loop.ts';
+import { policyUpdate, trainPolicyGradient } from '../../src/train/loop.ts';
 import { setup } from '../../src/train/setup.ts';
 
 const slippery4 = { env: 'frozenlake', params: { map: '4x4', slippery: true } };
@@ -141,7 +142,7 @@ test('cross-policy sampling gives the same trajectories in lockstep and one by o
   assert.ok(fromStale > 0);
 });
 
-test('step quality is 1 for the budget-aware oracle and below 1 for random play', () => {
+test('step reward is 1 for the budget-aware oracle and below 1 for random play', () => {
   const tasks = makeTasks(envConfig('frozenlake', slippery4.params), 50, 0);
   const spec = makeEnv(tasks[0]).spec;
   const oracleBatch = rollout({
@@ -151,7 +152,7 @@ test('step quality is 1 for the budget-aware oracle and below 1 for random play'
     runSeed: 0,
     policy: makePolicy('oracle', spec),
   }) as Trajectory[];
-  assert.ok(Math.abs(stepQuality(oracleBatch) - 1) < 1e-12);
+  assert.ok(Math.abs(stepReward(oracleBatch)! - 1) < 1e-12);
   const randomBatch = rollout({
     tasks,
     samples: 1,
@@ -159,5 +160,5 @@ test('step quality is 1 for the budget-aware oracle and below 1 for random play'
     runSeed: 0,
     policy: makePolicy('random', spec),
   }) as Trajectory[];
-  assert.ok(stepQuality(randomBatch) < 0.95);
+  assert.ok(stepReward(randomBatch)! < 0.95);
 });

@@ -9,9 +9,9 @@
 // ─────────────────────────────────────────────────────────────────────────────────────────────────
 import { InputError } from '../../core/errors.ts';
 import { Rng, STREAM } from '../../core/rng.ts';
-import type { Oracle, Task, Trajectory } from '../../core/types.ts';
-import { makeEnv } from '../../envs/index.ts';
-import { NeuralPolicy } from '../../policies/neural.ts';
+import type { Task, Trajectory } from '../../core/types.ts';
+import { stepReward } from '../../eval/step-reward.ts';
+import type { NeuralPolicy } from '../../policies/neural.ts';
 import { rollout } from '../../rollout/batch.ts';
 import { parseTrainConfig } from '../../train/config.ts';
 import { trainPolicyGradient } from '../../train/loop.ts';
@@ -104,47 +104,6 @@ export const grpoTrainer: RlTrainer = async (req) => {
 
 export const defaultTrainer: RlTrainer = grpoTrainer;
 
-/** A copy of a neural policy: same config, same parameter values, independent storage. */
-export function clonePolicy(policy: NeuralPolicy, id?: string): NeuralPolicy {
-  const copy = new NeuralPolicy(policy.config, id ?? policy.id);
-  const from = policy.net.namedParameters();
-  const to = copy.net.namedParameters();
-  from.forEach(([, t], i) => {
-    to[i][1].data.set(t.data);
-  });
-  return copy;
-}
-
-/**
- * Mean exact step quality of the actions taken, Q*_h(s,a) / V*_h(s) with h the turns left under the
- * episode's own budget (METHODS §5 "training curves"): 1 for an optimal action, lower for worse ones.
- * Turns at states with V*_h(s) = 0 (no action can still succeed) carry no information and are left
- * out; null when no turn is left or the env has no oracle.
- */
-export function stepReward(trajectories: readonly Trajectory[]): number | null {
-  let sum = 0;
-  let n = 0;
-  const oracles = new Map<Task, Oracle<unknown> | undefined>();
-  for (const tr of trajectories) {
-    let oracle = oracles.get(tr.task);
-    if (!oracles.has(tr.task)) {
-      oracle = makeEnv(tr.task).oracle?.() as Oracle<unknown> | undefined;
-      oracles.set(tr.task, oracle);
-    }
-    if (oracle === undefined) return null;
-    for (const turn of tr.turns) {
-      if (turn.forced === true || typeof turn.action !== 'number') continue;
-      const h = tr.budget - turn.t;
-      const s = oracle.state(turn.observation);
-      const v = oracle.v(h, s);
-      if (!(v > 0)) continue;
-      sum += oracle.q(h, s)[turn.action] / v;
-      n++;
-    }
-  }
-  return n > 0 ? sum / n : null;
-}
-
 /** The training tasks of iteration `iter`: groupsPerIter distinct tasks drawn from trainTasks (a
  * repeated task would repeat its episode seeds, hence its trajectories). */
 export function iterationTasks(req: RlRequest, iter: number): Task[] {
@@ -182,7 +141,7 @@ export function iterationRollouts(
  */
 export const frozenTrainer: RlTrainer = async (req) => {
   validateSchedule(req.budget);
-  const policy = clonePolicy(req.base, `${req.name}:frozen`);
+  const policy = req.base.clone(`${req.name}:frozen`);
   const acting = new MemoPolicy(policy);
   const curves: CurvePoint[] = [];
   for (let iter = 0; iter < req.iters; iter++) {

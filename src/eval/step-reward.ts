@@ -1,0 +1,32 @@
+// The step reward of trajectories (METHODS.md §5, "training curves"): the mean exact quality
+// Q*_h(s,a) / V*_h(s) of the actions a policy itself chose, h = the turns left under the episode's own
+// budget — 1 for an optimal action, lower for worse ones. Expert-prefix (forced) turns are not the
+// policy's and are left out, and so are states with V*_h(s) = 0, where no action can still succeed.
+import type { Oracle, Task, Trajectory } from '../core/types.ts';
+import { makeEnv } from '../envs/index.ts';
+
+/** null when no turn qualifies or the env has no oracle. */
+export function stepReward(trajectories: readonly Trajectory[]): number | null {
+  let sum = 0;
+  let n = 0;
+  const oracles = new Map<Task, Oracle<unknown> | undefined>();
+  for (const tr of trajectories) {
+    let oracle = oracles.get(tr.task);
+    if (!oracles.has(tr.task)) {
+      oracle = makeEnv(tr.task).oracle?.() as Oracle<unknown> | undefined;
+      oracles.set(tr.task, oracle);
+    }
+    if (oracle === undefined) return null;
+    for (const turn of tr.turns) {
+      if (turn.forced === true) continue;
+      const h = tr.budget - turn.t;
+      const s = oracle.state(turn.observation);
+      const v = oracle.v(h, s);
+      if (!(v > 0)) continue;
+      const a = turn.action;
+      sum += (typeof a === 'number' && a >= 0 && a < oracle.nA ? oracle.q(h, s)[a] : 0) / v;
+      n++;
+    }
+  }
+  return n > 0 ? sum / n : null;
+}
