@@ -108,6 +108,8 @@ export const TrainConfigSchema = z
         clipHigh: z.number().min(0).default(0.28),
         /** β of the k3 KL to the initial policy (0: none, the DAPO/Dr. GRPO default). */
         klCoef: z.number().min(0).default(0),
+        /** Dual-clip c for negative advantages (verl's clip_ratio_c); 0 turns it off. */
+        dualClip: z.number().min(0).default(3),
         /** Entropy bonus, decayed linearly to 0 over the run (an MLP collapses to one action everywhere
          * without it: the map features are shared by all states); default by policy kind. */
         entCoef: z.number().min(0).optional(),
@@ -116,7 +118,7 @@ export const TrainConfigSchema = z
         aggregationConstant: z.number().gt(0).optional(),
       })
       .strict()
-      .default({ clipLow: 0.2, clipHigh: 0.28, klCoef: 0, aggregation: 'turn-mean' }),
+      .default({ clipLow: 0.2, clipHigh: 0.28, klCoef: 0, dualClip: 3, aggregation: 'turn-mean' }),
     critic: z
       .object({
         hidden: z.array(int(1)).default([64]),

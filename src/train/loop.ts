@@ -122,7 +122,13 @@ export function policyUpdate(
     const lp = s.reference.logProbs(ctxs);
     logpRef = Float64Array.from(actions, (a, i) => lp[i * s.learner.actions + a]);
   }
-  const coef = { clipLow: p.clipLow, clipHigh: p.clipHigh, klCoef: p.klCoef, entCoef };
+  const coef = {
+    clipLow: p.clipLow,
+    clipHigh: p.clipHigh,
+    klCoef: p.klCoef,
+    entCoef,
+    dualClip: p.dualClip > 1 ? p.dualClip : undefined,
+  };
   const order = Array.from({ length: N }, (_, i) => i);
   const size = Math.ceil(N / p.minibatches);
   const stats: PgStats = { loss: 0, clipfrac: 0, approxKl: 0, entropy: 0, kl: 0, gradNorm: 0, turns: N };

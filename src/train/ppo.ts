@@ -2,6 +2,9 @@
 //   ρ = exp(logp − logp_old);  L_clip = −Σ_i w_i · min(ρ_i A_i, clip(ρ_i, 1−ε_low, 1+ε_high) A_i)
 //   k3 = π_ref/π − log(π_ref/π) − 1 (Schulman 2020, "Approximating KL divergence"), H = −Σ_a π log π
 //   L = L_clip + β Σ_i w_i k3_i − c_H Σ_i w_i H_i
+// Dual clip (Ye et al. 2020, "Mastering Complex Control in MOBA Games", §3; verl's clip_ratio_c = 3):
+// for A < 0 the per-turn objective is max(min(ρA, clip(ρ)A), c·A), so a turn that another policy
+// acted (cross-policy sampling) with a large ratio cannot push its action down without bound.
 // Schulman et al. 2017 (PPO, eq. 7); DAPO (Yu et al. 2025, §3.1) for ε_high > ε_low ("clip-higher")
 // and token-mean aggregation; Dr. GRPO (Liu et al. 2025) for the constant-sum aggregation.
 // The function returns the loss and its gradient with respect to the logits, so any policy that
@@ -51,6 +54,8 @@ export interface PgCoefficients {
   clipHigh: number;
   /** β, the k3 coefficient (0: no KL term). */
   klCoef: number;
+  /** c of the dual clip (> 1), or undefined for none. */
+  dualClip?: number;
   /** Entropy bonus coefficient. */
   entCoef: number;
 }
@@ -103,11 +108,13 @@ export function pgLoss(b: PgBatch, c: PgCoefficients): PgResult {
     const clippedRatio = Math.min(Math.max(ratio, 1 - c.clipLow), 1 + c.clipHigh);
     const surr1 = ratio * A;
     const surr2 = clippedRatio * A;
-    loss -= w * Math.min(surr1, surr2);
+    const floor = c.dualClip !== undefined && A < 0 ? c.dualClip * A : Number.NEGATIVE_INFINITY;
+    const objective = Math.max(Math.min(surr1, surr2), floor);
+    loss -= w * objective;
     if (ratio < 1 - c.clipLow || ratio > 1 + c.clipHigh) clipped++;
     approxKl += ratio - 1 - logratio;
-    // ∂L/∂logp for this turn: the unclipped branch carries the gradient −w ρ A; the clipped one none.
-    let dlogp = surr1 <= surr2 ? -w * ratio * A : 0;
+    // ∂L/∂logp for this turn: the unclipped branch carries the gradient −w ρ A; a clipped one none.
+    let dlogp = surr1 <= surr2 && surr1 > floor ? -w * ratio * A : 0;
     if (c.klCoef > 0 && b.logpRef !== undefined) {
       const lr = b.logpRef[i] - logp; // log(π_ref/π)
       const k3 = Math.exp(lr) - lr - 1;

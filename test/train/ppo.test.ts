@@ -51,6 +51,23 @@ test('clipping at the upper bound (clip-higher 0.28) and the lower bound (0.2)',
   assert.ok(Math.abs(r.dlogits[0] + 0.5 * 0.25) < 1e-12);
 });
 
+test('dual clip: a negative advantage with a huge ratio is bounded by c·A and carries no gradient', () => {
+  const logits = [Math.log(3), 0];
+  const old = Math.log(0.75 / 5); // ρ = 5
+  const dual = { ...DAPO, dualClip: 3 };
+  let r = pgLoss(one(logits, 0, old, -1), dual);
+  assert.ok(Math.abs(r.loss - 3) < 1e-12); // max(min(−5, −1.28), −3) = −3
+  assert.ok(r.dlogits.every((x) => x === 0));
+  // Without it the unclipped branch wins: loss 5 and a gradient pushing the action down.
+  r = pgLoss(one(logits, 0, old, -1), DAPO);
+  assert.ok(Math.abs(r.loss - 5) < 1e-12);
+  assert.ok(r.dlogits[0] > 0);
+  // Below c the dual clip changes nothing; positive advantages are never affected.
+  const two = Math.log(0.75 / 2);
+  assert.deepEqual(pgLoss(one(logits, 0, two, -1), dual), pgLoss(one(logits, 0, two, -1), DAPO));
+  assert.deepEqual(pgLoss(one(logits, 0, old, 1), dual), pgLoss(one(logits, 0, old, 1), DAPO));
+});
+
 test('gradient matches central finite differences with KL and entropy terms', () => {
   const rng = Rng.derive(3);
   const n = 7;
@@ -67,7 +84,7 @@ test('gradient matches central finite differences with KL and entropy terms', ()
     weights: aggregationWeights([3, 4], 'sequence-mean'),
     logpRef: Array.from({ length: n }, () => Math.log(0.25) + 0.3 * rng.normal()),
   };
-  const coef = { clipLow: 0.2, clipHigh: 0.28, klCoef: 0.1, entCoef: 0.01 };
+  const coef = { clipLow: 0.2, clipHigh: 0.28, klCoef: 0.1, entCoef: 0.01, dualClip: 3 };
   const { dlogits } = pgLoss(batch, coef);
   const h = 1e-6;
   for (let i = 0; i < n * nA; i++) {
