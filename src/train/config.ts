@@ -3,6 +3,7 @@
 // run.json` reads it, flags override it, and the resolved config is saved with the run.
 import { z } from 'zod';
 import { fromZod } from '../core/validate.ts';
+import { METHOD_NAMES, type MethodName } from '../credit/index.ts';
 
 const int = (min: number) => z.number().int().min(min);
 const unit = z.number().min(0).max(1);
@@ -59,19 +60,7 @@ export const TrainConfigSchema = z
     credit: z
       .object({
         /** Default grpo for algo grpo, gae (with the critic) for algo ppo. */
-        method: z
-          .enum([
-            'outcome',
-            'discounted',
-            'gae',
-            'grpo',
-            'drgrpo',
-            'rloo',
-            'gigpo',
-            'turn-level',
-            'reverse-turn',
-          ])
-          .optional(),
+        method: z.enum(METHOD_NAMES as [MethodName, ...MethodName[]]).optional(),
         gamma: unit.optional(),
         lambda: z.number().min(0).optional(),
         omega: z.number().min(0).optional(),

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
+import { METHOD_NAMES } from '../../credit/index.ts';
 import { readText } from '../../store/jsonl.ts';
 import { parseTrainConfig, type TrainConfig } from '../../train/config.ts';
 import { trainEs } from '../../train/es-train.ts';
@@ -125,7 +126,7 @@ export function configFromFlags(f: TrainFlags): TrainConfig {
   if (f.budget !== undefined) raw.budget = { kind: 'fixed', budget: int('--budget', f.budget, 1, 1_000_000) };
   if (f.budgetMix !== undefined) raw.budget = { kind: 'mix', budgets: intList('--budget-mix', f.budgetMix) };
   if (f.revealBudget !== undefined) raw.revealBudget = f.revealBudget;
-  if (f.credit !== undefined) set(raw, ['credit', 'method'], f.credit);
+  if (f.credit !== undefined) set(raw, ['credit', 'method'], oneOf('--credit', f.credit, METHOD_NAMES));
   if (f.gamma !== undefined) set(raw, ['credit', 'gamma'], probability('--gamma', f.gamma));
   if (f.lambda !== undefined)
     set(
@@ -354,7 +355,15 @@ export function registerTrain(program: Command): void {
       if (fin) {
         out(
           table([
-            ['held-out', 'success', 'exact', 'optimal', 'of optimal', 'episodes', 'budget'],
+            [
+              fin.train ? 'held-out maps' : 'fresh episodes',
+              'success',
+              'exact',
+              'optimal',
+              'of optimal',
+              'episodes',
+              'budget',
+            ],
             [
               '',
               fmt(fin.success),
