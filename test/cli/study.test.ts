@@ -1,6 +1,6 @@
 // `turnwise study budget` and `turnwise report RUN`: refusals are one line with exit code 2 (through
 // the real CLI); the quick profile end to end (in-process, with the null-control trainer: the CLI's
-// own trainer is issue 6's) writes its files; `report` re-renders the very page the study wrote.
+// GRPO run is tested in test/studies/budget.test.ts) writes its files; `report` re-renders the very page the study wrote.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,7 +31,7 @@ test('study budget: bad flags are refused in one line with exit code 2', async (
 test('study budget --profile quick with a stand-in trainer writes summary, report and loadable policies; report RUN re-renders; bad files are one-line errors', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'turnwise-study-'));
   const run = join(dir, 'run');
-  // The command in-process with the null-control trainer (the CLI's own trainer is issue 6's).
+  // The command in-process with the null-control trainer (fast; the real trainer is tested elsewhere).
   let stdout = '';
   const write = { out: process.stdout.write, err: process.stderr.write };
   let stderr = '';

@@ -16,9 +16,9 @@ import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
 import { renderBudgetReport } from '../../src/studies/budget/report.ts';
 import { type PassGrid, parseSummary, type Summary } from '../../src/studies/budget/summary.ts';
 import { terminalSummary } from '../../src/studies/budget/terminal.ts';
-import { frozenTrainer, type RlTrainer, unavailableTrainer } from '../../src/studies/budget/trainer.ts';
+import { frozenTrainer, grpoTrainer, type RlTrainer } from '../../src/studies/budget/trainer.ts';
 import { findAll, parseXml, rootOf, textOf } from '../report/xml.ts';
-import { reinforceTrainer, TINY } from './fixtures.ts';
+import { TINY } from './fixtures.ts';
 
 const EPS = 1e-12;
 
@@ -67,11 +67,11 @@ function withoutTimings(s: Summary): unknown {
   return rest;
 }
 
-test('budget study end to end (tiny, REINFORCE stand-in): contract keys, invariants, report', async () => {
+test('budget study end to end (tiny, the real GRPO trainer): contract keys, invariants, report', async () => {
   const stages: string[] = [];
   const { summary: s, policies } = await runBudgetStudy(
     { ...TINY, rl: { ...TINY.rl, gigpo: true } },
-    { trainer: reinforceTrainer(0.01), onStage: (stage) => stages.push(stage) },
+    { trainer: grpoTrainer, onStage: (stage) => stages.push(stage) },
   );
   assert.deepEqual(stages, ['base', 'rl', 'budgetmix', 'gigpo', 'evaluation', 'diagnostics']);
 
@@ -249,14 +249,13 @@ test('null control (frozen trainer): differences exactly 0, win rates ½, RL fin
   assert.match(renderBudgetReport(s), /The trainer changed nothing/);
 });
 
-test('a trainer that modifies the base it was given is refused; the default trainer says training is not there yet', async () => {
+test('a trainer that modifies the base it was given is refused', async () => {
   const vandal: RlTrainer = async (req) => {
     const copy = req.base.clone();
     req.base.net.namedParameters()[0][1].data[0] += 1;
     return { policy: copy, curves: [] };
   };
   await assert.rejects(runBudgetStudy(TINY, { trainer: vandal }), /trainer \(rl\) modified the base policy/);
-  await assert.rejects(unavailableTrainer({} as never), /training is not available yet \(issue 6\)/);
 });
 
 test('MemoPolicy: the same trajectories as the network it remembers, byte for byte', () => {

@@ -1,13 +1,3 @@
-// The RL trainer the budget study is given (dependency injection): the study owns tasks, the base and
-// every measurement; training is a function from a request to a policy and its training curves.
-//
-// ─── Where the real trainer plugs in ─────────────────────────────────────────────────────────────
-// `turnwise study budget` (and `npm start`) use `defaultTrainer` below. Issue 6 replaces its one
-// definition line with the GRPO trainer, e.g.
-//     export const defaultTrainer: RlTrainer = grpoTrainer;   // from '../../train/…'
-// Nothing else in the study changes. Until then the command stops with a one-line InputError.
-// ─────────────────────────────────────────────────────────────────────────────────────────────────
-import { InputError } from '../../core/errors.ts';
 import { Rng, STREAM } from '../../core/rng.ts';
 import type { Task, Trajectory } from '../../core/types.ts';
 import { stepReward } from '../../eval/step-reward.ts';
@@ -51,14 +41,6 @@ export interface RlResult {
 }
 
 export type RlTrainer = (req: RlRequest) => Promise<RlResult>;
-
-/** Stands in until issue 6: refuses with the one line the CLI prints (exit 2). */
-export const unavailableTrainer: RlTrainer = async () => {
-  throw InputError.raw(
-    'study budget',
-    'training is not available yet (issue 6); the budget study needs the RL trainer',
-  );
-};
 
 /**
  * The real trainer: GRPO (or GiGPO credit for `gigpo`) through train/loop.ts, starting from a copy of
