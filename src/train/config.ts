@@ -187,7 +187,7 @@ export type TrainConfig = Omit<Parsed, 'iters' | 'groups' | 'optim' | 'ppo'> & {
  *   MLP    lr 3e-3 annealed, 300 × 64 groups, 4 × 4, entropy bonus 0.05 annealed to 0 — with outcome
  *          credit the gradient is mostly state-independent and Adam turns it into one preferred
  *          action everywhere unless entropy holds the policy open while state-dependent signal accrues
- *          (random 4x4 maps: 84–88% of the optimum on held-out maps over seeds 1–3, ~2 min).
+ *          (random 4x4 maps: 84–87% of the optimum on held-out maps over seeds 1–3, ~2¼ min).
  */
 export function resolveConfig(c: Parsed): TrainConfig {
   const table = c.policy.kind === 'tabular';
