@@ -12,7 +12,8 @@ export function warn(text: string): void {
   process.stderr.write(`turnwise: ${text}\n`);
 }
 
-const interactive = (): boolean => process.stderr.isTTY === true && !process.env.CI;
+/** Whether stderr is a terminal a person watches (progress bars), not a log (CI, a pipe). */
+export const interactive = (): boolean => process.stderr.isTTY === true && !process.env.CI;
 
 /** A one-line progress indicator on stderr for TTYs; silent otherwise (logs stay clean). */
 export class Progress {

@@ -2,13 +2,10 @@
 // evaluated — fitness = success rate on the iteration's tasks, the same episodes for every
 // perturbation — in worker threads over both cores, then θ moves along the shaped-fitness-weighted
 // noise (train/es.ts). No gradients, no optimizer state: the checkpoint is θ and the iteration.
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import { InputError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
 import type { Task } from '../core/types.ts';
-import { writeCheckpoint } from '../nn/checkpoint.ts';
 import { WorkerPool } from '../rollout/pool.ts';
 import type { TrainConfig } from './config.ts';
 import { esStep } from './es.ts';
@@ -16,9 +13,8 @@ import type { EsJob, EsResult } from './es-worker.ts';
 import { finalEval } from './final.ts';
 import type { Learner } from './learner.ts';
 import type { IterationMetrics, TrainOptions, TrainResult } from './loop.ts';
-import { FILES, RunDir } from './run-dir.ts';
+import { openRun } from './run-dir.ts';
 import { drawTasks, type Setup, setup, TRAIN_STREAM } from './setup.ts';
-import { loadTrainState, type RunState, saveTrainState } from './state.ts';
 
 /** θ: every parameter of the learner, concatenated in name order. */
 export function readParams(learner: Learner): Float32Array {
@@ -53,13 +49,9 @@ export async function trainEs(o: TrainOptions): Promise<TrainResult> {
   if (o.init !== undefined)
     throw new InputError('init', o.init.id, 'ES starts from config.policy (workers rebuild it)');
   const s = setup(config);
-  let state: RunState = { iter: -1, nextIndex: 0 };
-  let run: RunDir | undefined;
-  if (o.out !== undefined && o.resume) {
-    const ck = join(o.out, FILES.checkpoint);
-    if (existsSync(ck)) state = loadTrainState(ck, { policy: s.learner.params });
-    run = RunDir.reopen(o.out, state.iter);
-  } else if (o.out !== undefined) run = RunDir.create(o.out, config);
+  const opened = openRun(o.out, o.resume, config, { policy: s.learner.params }, { iter: -1, nextIndex: 0 });
+  const run = opened.run;
+  let state = opened.state;
 
   const theta = readParams(s.learner);
   const noise = new Float32Array(theta.length);
@@ -96,8 +88,7 @@ export async function trainEs(o: TrainOptions): Promise<TrainResult> {
         run.record(iter, 0, [], values, false);
         state = { iter, nextIndex: 0 };
         if ((iter + 1) % config.checkpointEvery === 0 || iter === config.iters - 1) {
-          saveTrainState(run.path('checkpoint'), { policy: s.learner.params }, state, config.seed);
-          writeCheckpoint(run.path('policy'), s.learner.checkpoint(s.spec));
+          run.saveCheckpoint({ policy: s.learner.params }, state, config.seed, s.learner.checkpoint(s.spec));
         }
       }
       o.onIter?.(iter, config.iters, values);

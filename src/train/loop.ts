@@ -4,14 +4,11 @@
 //   epochs over minibatches (+ critic regression for GAE) → metrics → store → checkpoint.
 // All randomness of iteration i is derived from (seed, i), so a run resumed from the checkpoint of
 // iteration c reproduces, byte for byte, what the uninterrupted run did after c.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { InputError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
 import type { Policy, Task, Trajectory, TurnContext } from '../core/types.ts';
 import { creditBatch, deadGroups, type MethodName, type MethodOptions } from '../credit/index.ts';
 import { stepReward } from '../eval/step-reward.ts';
-import { writeCheckpoint } from '../nn/checkpoint.ts';
 import { clipGradNorm } from '../nn/optim.ts';
 import { backward } from '../nn/tensor.ts';
 import { rollout } from '../rollout/batch.ts';
@@ -22,10 +19,10 @@ import { type FinalEval, finalEval } from './final.ts';
 import { PrefixGuide } from './guidance.ts';
 import { type Learner, turnContexts } from './learner.ts';
 import { aggregationWeights, pgLoss } from './ppo.ts';
-import { FILES, RUN_ID, RunDir } from './run-dir.ts';
+import { openRun } from './run-dir.ts';
 import { budgetAt } from './schedule.ts';
 import { drawTasks, guideKey, type Setup, setup, TRAIN_STREAM } from './setup.ts';
-import { loadTrainState, type RunState, saveTrainState, type TrainParts } from './state.ts';
+import type { TrainParts } from './state.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
 
@@ -192,21 +189,13 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
   const seed = config.seed;
   const q = config.crossPolicy.q;
   let stale = q > 0 ? learner.clone('stale') : undefined;
-  let state: RunState = { iter: -1, nextIndex: 0, staleIter: stale ? 0 : undefined };
-
-  let run: RunDir | undefined;
-  if (o.out !== undefined && o.resume) {
-    const ck = join(o.out, FILES.checkpoint);
-    if (existsSync(ck)) state = loadTrainState(ck, parts(s, stale));
-    run = RunDir.reopen(o.out, state.iter);
-    const stored = run.store.trajectoryCount(RUN_ID);
-    if (stored !== state.nextIndex) {
-      throw InputError.raw(
-        o.out,
-        `the store holds ${stored} trajectories after iteration ${state.iter}, the checkpoint ${state.nextIndex}`,
-      );
-    }
-  } else if (o.out !== undefined) run = RunDir.create(o.out, config);
+  const opened = openRun(o.out, o.resume, config, parts(s, stale), {
+    iter: -1,
+    nextIndex: 0,
+    staleIter: stale ? 0 : undefined,
+  });
+  const run = opened.run;
+  let state = opened.state;
   const guide = config.guidance.mode === 'none' ? undefined : new PrefixGuide(config.guidance, state.guide);
 
   const rolloutGroups = (
@@ -377,8 +366,7 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
       nextIndex += batch.length;
       state = { iter, nextIndex, guide: guide?.state(), staleIter: state.staleIter };
       if ((iter + 1) % config.checkpointEvery === 0 || iter === config.iters - 1) {
-        saveTrainState(run.path('checkpoint'), parts(s, stale), state, config.seed);
-        writeCheckpoint(run.path('policy'), learner.checkpoint(s.spec));
+        run.saveCheckpoint(parts(s, stale), state, config.seed, learner.checkpoint(s.spec));
       }
     }
     o.onIter?.(iter, config.iters, values);

@@ -8,13 +8,15 @@
 // Order of writes per iteration: the store transaction (trajectories + metrics) first, then — every
 // checkpointEvery iterations — the checkpoint. A kill between the two leaves rows newer than the
 // checkpoint, which resume deletes before recomputing them.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../core/errors.ts';
 import type { Trajectory } from '../core/types.ts';
+import { writeCheckpoint } from '../nn/checkpoint.ts';
 import { JsonlWriter, readText } from '../store/jsonl.ts';
 import { RunStore } from '../store/sqlite.ts';
 import { parseTrainConfig, type TrainConfig } from './config.ts';
+import { loadTrainState, type RunState, saveTrainState, type TrainParts } from './state.ts';
 
 export const RUN_ID = 'train';
 export const FILES = {
@@ -88,10 +90,6 @@ export class RunDir {
     return new RunDir(dir, store, metrics);
   }
 
-  hasCheckpoint(): boolean {
-    return existsSync(this.path('checkpoint'));
-  }
-
   /** One iteration's rows, atomically, then its metrics line. */
   record(
     iter: number,
@@ -109,12 +107,14 @@ export class RunDir {
     this.metrics.flush();
   }
 
-  writeSummary(summary: unknown): void {
-    writeFileSync(this.path('summary'), `${JSON.stringify(summary, null, 2)}\n`);
+  /** The training state (written atomically) and, beside it, the policy alone for `--policy <run dir>`. */
+  saveCheckpoint(parts: TrainParts, state: RunState, seed: number, policy: Uint8Array): void {
+    saveTrainState(this.path('checkpoint'), parts, state, seed);
+    writeCheckpoint(this.path('policy'), policy);
   }
 
-  readSummary(): unknown {
-    return JSON.parse(readFileSync(this.path('summary'), 'utf8'));
+  writeSummary(summary: unknown): void {
+    writeFileSync(this.path('summary'), `${JSON.stringify(summary, null, 2)}\n`);
   }
 
   close(status: string): void {
@@ -122,6 +122,33 @@ export class RunDir {
     this.store.setStatus(RUN_ID, status);
     this.store.close();
   }
+}
+
+/**
+ * The run directory of a training call: a new run, or one resumed from its checkpoint (whose state is
+ * loaded into `parts`, and whose store must hold exactly the rows the checkpoint counts); no directory
+ * when `out` is undefined.
+ */
+export function openRun(
+  out: string | undefined,
+  resume: boolean | undefined,
+  config: TrainConfig,
+  parts: TrainParts,
+  initial: RunState,
+): { run?: RunDir; state: RunState } {
+  if (out === undefined) return { state: initial };
+  if (!resume) return { run: RunDir.create(out, config), state: initial };
+  const ck = join(out, FILES.checkpoint);
+  const state = existsSync(ck) ? loadTrainState(ck, parts) : initial;
+  const run = RunDir.reopen(out, state.iter);
+  const stored = run.store.trajectoryCount(RUN_ID);
+  if (stored !== state.nextIndex) {
+    throw InputError.raw(
+      out,
+      `the store holds ${stored} trajectories after iteration ${state.iter}, the checkpoint ${state.nextIndex}`,
+    );
+  }
+  return { run, state };
 }
 
 /** Metric rows of the store, grouped per iteration in order. */

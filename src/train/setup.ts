@@ -27,7 +27,6 @@ export const TRAIN_STREAM = {
   refill: 5,
   bread: 6,
   critic: 7,
-  init: 8,
   eval: 9,
 } as const;
 

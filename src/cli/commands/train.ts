@@ -9,7 +9,7 @@ import { parseTrainConfig, type TrainConfig } from '../../train/config.ts';
 import { trainEs } from '../../train/es-train.ts';
 import { trainPolicyGradient } from '../../train/loop.ts';
 import { RunDir } from '../../train/run-dir.ts';
-import { fmt, json, out, Progress, table, warn } from '../io.ts';
+import { fmt, interactive, json, out, Progress, table, warn } from '../io.ts';
 import {
   type EnvFlags,
   envConfigFromFlags,
@@ -327,10 +327,9 @@ export function registerTrain(program: Command): void {
         outDir = f.out ?? `runs/train-${new Date().toISOString().replace(/[:.]/g, '-')}`;
       }
       const progress = new Progress('train', config.iters);
-      const interactive = process.stderr.isTTY === true && !process.env.CI;
       const onIter = (iter: number, iters: number, m: Record<string, number>) => {
         const line = `success ${fmt(m['rollout/success'], 3)} step quality ${fmt(m['rollout/step_quality'], 3)}`;
-        if (interactive) progress.update(iter + 1, line);
+        if (interactive()) progress.update(iter + 1, line);
         else if ((iter + 1) % config.logEvery === 0 || iter + 1 === iters)
           warn(`iter ${iter + 1}/${iters} ${line}`);
       };
