@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Byte identity across a refactor: writes every output that must not change into one directory.
+#   bash bench/byte-identity.sh DIR [POLICY_DIR]
+# Run it on the commit before and after a change, then `diff -r BEFORE AFTER` (or compare
+# DIR/sha256.txt). POLICY_DIR, when given, is the trained MLP run the rollouts use (so both sides
+# roll out the same weights); without it, the MLP trained here is used. See bench/README.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: bench/byte-identity.sh DIR [POLICY_DIR]}
+mkdir -p "$out"
+tw() { node bin/turnwise.js "$@"; }
+
+# Training runs: their printed figures (JSON) and their final policies.
+tw train --map 4x4 --slippery --policy tabular --seed 1 --iters 60 --out "$out/t-grpo" --json >"$out/train-tabular-grpo.json"
+tw train --map 4x4 --slippery --policy tabular --algo es --seed 1 --iters 20 --out "$out/t-es" --json >"$out/train-tabular-es.json"
+tw train --policy mlp --random --size 4 --p 0.8 --slippery --train-seeds 0:500 --test-seeds 1000000:1000050 \
+  --iters 12 --groups 16 --eval-episodes 400 --seed 1 --out "$out/t-mlp" --json >"$out/train-mlp-grpo.json"
+policy=${2:-$out/t-mlp}
+
+# Rollouts: fixed and random maps, 4x4 and 8x8, four kinds of policy.
+i=0
+for env in "--map 4x4 --slippery" "--map 8x8 --slippery" "--random --size 4 --p 0.8 --slippery" "--random --size 8 --p 0.8 --slippery"; do
+  i=$((i + 1))
+  for pol in random oracle:eps=0.2 tabular "$policy"; do
+    name=$(basename "$pol" | tr ':=,' '___')
+    # A tabular policy is per-map; a 4x4 MLP sees 4x4 features only.
+    if [ "$pol" = tabular ] && [[ $env == *--random* ]]; then continue; fi
+    if [ "$pol" = "$policy" ] && [[ $env == *8* ]]; then continue; fi
+    tw rollout $env --policy "$pol" --tasks 40 --samples 4 --budget 60 --seed 3 --out "$out/rollout-$i-$name.jsonl" --json >/dev/null
+  done
+done
+
+# Diagnostics: Pass@(K,T) and the side-by-side comparison.
+tw eval --map 4x4 --slippery --policy oracle:eps=0.2 --tasks 8 --samples 16 --K 1,4 --T 10,50 --resamples 200 --seed 2 --json >"$out/eval-oracle.json"
+tw eval --random --size 4 --p 0.8 --slippery --policy "$policy" --tasks 8 --samples 16 --K 1,4 --T 10,50 --resamples 200 --seed 2 --json >"$out/eval-mlp.json"
+tw compare --random --size 4 --p 0.8 --slippery --a "$policy" --b oracle:temp=0.5 --tasks 6 --samples 8 --K 1,4 --T 20,60 --resamples 200 --seed 2 --json >"$out/compare.json"
+tw credit fidelity --map 4x4 --slippery --policy oracle:eps=0.3 --budget 30 --seed 2 --json >"$out/credit-fidelity.json"
+
+# Timings are the only thing allowed to differ: strip them, then hash everything.
+for f in "$out"/*.json; do
+  node -e 'const fs=require("fs");const f=process.argv[1];const strip=(x)=>{if(Array.isArray(x))return x.map(strip);if(x&&typeof x==="object"){const o={};for(const[k,v]of Object.entries(x)){if(/seconds|time|elapsed|wall|Ms$|path|dir|out/i.test(k))continue;o[k]=strip(v)}return o}return x};fs.writeFileSync(f,JSON.stringify(strip(JSON.parse(fs.readFileSync(f,"utf8"))))+"\n")' "$f"
+done
+(cd "$out" && sha256sum ./*.json ./*.jsonl ./t-*/policy.safetensors | sort -k2) >"$out/sha256.txt"
+cat "$out/sha256.txt"
