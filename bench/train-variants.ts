@@ -3,7 +3,7 @@
 // policy's success within every evaluation budget T is computed exactly. One JSON object per line.
 //   node --import tsx bench/train-variants.ts [--map 4x4|8x8] [--iters N] [--seeds 1,2,3]
 import { parseArgs } from 'node:util';
-import { envConfig, makeEnv, makeTasks } from '../src/envs/index.ts';
+import { envConfig, envs, makeEnv, makeTasks } from '../src/envs/index.ts';
 import { exactSuccess } from '../src/eval/exact.ts';
 import { parseTrainConfig, type TrainConfigInput } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
@@ -40,7 +40,7 @@ for (const [name, extra] of Object.entries(VARIANTS)) {
       ...extra,
       seed,
     });
-    const r = await trainPolicyGradient({ config });
+    const r = await trainPolicyGradient({ config, envs });
     seconds += r.seconds;
     rows.push(T.map((t) => exactSuccess(view, r.policy, t)!));
   }

@@ -31,3 +31,12 @@ export function describe(value: unknown): string {
     return String(value);
   }
 }
+
+/** Thrown by a text policy (or an endpoint adapter) when the prompt outgrew the model's context
+ * window; the rollout loop ends the episode with failure kind `context` instead of `error`. */
+export class ContextOverflow extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContextOverflow';
+  }
+}

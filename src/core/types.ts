@@ -4,14 +4,37 @@ import type { Rng } from './rng.ts';
 
 export type MaybePromise<T> = T | Promise<T>;
 
-/** Why an episode failed. `budget` is decided by the rollout loop, the others by the env (or the loop
- * when the env or policy throws). */
-export type FailureKind = 'budget' | 'invalid-action' | 'irreversible' | 'wrong-answer' | 'error';
+/**
+ * Why an episode failed (the seeds' taxonomy), and who decides it:
+ * - `budget`: T turns passed without the task ending — the rollout loop (rollout/episode.ts), or the
+ *   recording proxy when it refuses the (T+1)-th model call; never the env.
+ * - `invalid-action`: tool misuse, a malformed or illegal action that ended the episode — the env
+ *   (`info.failure`; a malformed action that does not end it is only `info.valid = false`).
+ * - `irreversible`: the agent entered a dead state (a FrozenLake hole) — the env.
+ * - `wrong-answer`: the task ended without success and the env named no other kind (a submitted answer
+ *   that the checker refused) — the env, or the rollout loop by default for a terminated failure.
+ * - `misperception`: the agent acted on a state that is not there (a table, file, function or document
+ *   that does not exist) — the env, which alone knows its state.
+ * - `context`: the prompt outgrew the model's context window — the policy (a text policy or an
+ *   endpoint that answers "context length exceeded") by throwing a `ContextOverflow` (core/errors.ts),
+ *   which the rollout loop records under this kind.
+ * - `error`: the env or the policy raised anything else — the rollout loop.
+ */
+export type FailureKind =
+  | 'budget'
+  | 'invalid-action'
+  | 'irreversible'
+  | 'wrong-answer'
+  | 'misperception'
+  | 'context'
+  | 'error';
 export const FAILURE_KINDS: readonly FailureKind[] = [
   'budget',
   'invalid-action',
   'irreversible',
   'wrong-answer',
+  'misperception',
+  'context',
   'error',
 ];
 
@@ -93,6 +116,13 @@ export interface EnvView<O> {
   /** A feature vector for neural policies; may be a cached, shared array: do not mutate. */
   features?(o: O): Float32Array;
   oracle?(): Oracle<O>;
+  /**
+   * A hashable key of the *state* an observation shows — what GiGPO's anchor groups, the diagnostics'
+   * state sampling and caches compare. FrozenLake: the cell. A chat env: the state part of its
+   * observation (the tables, the files), never the whole history. Absent: the observation itself when
+   * it is a number or a string, else its JSON (see `stateKeyOf` in core/policy.ts).
+   */
+  stateKey?(o: O): string | number;
 }
 
 export interface Env<O, A> extends EnvView<O> {
@@ -103,6 +133,48 @@ export interface Env<O, A> extends EnvView<O> {
   /** Restores a snapshot; with `seed`, the env's randomness is then re-seeded, so that K continuations
    * branched from one state differ (same-state sampling, error injection). */
   restore?(snapshot: unknown, seed?: number): void;
+  /** Releases what the env holds (a SQLite connection, a sandbox, a process). The rollout calls it
+   * once for every env it made, on every path — also when an episode throws (Gymnasium's `close`). */
+  close?(): MaybePromise<void>;
+}
+
+/**
+ * How envs are made for tasks: the registry (envs/index.ts) or a user's own factory. The composition
+ * layers (cli/, studies/) pass one to rollout, training and the diagnostics, which never reach the
+ * registry themselves. `make` may be asynchronous (a sandbox that boots); whoever calls `make` closes.
+ */
+export interface EnvFactory {
+  make(task: Task): MaybePromise<Env<unknown, unknown>>;
+  /** The spec of a task's env without an instance (action space, views, default budget). */
+  spec(task: Task): EnvSpec;
+  /** Validates an env configuration and returns its canonical params (throws InputError). Absent:
+   * configurations are taken as they are. */
+  configure?(config: EnvConfig): EnvConfig;
+  /** A module URL exporting this factory as `envs` — how worker threads (ES) rebuild it. Absent: the
+   * factory cannot cross a thread boundary, and threaded code refuses it. */
+  readonly module?: string;
+}
+
+/** What a text or LLM policy records beside its parsed action. Every field is optional: a policy
+ * records what it has (a remote model its usage and latency, an in-process text policy its tokens). */
+export interface TurnTrace {
+  /** The raw text of the action as the model produced it, before parsing into `action`. */
+  text?: string;
+  /** Token ids of the action (the completion), when the policy has them. */
+  tokens?: number[];
+  /** log π of each action token, same length as `tokens` (−∞ is written as null in JSON). */
+  logprobs?: number[];
+  /** The model's name and, where the server says it, its version (a fingerprint, a checkpoint hash). */
+  model?: string;
+  modelVersion?: string;
+  /** Token usage of the call: prompt (input), completion (output), cached prompt tokens. */
+  usage?: { prompt: number; completion: number; cached?: number };
+  /** Wall time of the call in milliseconds. */
+  latencyMs?: number;
+  /** Why generation stopped (OpenAI's finish_reason: stop, length, tool_calls, …). */
+  finishReason?: string;
+  /** Retries the call needed before it succeeded. */
+  retries?: number;
 }
 
 export interface Turn<O = unknown, A = unknown> {
@@ -112,18 +184,23 @@ export interface Turn<O = unknown, A = unknown> {
   observation: O;
   action: A;
   reward: number;
-  /** Log-probability of `action` under the acting policy (behaviour log-prob). */
+  /** Log-probability of `action` under the acting policy (behaviour log-prob); for a text policy the
+   * sum of its action tokens' log-probs. */
   logp: number;
   info: StepInfo;
   /** True when the action was imposed (an expert prefix, an injected error) rather than chosen by the
    * policy; such turns are excluded from policy losses. Absent otherwise. */
   forced?: boolean;
+  /** What an LLM turn carries besides the action; absent for discrete policies. */
+  trace?: TurnTrace;
 }
 
 /** What a policy sees at a turn. The rollout reuses one object per episode and updates it between
- * turns: read what you need during act(), do not keep the object. */
+ * turns: read what you need during act(), do not keep the object. `rollout/context.ts` (`contextAt`)
+ * rebuilds it from a trajectory for scoring. */
 export interface TurnContext<O> {
   observation: O;
+  /** The turns before this one, in order (a chat policy builds its prompt from them). */
   history: readonly Turn<O, unknown>[];
   /** 0-based index of the turn about to be taken. */
   turn: number;
@@ -137,26 +214,47 @@ export interface TurnContext<O> {
 export interface Action<A> {
   action: A;
   logp: number;
+  /** Recorded on the turn as `trace`. */
+  trace?: TurnTrace;
 }
 
+/** A structured action: a tool call (name and JSON arguments), as LLM agents emit them. */
+export interface ToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * The core policy contract: act, and score an action. Discrete and batched abilities are separate
+ * capabilities (`DiscretePolicy`, `BatchedPolicy`) found by the type guards of core/policy.ts.
+ */
 export interface Policy<O, A> {
   readonly id: string;
   /** True when the policy uses `turnsLeft`: it must then be run with the budget revealed, and prefix-mode
    * Pass@(K,T) is not valid for it. */
   readonly budgetAware: boolean;
   act(ctx: TurnContext<O>): MaybePromise<Action<A>>;
-  /** log π(action | context) — for NLL, likelihood ratios and PPO ratios. */
+  /** log π(action | context) — for NLL, likelihood ratios and PPO ratios. Absent for a policy that
+   * cannot score (a black-box agent, a replay); diagnostics that need it refuse such a policy. */
   logProb?(ctx: TurnContext<O>, action: A): MaybePromise<number>;
-  /** The whole action distribution, for discrete action spaces (length = spec.actions). Policies whose
-   * distribution depends only on the observation and turnsLeft can be evaluated exactly through it. */
-  probs?(ctx: TurnContext<O>): ArrayLike<number>;
-  /** probs() for many contexts at once (one batched forward for a neural policy); exact evaluation
-   * uses it when present. */
+}
+
+/** A policy over a discrete action space (`spec.actions` a number) that exposes its whole
+ * distribution. Policies whose distribution depends only on the observation and turnsLeft can be
+ * evaluated exactly through it. */
+export interface DiscretePolicy<O = unknown> extends Policy<O, number> {
+  /** π(·|ctx), length spec.actions. */
+  probs(ctx: TurnContext<O>): ArrayLike<number>;
+  /** probs() for many contexts at once (one batched forward for a neural policy). */
   probsBatch?(ctxs: readonly TurnContext<O>[]): ArrayLike<number>[];
-  /** Acts in many episodes at once (one batched forward for a neural policy); the rollout then steps
-   * its episodes in lockstep. Must return what act() would for each context, in order — in particular
-   * each action drawn from its own ctx.rng — so that lockstep and sequential rollouts are identical. */
-  actBatch?(ctxs: readonly TurnContext<O>[]): MaybePromise<Action<A>[]>;
+}
+
+/** A policy that acts in many episodes at once (one batched forward for a neural policy); the rollout
+ * then steps its episodes in lockstep. `actBatch` must return what act() would for each context, in
+ * order — each action drawn from its own ctx.rng — so that lockstep and sequential rollouts are
+ * identical. */
+export interface BatchedPolicy<O = unknown, A = unknown> extends Policy<O, A> {
+  actBatch(ctxs: readonly TurnContext<O>[]): MaybePromise<Action<A>[]>;
 }
 
 /** How an env is made: a registry id and its parameters (plain JSON). */

@@ -1,6 +1,6 @@
 // The registry of environment ids. A new env adds one entry here and a folder beside frozenlake/.
 import { InputError } from '../core/errors.ts';
-import type { Env, EnvConfig, EnvSpec, Task } from '../core/types.ts';
+import type { Env, EnvConfig, EnvFactory, EnvSpec, Task } from '../core/types.ts';
 import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
 
 export interface EnvEntry {
@@ -53,12 +53,16 @@ export function envSpec(task: Task): EnvSpec {
   return envEntry(task.env, 'task.env').spec(task);
 }
 
-/** N tasks with seeds seed, seed+1, …, seed+N−1 (for generated envs each seed is its own map). */
-export function makeTasks(config: EnvConfig, count: number, firstSeed: number): Task[] {
-  const tasks: Task[] = [];
-  for (let i = 0; i < count; i++) tasks.push({ env: config.env, params: config.params, seed: firstSeed + i });
-  return tasks;
-}
+/** The registry as an env factory: what the composition layers hand to rollout, train and eval.
+ * `module` lets worker threads (ES) import it back as `envs`. */
+export const envs: EnvFactory = {
+  make: makeEnv,
+  spec: envSpec,
+  configure: (c) => envConfig(c.env, c.params),
+  module: import.meta.url,
+};
+
+export { makeTasks } from '../core/tasks.ts';
 
 export function describeEnv(task: Task): Record<string, unknown> {
   return envEntry(task.env, 'task.env').describe(task);

@@ -4,8 +4,8 @@
 // Both policies run with the same episode seeds (common random numbers): comparing a policy with
 // itself gives a difference of exactly 0.
 import { InputError } from '../core/errors.ts';
-import type { Policy, Task } from '../core/types.ts';
-import { makeEnv } from '../envs/index.ts';
+import type { EnvFactory, Policy, Task } from '../core/types.ts';
+import { closeEnv } from '../rollout/lockstep.ts';
 import { bootstrapPassKT, DEFAULT_RESAMPLES, type Interval } from './bootstrap.ts';
 import { checkIncreasing, type PassMode, resolveMode, runPassCounts } from './evaluate.ts';
 import { type Failures, failures } from './failures.ts';
@@ -21,6 +21,7 @@ export type StatesFrom = 'a' | 'b' | 'both';
 export const STATES_FROM: readonly StatesFrom[] = ['a', 'b', 'both'];
 
 export interface CompareOptions {
+  envs: EnvFactory;
   tasks: readonly Task[];
   samples: number;
   K: readonly number[];
@@ -84,6 +85,7 @@ export async function compare(o: CompareOptions): Promise<CompareReport> {
   const progress = o.onProgress ?? (() => {});
   const run = (policy: AnyPolicy, label: string) =>
     runPassCounts({
+      envs: o.envs,
       tasks: o.tasks,
       samples: o.samples,
       T,
@@ -119,19 +121,22 @@ export async function compare(o: CompareOptions): Promise<CompareReport> {
     from === 'both' ? [recorded.a, recorded.b] : from === 'a' ? [recorded.a] : [recorded.b];
   const nStates = o.states ?? DEFAULT_STATES;
   const actions = o.actions ?? DEFAULT_ACTIONS;
-  const probe = makeEnv(o.tasks[0]);
+  const probe = await o.envs.make(o.tasks[0]);
+  const withOracle = probe.oracle !== undefined && probe.spec.oracle;
+  const injects = canInjectErrors(probe);
+  await closeEnv(probe);
   let quality: StepQualityByKind | null = null;
   let recovered: RecoveryReport | null = null;
-  if (probe.oracle !== undefined && probe.spec.oracle) {
+  if (withOracle) {
     progress('step quality', 0, 2);
     const normal = collectStates(pools, nStates, o.runSeed);
-    const normalQ = await stepQuality(normal, o.a, o.b, { actions, seed: o.runSeed, key: 0 });
-    if (canInjectErrors(probe)) {
-      const errors = await makeErrorStates(pools, nStates, o.runSeed);
-      const errorQ = await stepQuality(errors.states, o.a, o.b, { actions, seed: o.runSeed, key: 1 });
+    const normalQ = await stepQuality(o.envs, normal, o.a, o.b, { actions, seed: o.runSeed, key: 0 });
+    if (injects) {
+      const errors = await makeErrorStates(o.envs, pools, nStates, o.runSeed);
+      const errorQ = await stepQuality(o.envs, errors.states, o.a, o.b, { actions, seed: o.runSeed, key: 1 });
       quality = { normal: normalQ, error: errorQ };
       progress('recovery', 0, 1);
-      const rec = await recovery(errors.states, o.a, o.b, {
+      const rec = await recovery(o.envs, errors.states, o.a, o.b, {
         continuations: o.continuations ?? DEFAULT_CONTINUATIONS,
         seed: o.runSeed,
         resamples,
@@ -143,13 +148,13 @@ export async function compare(o: CompareOptions): Promise<CompareReport> {
         terminal: errors.terminal,
       };
     } else {
-      const none = await stepQuality([], o.a, o.b, { actions, seed: o.runSeed, key: 1 });
+      const none = await stepQuality(o.envs, [], o.a, o.b, { actions, seed: o.runSeed, key: 1 });
       quality = { normal: normalQ, error: none };
     }
   }
   progress('likelihood', 0, 1);
   const trajectories = (rs: Recorded[]) => rs.map((r) => r.trajectory);
-  const lik = await likelihood(trajectories(recorded.a), trajectories(recorded.b), o.a, o.b);
+  const lik = await likelihood(o.envs, trajectories(recorded.a), trajectories(recorded.b), o.a, o.b);
   return {
     passKT: {
       a: side(o.a, runA.mode, pa, boot.ci[0]),

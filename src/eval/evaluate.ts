@@ -8,7 +8,7 @@
 // policy separate mode reproduces prefix mode exactly: a check of the prefix argument, not an
 // approximation.
 import { InputError } from '../core/errors.ts';
-import type { Policy, Task, Trajectory } from '../core/types.ts';
+import type { EnvFactory, Policy, Task, Trajectory } from '../core/types.ts';
 import { rollout } from '../rollout/batch.ts';
 import { episodeSeeds } from '../rollout/episode.ts';
 import { bootstrapPassKT, DEFAULT_RESAMPLES, type Interval } from './bootstrap.ts';
@@ -42,6 +42,8 @@ export function checkIncreasing(values: readonly number[], field: string): reado
 }
 
 export interface PassRunOptions {
+  /** Where the tasks' envs come from (the registry, or a user's factory). */
+  envs: EnvFactory;
   tasks: readonly Task[];
   /** n: samples per task. */
   samples: number;
@@ -94,6 +96,7 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
         runSeed: o.runSeed,
         policy,
         concurrency: o.concurrency,
+        makeEnv: o.envs.make,
       });
       trajectories.forEach((tr, e) => {
         const i = t0 + Math.floor(e / samples);

@@ -1,9 +1,10 @@
 // Exact success probabilities of a policy where the env has an oracle: V^π_T(start) by dynamic
 // programming over (state, turns left), for policies whose action distribution depends only on the
 // observation and, when revealed, the turns left (random, oracle, tabular, neural over the features).
+import { hasProbsBatch, isDiscrete } from '../core/policy.ts';
 import { Rng } from '../core/rng.ts';
-import type { EnvView, Policy, PolicyValues, Task, TurnContext } from '../core/types.ts';
-import { makeEnv } from '../envs/index.ts';
+import type { EnvFactory, EnvView, Policy, PolicyValues, Task, TurnContext } from '../core/types.ts';
+import { withEnvs } from '../rollout/env-cache.ts';
 
 /** V^π and Q^π for every h ≤ budget; undefined when the env has no oracle or the policy no `probs`. */
 export function exactPolicyValues<O>(
@@ -13,10 +14,10 @@ export function exactPolicyValues<O>(
   revealBudget = policy.budgetAware,
 ): PolicyValues | undefined {
   const oracle = env.oracle?.();
-  if (oracle === undefined || policy.probs === undefined) return undefined;
+  if (oracle === undefined || !isDiscrete(policy)) return undefined;
   const probs = policy.probs.bind(policy);
   const rng = Rng.derive(0);
-  if (policy.probsBatch !== undefined) {
+  if (hasProbsBatch(policy)) {
     // One batched call for every (turns left, state) the recursion will ask about; without turnsLeft
     // the policy sees the state only, so one row per state serves every h.
     const { nS } = oracle;
@@ -62,42 +63,51 @@ export function exactSuccess<O>(
 /**
  * Mean over tasks of the exact success probability within the budget, computed once per distinct
  * oracle (tasks on one map share it); null without an oracle, without `probs`, or beyond `maxMaps`
- * distinct maps.
+ * distinct maps. The envs come from `envs` and are closed before it returns.
  */
 export function meanExactSuccess(
+  envs: EnvFactory,
   tasks: readonly Task[],
   policy: Policy<unknown, unknown>,
   budget: number,
   reveal: boolean = policy.budgetAware,
   maxMaps = Number.POSITIVE_INFINITY,
-): number | null {
-  const byOracle = new Map<unknown, number>();
-  let sum = 0;
-  for (const task of tasks) {
-    const env = makeEnv(task);
-    const key = env.oracle?.();
-    if (key === undefined) return null;
-    let v = byOracle.get(key);
-    if (v === undefined) {
-      if (byOracle.size >= maxMaps) return null;
-      v = exactSuccess(env, policy, budget, reveal);
-      if (v === undefined) return null;
-      byOracle.set(key, v);
+): Promise<number | null> {
+  return withEnvs(envs.make, async (cache) => {
+    const byOracle = new Map<unknown, number>();
+    let sum = 0;
+    for (const task of tasks) {
+      const env = await cache.get(task);
+      const key = env.oracle?.();
+      if (key === undefined) return null;
+      let v = byOracle.get(key);
+      if (v === undefined) {
+        if (byOracle.size >= maxMaps) return null;
+        v = exactSuccess(env, policy, budget, reveal);
+        if (v === undefined) return null;
+        byOracle.set(key, v);
+      }
+      sum += v;
     }
-    sum += v;
-  }
-  return sum / tasks.length;
+    return sum / tasks.length;
+  });
 }
 
 /** Mean over tasks of V*_budget from the start (the best any policy can do); null without an oracle. */
-export function meanOptimalSuccess(tasks: readonly Task[], budget: number): number | null {
-  let sum = 0;
-  for (const task of tasks) {
-    const oracle = makeEnv(task).oracle?.();
-    if (oracle === undefined) return null;
-    let v = 0;
-    for (const s of oracle.starts) v += oracle.v(budget, s);
-    sum += v / oracle.starts.length;
-  }
-  return sum / tasks.length;
+export function meanOptimalSuccess(
+  envs: EnvFactory,
+  tasks: readonly Task[],
+  budget: number,
+): Promise<number | null> {
+  return withEnvs(envs.make, async (cache) => {
+    let sum = 0;
+    for (const task of tasks) {
+      const oracle = (await cache.get(task)).oracle?.();
+      if (oracle === undefined) return null;
+      let v = 0;
+      for (const s of oracle.starts) v += oracle.v(budget, s);
+      sum += v / oracle.starts.length;
+    }
+    return sum / tasks.length;
+  });
 }

@@ -2,8 +2,9 @@
 //   NLL of A's actions under P = mean over A's (non-forced) actions of −log π_P(a_t | h_t)
 //   LLR of a trajectory        = Σ_t [log π_A(a_t | h_t) − log π_B(a_t | h_t)]
 // summarised over the successful trajectories of each policy (positive: A would rather have taken
-// those steps). Scoring always tells the scorer the turns left (budget − t): a budget-blind policy
-// ignores it, a budget-aware one needs it.
+// those steps). Turns are scored in the context act() saw (rollout/context.ts), with the turns left
+// told whenever the trajectory revealed them or a scorer is budget-aware (a budget-blind policy
+// ignores them, a budget-aware one needs them).
 //
 // Infinite values. A greedy policy gives most actions probability 0, so log π = −∞ is common (random's
 // actions under the greedy oracle). JSON has no Infinity, and a mean with one infinite term says
@@ -11,9 +12,10 @@
 // out (actions for NLL, trajectories for LLR — +∞ for A's trajectories when B gives one of A's actions
 // probability 0, −∞ for B's when A does; a term that is −∞ − (−∞) is undefined and counted there too),
 // and a figure is null when no term is finite. Read a figure together with its count.
-import { Rng } from '../core/rng.ts';
-import type { EnvView, MaybePromise, Policy, Trajectory, Turn, TurnContext } from '../core/types.ts';
-import { makeEnv } from '../envs/index.ts';
+import { isDiscrete } from '../core/policy.ts';
+import type { EnvFactory, MaybePromise, Policy, Trajectory, TurnContext } from '../core/types.ts';
+import { contextAt } from '../rollout/context.ts';
+import { type EnvCache, withEnvs } from '../rollout/env-cache.ts';
 import { isPromise } from '../rollout/episode.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
@@ -48,8 +50,8 @@ export interface Likelihood {
 /** log π(action | ctx) from logProb, or from probs for discrete actions; undefined when neither exists. */
 export function scorer(policy: AnyPolicy): Scorer | undefined {
   if (policy.logProb !== undefined) return policy.logProb.bind(policy);
-  const probs = policy.probs?.bind(policy);
-  if (probs === undefined) return undefined;
+  if (!isDiscrete(policy)) return undefined;
+  const probs = policy.probs.bind(policy);
   return (ctx, action) => {
     const p = probs(ctx);
     return typeof action === 'number' && Number.isInteger(action) && action >= 0 && action < p.length
@@ -90,9 +92,11 @@ interface Scored {
 }
 
 async function scoreTrajectories(
+  views: EnvCache,
   trajectories: readonly Trajectory[],
   scoreA: Scorer,
   scoreB: Scorer,
+  budgetAware: boolean,
 ): Promise<Scored> {
   const out: Scored = {
     nllA: new FiniteMean(),
@@ -101,32 +105,22 @@ async function scoreTrajectories(
     actions: 0,
     successful: 0,
   };
-  const rng = Rng.derive(0);
-  const envs = new Map<unknown, EnvView<unknown>>();
   for (const tr of trajectories) {
-    let env = envs.get(tr.task);
-    if (env === undefined) {
-      env = makeEnv(tr.task);
-      envs.set(tr.task, env);
-    }
-    const history: Turn[] = [];
-    const ctx: TurnContext<unknown> = { observation: undefined, history, turn: 0, rng, env };
+    const env = await views.get(tr.task);
+    const revealBudget = tr.revealBudget || budgetAware;
     let llr = 0;
-    for (const turn of tr.turns) {
-      if (turn.forced !== true) {
-        ctx.observation = turn.observation;
-        ctx.turn = turn.t;
-        ctx.turnsLeft = tr.budget - turn.t;
-        let la = scoreA(ctx, turn.action);
-        if (isPromise(la)) la = await la;
-        let lb = scoreB(ctx, turn.action);
-        if (isPromise(lb)) lb = await lb;
-        out.nllA.add(-la);
-        out.nllB.add(-lb);
-        out.actions++;
-        llr += la - lb;
-      }
-      history.push(turn);
+    for (let t = 0; t < tr.turns.length; t++) {
+      const turn = tr.turns[t];
+      if (turn.forced === true) continue;
+      const ctx: TurnContext<unknown> = contextAt(tr, t, env, { revealBudget });
+      let la = scoreA(ctx, turn.action);
+      if (isPromise(la)) la = await la;
+      let lb = scoreB(ctx, turn.action);
+      if (isPromise(lb)) lb = await lb;
+      out.nllA.add(-la);
+      out.nllB.add(-lb);
+      out.actions++;
+      llr += la - lb;
     }
     if (tr.outcome.success) {
       out.successful++;
@@ -138,6 +132,7 @@ async function scoreTrajectories(
 
 /** NLL and LLR figures for A's and B's trajectories; null when a policy can score no action. */
 export async function likelihood(
+  envs: EnvFactory,
   trajectoriesA: readonly Trajectory[],
   trajectoriesB: readonly Trajectory[],
   a: AnyPolicy,
@@ -146,8 +141,11 @@ export async function likelihood(
   const scoreA = scorer(a);
   const scoreB = scorer(b);
   if (scoreA === undefined || scoreB === undefined) return null;
-  const A = await scoreTrajectories(trajectoriesA, scoreA, scoreB);
-  const B = await scoreTrajectories(trajectoriesB, scoreA, scoreB);
+  const aware = a.budgetAware || b.budgetAware;
+  const { A, B } = await withEnvs(envs.make, async (views) => ({
+    A: await scoreTrajectories(views, trajectoriesA, scoreA, scoreB, aware),
+    B: await scoreTrajectories(views, trajectoriesB, scoreA, scoreB, aware),
+  }));
   return {
     nllAunderA: A.nllA.mean,
     nllAunderB: A.nllB.mean,

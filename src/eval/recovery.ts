@@ -4,10 +4,12 @@
 // (common random numbers), and the interval of the difference resamples the same states for both
 // (bootstrap over states, like the bootstrap over tasks of Pass@(K,T)). Where the policy exposes
 // `probs`, the exact continuation value V^π_h(s) at the same states is reported beside it.
+import { isDiscrete } from '../core/policy.ts';
 import { Rng, STREAM } from '../core/rng.ts';
-import type { Oracle, Policy, PolicyValues } from '../core/types.ts';
-import { makeEnv } from '../envs/index.ts';
+import type { EnvFactory, Oracle, Policy, PolicyValues, Trajectory } from '../core/types.ts';
+import { EnvCache } from '../rollout/env-cache.ts';
 import { isPromise, runEpisode } from '../rollout/episode.ts';
+import { closeEnv } from '../rollout/lockstep.ts';
 import { bootstrapMeans, DEFAULT_RESAMPLES, type Interval } from './bootstrap.ts';
 import { exactPolicyValues } from './exact.ts';
 import { EVAL_KEY } from './seeds.ts';
@@ -44,6 +46,7 @@ export interface RecoveryOptions {
 export const DEFAULT_CONTINUATIONS = 8;
 
 export async function recovery(
+  envs: EnvFactory,
   states: readonly State[],
   a: AnyPolicy,
   b: AnyPolicy,
@@ -53,37 +56,49 @@ export async function recovery(
   const policies = [a, b];
   const rates = [new Float64Array(states.length), new Float64Array(states.length)];
   const exact = [0, 0];
-  const exactOk = [a.probs !== undefined, b.probs !== undefined];
+  const exactOk = [isDiscrete(a), isDiscrete(b)];
   const values = [new Map<unknown, PolicyValues>(), new Map<unknown, PolicyValues>()];
-  for (let e = 0; e < states.length; e++) {
-    const state = states[e];
-    for (let p = 0; p < 2; p++) {
-      const policy = policies[p];
-      for (let k = 0; k < R; k++) {
-        let tr = runEpisode(makeEnv(state.task), policy, {
-          id: `recovery-${e}-${k}`,
-          task: state.task,
-          budget: state.budget,
-          revealBudget: policy.budgetAware,
-          envSeed: Rng.derive(options.seed, STREAM.eval, EVAL_KEY.continuations, e, k, 0).uint32(),
-          rng: Rng.derive(options.seed, STREAM.eval, EVAL_KEY.continuations, e, k, 1),
-          from: { snapshot: state.snapshot, observation: state.observation, history: state.history },
-        });
-        if (isPromise(tr)) tr = await tr;
-        if (tr.outcome.success) rates[p][e] += 1 / R;
-      }
-      if (exactOk[p]) {
-        const env = makeEnv(state.task);
-        const oracle = env.oracle?.() as Oracle<unknown> | undefined;
-        let v = oracle === undefined ? undefined : values[p].get(oracle);
-        if (oracle !== undefined && (v === undefined || v.horizon < state.budget)) {
-          v = exactPolicyValues(env, policy, state.budget, policy.budgetAware);
-          if (v !== undefined) values[p].set(oracle, v);
+  // Views for exact values (never stepped); each continuation steps an env of its own, closed after it.
+  const views = new EnvCache(envs.make);
+  try {
+    for (let e = 0; e < states.length; e++) {
+      const state = states[e];
+      for (let p = 0; p < 2; p++) {
+        const policy = policies[p];
+        for (let k = 0; k < R; k++) {
+          const env = await envs.make(state.task);
+          let tr: Trajectory;
+          try {
+            const run = runEpisode(env, policy, {
+              id: `recovery-${e}-${k}`,
+              task: state.task,
+              budget: state.budget,
+              revealBudget: policy.budgetAware,
+              envSeed: Rng.derive(options.seed, STREAM.eval, EVAL_KEY.continuations, e, k, 0).uint32(),
+              rng: Rng.derive(options.seed, STREAM.eval, EVAL_KEY.continuations, e, k, 1),
+              from: { snapshot: state.snapshot, observation: state.observation, history: state.history },
+            });
+            tr = isPromise(run) ? await run : run;
+          } finally {
+            await closeEnv(env);
+          }
+          if (tr.outcome.success) rates[p][e] += 1 / R;
         }
-        if (oracle === undefined || v === undefined) exactOk[p] = false;
-        else exact[p] += v.V[turnsLeft(state) * v.nS + oracle.state(state.observation)];
+        if (exactOk[p]) {
+          const env = await views.get(state.task);
+          const oracle = env.oracle?.() as Oracle<unknown> | undefined;
+          let v = oracle === undefined ? undefined : values[p].get(oracle);
+          if (oracle !== undefined && (v === undefined || v.horizon < state.budget)) {
+            v = exactPolicyValues(env, policy, state.budget, policy.budgetAware);
+            if (v !== undefined) values[p].set(oracle, v);
+          }
+          if (oracle === undefined || v === undefined) exactOk[p] = false;
+          else exact[p] += v.V[turnsLeft(state) * v.nS + oracle.state(state.observation)];
+        }
       }
     }
+  } finally {
+    await views.close();
   }
   const n = states.length;
   if (n === 0) {

@@ -6,9 +6,9 @@
 //    regret V*_h(s) − Q*_h(s, a) > 0, h = the turns left — and keep the state it leads to.
 // Every choice is drawn from Rng.derive(seed, STREAM.eval, key, i): reproducible, order-free.
 import { Rng, STREAM } from '../core/rng.ts';
-import type { Env, Oracle, Task, Trajectory, Turn } from '../core/types.ts';
-import { makeEnv } from '../envs/index.ts';
+import type { Env, EnvFactory, Oracle, Task, Trajectory, Turn } from '../core/types.ts';
 import { isPromise } from '../rollout/episode.ts';
+import { closeEnv } from '../rollout/lockstep.ts';
 import { EVAL_KEY } from './seeds.ts';
 
 type AnyEnv = Env<unknown, unknown>;
@@ -94,19 +94,25 @@ function sameObservation(a: unknown, b: unknown): boolean {
   return Object.is(a, b) || JSON.stringify(a) === JSON.stringify(b);
 }
 
-/** The env put back at turn u of a recorded episode, by replaying its actions from its env seed. */
-export async function replayTo(rec: Recorded, u: number): Promise<AnyEnv> {
+/** A fresh env put back at turn u of a recorded episode, by replaying its actions from its env seed.
+ * The caller owns (and closes) it; it is closed here if the replay fails. */
+export async function replayTo(envs: EnvFactory, rec: Recorded, u: number): Promise<AnyEnv> {
   const { trajectory: tr, envSeed } = rec;
-  const env = makeEnv(tr.task);
-  let obs = await settle(env.reset(envSeed));
-  for (let t = 0; t <= u; t++) {
-    if (!sameObservation(obs, tr.turns[t].observation)) {
-      throw new Error(
-        `replay of ${tr.id} diverged at turn ${t}: the env is not deterministic under its seed`,
-      );
+  const env = await envs.make(tr.task);
+  try {
+    let obs = await settle(env.reset(envSeed));
+    for (let t = 0; t <= u; t++) {
+      if (!sameObservation(obs, tr.turns[t].observation)) {
+        throw new Error(
+          `replay of ${tr.id} diverged at turn ${t}: the env is not deterministic under its seed`,
+        );
+      }
+      if (t === u) break;
+      obs = (await settle(env.step(tr.turns[t].action))).observation;
     }
-    if (t === u) break;
-    obs = (await settle(env.step(tr.turns[t].action))).observation;
+  } catch (e) {
+    await closeEnv(env);
+    throw e;
   }
   return env;
 }
@@ -140,6 +146,7 @@ export function canInjectErrors(env: AnyEnv): boolean {
  * one) uniformly, and a uniformly chosen action of positive regret under Q*_{budget−u}.
  */
 export async function makeErrorStates(
+  envs: EnvFactory,
   pools: readonly (readonly Recorded[])[],
   count: number,
   seed: number,
@@ -158,43 +165,47 @@ export async function makeErrorStates(
     const [k, u] = locate(cum, rng.int(cum[pools[p].length]));
     const rec = pools[p][k];
     const tr = rec.trajectory;
-    const env = await replayTo(rec, u);
-    const oracle = env.oracle!() as Oracle<unknown>;
-    const s = oracle.state(tr.turns[u].observation);
-    const h = tr.budget - u;
-    const q = oracle.q(h, s);
-    const v = oracle.v(h, s);
-    const bad: number[] = [];
-    for (let a = 0; a < q.length; a++) if (v - q[a] > TIE) bad.push(a);
-    if (bad.length === 0) {
-      out.noBadAction++;
-      continue;
+    const env = await replayTo(envs, rec, u);
+    try {
+      const oracle = env.oracle!() as Oracle<unknown>;
+      const s = oracle.state(tr.turns[u].observation);
+      const h = tr.budget - u;
+      const q = oracle.q(h, s);
+      const v = oracle.v(h, s);
+      const bad: number[] = [];
+      for (let a = 0; a < q.length; a++) if (v - q[a] > TIE) bad.push(a);
+      if (bad.length === 0) {
+        out.noBadAction++;
+        continue;
+      }
+      const forced = bad[rng.int(bad.length)];
+      // The forced step gets its own env randomness (re-seeded), independent of the original episode.
+      env.restore!(env.snapshot!(), rng.uint32());
+      const res = await settle(env.step(forced));
+      if (res.terminated) {
+        out.terminal++;
+        continue;
+      }
+      const forcedTurn: Turn = {
+        t: u,
+        observation: tr.turns[u].observation,
+        action: forced,
+        reward: res.reward,
+        logp: 0,
+        info: res.info,
+        forced: true,
+      };
+      out.states.push({
+        task: tr.task,
+        observation: res.observation,
+        history: [...tr.turns.slice(0, u), forcedTurn],
+        budget: tr.budget,
+        from: p,
+        snapshot: env.snapshot!(),
+      });
+    } finally {
+      await closeEnv(env);
     }
-    const forced = bad[rng.int(bad.length)];
-    // The forced step gets its own env randomness (re-seeded), independent of the original episode.
-    env.restore!(env.snapshot!(), rng.uint32());
-    const res = await settle(env.step(forced));
-    if (res.terminated) {
-      out.terminal++;
-      continue;
-    }
-    const forcedTurn: Turn = {
-      t: u,
-      observation: tr.turns[u].observation,
-      action: forced,
-      reward: res.reward,
-      logp: 0,
-      info: res.info,
-      forced: true,
-    };
-    out.states.push({
-      task: tr.task,
-      observation: res.observation,
-      history: [...tr.turns.slice(0, u), forcedTurn],
-      budget: tr.budget,
-      from: p,
-      snapshot: env.snapshot!(),
-    });
   }
   return out;
 }

@@ -6,9 +6,11 @@
 // A and B draw from different streams (keys … state, policy): sharing one would make the diagonal
 // pairs (i, i) correlated and bias the pair counts by O(1/M). Where both policies expose `probs`,
 // the same figures are also computed exactly (no draw noise) at the same states.
+import { isDiscrete } from '../core/policy.ts';
 import { Rng, STREAM } from '../core/rng.ts';
-import type { Env, Oracle, Policy, TurnContext } from '../core/types.ts';
-import { makeEnv } from '../envs/index.ts';
+import type { Env, EnvFactory, Oracle, Policy, TurnContext } from '../core/types.ts';
+import { decisionContext } from '../rollout/context.ts';
+import { EnvCache } from '../rollout/env-cache.ts';
 import { isPromise } from '../rollout/episode.ts';
 import { EVAL_KEY } from './seeds.ts';
 import { type State, TIE, turnsLeft } from './states.ts';
@@ -51,20 +53,14 @@ export interface StepQualityOptions {
 
 export const DEFAULT_ACTIONS = 16;
 
+/** What `policy` sees at the state: a budget-aware policy is told the turns left. */
 function context(
   state: State,
   policy: AnyPolicy,
   env: Env<unknown, unknown>,
   rng: Rng,
 ): TurnContext<unknown> {
-  return {
-    observation: state.observation,
-    history: state.history,
-    turn: state.history.length,
-    turnsLeft: policy.budgetAware ? turnsLeft(state) : undefined,
-    rng,
-    env,
-  };
+  return decisionContext(state, env, policy.budgetAware, rng);
 }
 
 /** Q*_h(s, a) of an action; an invalid action leaves the state as it is and spends the turn. */
@@ -87,6 +83,7 @@ function withScore(x: Omit<PairFigures, 'score'>): PairFigures {
 }
 
 export async function stepQuality(
+  envs: EnvFactory,
   states: readonly State[],
   a: AnyPolicy,
   b: AnyPolicy,
@@ -97,88 +94,102 @@ export async function stepQuality(
   const policies = [a, b];
   const sum = { aBetter: 0, ties: 0, bBetter: 0, regretA: 0, regretB: 0 };
   const exactSum = { aBetter: 0, ties: 0, bBetter: 0, regretA: 0, regretB: 0 };
-  const withProbs = a.probs !== undefined && b.probs !== undefined;
-  const scores = [new Float64Array(M), new Float64Array(M)];
-  for (let i = 0; i < states.length; i++) {
-    const state = states[i];
-    const env = makeEnv(state.task);
-    const oracle = env.oracle?.() as Oracle<unknown> | undefined;
-    if (oracle === undefined) throw new Error(`env ${env.spec.id} has no exact oracle to score actions with`);
-    const h = turnsLeft(state);
-    const s = oracle.state(state.observation);
-    const q = Float64Array.from(oracle.q(h, s));
-    const v = oracle.v(h, s);
-    const stay = oracle.v(h - 1, s);
-    for (let p = 0; p < 2; p++) {
-      const ctx = context(
-        state,
-        policies[p],
-        env,
-        Rng.derive(options.seed, STREAM.eval, EVAL_KEY.draws, key, i, p),
-      );
-      for (let m = 0; m < M; m++) {
-        let act = policies[p].act(ctx);
-        if (isPromise(act)) act = await act;
-        scores[p][m] = quality(q, stay, act.action);
-      }
-    }
-    let better = 0;
-    let tie = 0;
-    let worse = 0;
-    for (const x of scores[0]) {
-      for (const y of scores[1]) {
-        const c = compare(x, y);
-        if (c > 0) better++;
-        else if (c < 0) worse++;
-        else tie++;
-      }
-    }
-    const pairs = M * M;
-    sum.aBetter += better / pairs;
-    sum.ties += tie / pairs;
-    sum.bBetter += worse / pairs;
-    for (let m = 0; m < M; m++) {
-      sum.regretA += (v - scores[0][m]) / M;
-      sum.regretB += (v - scores[1][m]) / M;
-    }
-    // This state's own exact figures, accumulated apart only when someone asks for them (the sums
-    // above keep their order of additions, hence their bits).
-    const mine = options.onState === undefined ? null : zeroFigures();
-    if (withProbs) {
-      const rng = Rng.derive(0);
-      const pa = a.probs!(context(state, a, env, rng));
-      const pb = b.probs!(context(state, b, env, rng));
-      for (let x = 0; x < q.length; x++) {
-        exactSum.regretA += pa[x] * (v - q[x]);
-        exactSum.regretB += pb[x] * (v - q[x]);
-        if (mine !== null) {
-          mine.regretA += pa[x] * (v - q[x]);
-          mine.regretB += pb[x] * (v - q[x]);
+  const da = isDiscrete(a) ? a : undefined;
+  const db = isDiscrete(b) ? b : undefined;
+  const withProbs = da !== undefined && db !== undefined;
+  const cache = new EnvCache(envs.make);
+  try {
+    const scores = [new Float64Array(M), new Float64Array(M)];
+    for (let i = 0; i < states.length; i++) {
+      const state = states[i];
+      const env = await cache.get(state.task);
+      const oracle = env.oracle?.() as Oracle<unknown> | undefined;
+      if (oracle === undefined)
+        throw new Error(`env ${env.spec.id} has no exact oracle to score actions with`);
+      const h = turnsLeft(state);
+      const s = oracle.state(state.observation);
+      const q = Float64Array.from(oracle.q(h, s));
+      const v = oracle.v(h, s);
+      const stay = oracle.v(h - 1, s);
+      for (let p = 0; p < 2; p++) {
+        const ctx = context(
+          state,
+          policies[p],
+          env,
+          Rng.derive(options.seed, STREAM.eval, EVAL_KEY.draws, key, i, p),
+        );
+        for (let m = 0; m < M; m++) {
+          let act = policies[p].act(ctx);
+          if (isPromise(act)) act = await act;
+          scores[p][m] = quality(q, stay, act.action);
         }
-        for (let y = 0; y < q.length; y++) {
-          const w = pa[x] * pb[y];
-          const c = compare(q[x], q[y]);
-          if (c > 0) exactSum.aBetter += w;
-          else if (c < 0) exactSum.bBetter += w;
-          else exactSum.ties += w;
+      }
+      let better = 0;
+      let tie = 0;
+      let worse = 0;
+      for (const x of scores[0]) {
+        for (const y of scores[1]) {
+          const c = compare(x, y);
+          if (c > 0) better++;
+          else if (c < 0) worse++;
+          else tie++;
+        }
+      }
+      const pairs = M * M;
+      sum.aBetter += better / pairs;
+      sum.ties += tie / pairs;
+      sum.bBetter += worse / pairs;
+      for (let m = 0; m < M; m++) {
+        sum.regretA += (v - scores[0][m]) / M;
+        sum.regretB += (v - scores[1][m]) / M;
+      }
+      // This state's own exact figures, accumulated apart only when someone asks for them (the sums
+      // above keep their order of additions, hence their bits).
+      const mine = options.onState === undefined ? null : zeroFigures();
+      if (withProbs) {
+        const rng = Rng.derive(0);
+        const pa = da!.probs(context(state, a, env, rng));
+        const pb = db!.probs(context(state, b, env, rng));
+        for (let x = 0; x < q.length; x++) {
+          exactSum.regretA += pa[x] * (v - q[x]);
+          exactSum.regretB += pb[x] * (v - q[x]);
           if (mine !== null) {
-            if (c > 0) mine.aBetter += w;
-            else if (c < 0) mine.bBetter += w;
-            else mine.ties += w;
+            mine.regretA += pa[x] * (v - q[x]);
+            mine.regretB += pb[x] * (v - q[x]);
+          }
+          for (let y = 0; y < q.length; y++) {
+            const w = pa[x] * pb[y];
+            const c = compare(q[x], q[y]);
+            if (c > 0) exactSum.aBetter += w;
+            else if (c < 0) exactSum.bBetter += w;
+            else exactSum.ties += w;
+            if (mine !== null) {
+              if (c > 0) mine.aBetter += w;
+              else if (c < 0) mine.bBetter += w;
+              else mine.ties += w;
+            }
           }
         }
       }
-    }
-    if (options.onState !== undefined) {
-      let regretA = 0;
-      let regretB = 0;
-      for (let m = 0; m < M; m++) {
-        regretA += (v - scores[0][m]) / M;
-        regretB += (v - scores[1][m]) / M;
+      if (options.onState !== undefined) {
+        let regretA = 0;
+        let regretB = 0;
+        for (let m = 0; m < M; m++) {
+          regretA += (v - scores[0][m]) / M;
+          regretB += (v - scores[1][m]) / M;
+        }
+        const drawn = {
+          aBetter: better / pairs,
+          ties: tie / pairs,
+          bBetter: worse / pairs,
+          regretA,
+          regretB,
+        };
+        options.onState(i, withScore(drawn), withProbs && mine !== null ? withScore(mine) : null);
       }
-      const drawn = { aBetter: better / pairs, ties: tie / pairs, bBetter: worse / pairs, regretA, regretB };
-      options.onState(i, withScore(drawn), withProbs && mine !== null ? withScore(mine) : null);
     }
+  } finally {
+    await cache.close();
   }
   const n = states.length;
   const mean = (x: typeof sum): PairFigures => ({

@@ -2,18 +2,21 @@
 // Q*_h(s,a) / V*_h(s) of the actions a policy itself chose, h = the turns left under the episode's own
 // budget — 1 for an optimal action, lower for worse ones. Expert-prefix (forced) turns are not the
 // policy's and are left out, and so are states with V*_h(s) = 0, where no action can still succeed.
-import type { Oracle, Task, Trajectory } from '../core/types.ts';
-import { makeEnv } from '../envs/index.ts';
+import type { EnvView, Oracle, Task, Trajectory } from '../core/types.ts';
 
-/** null when no turn qualifies or the env has no oracle. */
-export function stepReward(trajectories: readonly Trajectory[]): number | null {
+/** null when no turn qualifies or the env has no oracle. `viewOf` gives the env (a view, never
+ * stepped) of a trajectory's task. */
+export function stepReward(
+  trajectories: readonly Trajectory[],
+  viewOf: (task: Task) => EnvView<unknown>,
+): number | null {
   let sum = 0;
   let n = 0;
   const oracles = new Map<Task, Oracle<unknown> | undefined>();
   for (const tr of trajectories) {
     let oracle = oracles.get(tr.task);
     if (!oracles.has(tr.task)) {
-      oracle = makeEnv(tr.task).oracle?.() as Oracle<unknown> | undefined;
+      oracle = viewOf(tr.task).oracle?.() as Oracle<unknown> | undefined;
       oracles.set(tr.task, oracle);
     }
     if (oracle === undefined) return null;

@@ -2,10 +2,13 @@
 // derived from (run seed, task seed, sample index), so the trajectories are the same, byte for byte,
 // whatever the concurrency or the order in which episodes finish. Synchronous envs and policies run
 // in a plain loop; the first promise switches the rest of the batch to a bounded pool of `concurrency`
-// episodes in flight. A policy with actBatch (a neural network) runs in lockstep instead (lockstep.ts).
+// episodes in flight. A batched policy (a neural network) runs in lockstep instead (lockstep.ts).
+// Envs come from the caller's factory and are closed here, every one, on every path: the sync loop
+// closes a task's env after its last sample, the async pool and lockstep after each episode or wave,
+// and an exception closes whatever is open before it propagates.
 import { InputError } from '../core/errors.ts';
+import { isBatched } from '../core/policy.ts';
 import type { Env, MaybePromise, Policy, Task, Trajectory } from '../core/types.ts';
-import { makeEnv as registryMakeEnv } from '../envs/index.ts';
 import {
   checkBudget,
   type EpisodeOptions,
@@ -14,7 +17,7 @@ import {
   type Prefix,
   runEpisode,
 } from './episode.ts';
-import { runLockstep } from './lockstep.ts';
+import { closeEnv, runLockstep } from './lockstep.ts';
 
 type AnyEnv = Env<unknown, unknown>;
 type AnyPolicy = Policy<unknown, unknown>;
@@ -31,12 +34,13 @@ export interface BatchOptions {
   policy: AnyPolicy | ((task: Task) => AnyPolicy);
   /** Episodes in flight at once when the env or policy is asynchronous (default 8). */
   concurrency?: number;
-  makeEnv?: (task: Task) => AnyEnv;
+  /** A fresh env for a task (an EnvFactory's `make`); the rollout closes every env it makes. */
+  makeEnv: (task: Task) => MaybePromise<AnyEnv>;
   /** Called once per trajectory, in episode order (task-major, then sample). */
   onTrajectory?: (trajectory: Trajectory, index: number) => void;
   /** Episode ids are `${idPrefix}${task.seed}-${sample}` (default `r${runSeed}-`). */
   idPrefix?: string;
-  /** Step episodes in lockstep with one actBatch() per turn (default: when the policy has actBatch and
+  /** Step episodes in lockstep with one actBatch() per turn (default: when the policy is batched and
    * is one object for all tasks). The trajectories are the same either way. */
   lockstep?: boolean;
   /** Episodes per lockstep wave (default 256); in lockstep it replaces `concurrency`, also for async envs. */
@@ -46,10 +50,10 @@ export interface BatchOptions {
 }
 
 export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
-  const { tasks, samples } = opts;
+  const { tasks, samples, makeEnv } = opts;
   if (!Number.isInteger(samples) || samples < 1)
     throw new InputError('samples', samples, 'expected an integer ≥ 1');
-  const makeEnv = opts.makeEnv ?? registryMakeEnv;
+  if (typeof makeEnv !== 'function') throw new InputError('makeEnv', makeEnv, 'expected an env factory');
   const policyFor = typeof opts.policy === 'function' ? opts.policy : () => opts.policy as AnyPolicy;
   const budgetFor = typeof opts.budget === 'function' ? opts.budget : () => opts.budget as number;
   if (typeof opts.budget === 'number') checkBudget(opts.budget);
@@ -81,14 +85,14 @@ export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
   };
 
   const single = typeof opts.policy === 'function' ? undefined : opts.policy;
-  if (single?.actBatch !== undefined && opts.lockstep !== false) {
+  if (single !== undefined && isBatched(single) && opts.lockstep !== false) {
     const width = opts.lockstepWidth ?? 256;
     if (!Number.isInteger(width) || width < 1)
       throw new InputError('lockstepWidth', width, 'expected an integer ≥ 1');
     const done = runLockstep({
       total,
       width,
-      policy: single as AnyPolicy & Required<Pick<AnyPolicy, 'actBatch'>>,
+      policy: single,
       makeEnv: (i) => makeEnv(tasks[Math.floor(i / samples)]),
       episodeOptions: (i) => episodeOptions(i, single),
       emit: (i, t) => {
@@ -99,31 +103,55 @@ export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
     return isPromise(done) ? done.then(() => out) : out;
   }
 
-  // Sync fast path: one env per task, reused across its samples.
+  // Sync fast path: one env per task, reused across its samples, closed after the last one.
+  const pool = (first: number, pending?: Promise<Trajectory>, env?: AnyEnv) =>
+    finishAsync(opts, out, first, start, concurrency, pending, env);
   let env: AnyEnv | undefined;
   for (let i = 0; i < total; i++) {
-    if (i % samples === 0) env = makeEnv(tasks[i / samples]);
-    const r = start(i, env!);
-    if (isPromise(r)) return finishAsync(opts, out, i, r, start, makeEnv, concurrency);
+    if (i % samples === 0) {
+      const made = makeEnv(tasks[i / samples]);
+      if (isPromise(made)) return pool(i);
+      env = made;
+    }
+    let r: MaybePromise<Trajectory>;
+    try {
+      r = start(i, env!);
+    } catch (e) {
+      // Bad options (refused before the episode starts): close, then let the error out.
+      const closed = closeEnv(env!);
+      if (isPromise(closed)) return closed.then(() => Promise.reject(e));
+      throw e;
+    }
+    if (isPromise(r)) return pool(i + 1, r, env);
     out[i] = r;
     opts.onTrajectory?.(r, i);
+    if (i % samples === samples - 1 || i === total - 1) {
+      const closed = closeEnv(env!);
+      env = undefined;
+      if (isPromise(closed)) return closed.then(() => (i + 1 < total ? pool(i + 1) : out));
+    }
   }
   return out;
 }
 
+/**
+ * The rest of a batch, `concurrency` episodes in flight, each with an env of its own (closed when its
+ * episode ends). `pending` is the episode the sync loop had started (index first − 1) on `shared`,
+ * the env of its task, closed when that episode ends.
+ */
 async function finishAsync(
   opts: BatchOptions,
   out: Trajectory[],
   first: number,
-  pending: Promise<Trajectory>,
   start: (i: number, env: AnyEnv) => MaybePromise<Trajectory>,
-  makeEnv: (task: Task) => AnyEnv,
   concurrency: number,
+  pending?: Promise<Trajectory>,
+  shared?: AnyEnv,
 ): Promise<Trajectory[]> {
   const total = out.length;
   const done = new Uint8Array(total);
-  let emitted = first;
-  let next = first + 1;
+  let emitted = pending === undefined ? first : first - 1;
+  let next = first;
   const settle = (i: number, t: Trajectory) => {
     out[i] = t;
     done[i] = 1;
@@ -132,16 +160,38 @@ async function finishAsync(
       emitted++;
     }
   };
-  const worker = async (initial?: [number, Promise<Trajectory>]) => {
-    if (initial) settle(initial[0], await initial[1]);
-    while (next < total) {
-      const i = next++;
-      // Concurrent episodes need their own env instances.
-      settle(i, await start(i, makeEnv(opts.tasks[Math.floor(i / opts.samples)])));
+  const own = async (i: number) => {
+    const env = await opts.makeEnv(opts.tasks[Math.floor(i / opts.samples)]);
+    try {
+      return await start(i, env);
+    } finally {
+      await closeEnv(env);
     }
   };
-  const workers = [worker([first, pending])];
+  let failed = false;
+  const worker = async (initial?: Promise<Trajectory>) => {
+    if (initial !== undefined) {
+      try {
+        settle(first - 1, await initial);
+      } finally {
+        if (shared !== undefined) await closeEnv(shared);
+      }
+    }
+    while (next < total && !failed) {
+      const i = next++;
+      try {
+        settle(i, await own(i));
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
+    }
+  };
+  const workers = [worker(pending)];
   for (let w = 1; w < concurrency; w++) workers.push(worker());
-  await Promise.all(workers);
+  // Every worker finishes (and closes its env) before an error propagates.
+  const results = await Promise.allSettled(workers);
+  const bad = results.find((r) => r.status === 'rejected');
+  if (bad !== undefined) throw (bad as PromiseRejectedResult).reason;
   return out;
 }

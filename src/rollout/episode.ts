@@ -6,7 +6,7 @@
 // Envs and policies may be sync or async (MaybePromise). The episode is written once, as a state
 // machine; plain values are fed straight back (no promise, no microtask: the sync fast path) and the
 // driver switches to awaiting only when something actually is a promise.
-import { InputError } from '../core/errors.ts';
+import { ContextOverflow, InputError } from '../core/errors.ts';
 import { Rng, STREAM } from '../core/rng.ts';
 import type {
   Action,
@@ -95,6 +95,8 @@ export class Episode<O, A> {
   private error: string | undefined;
   /** Whether the pending action came from the prefix policy. */
   private forced = false;
+  /** The episode ended because the policy's context window was full. */
+  private overflow = false;
 
   constructor(env: Env<O, A>, policy: Policy<O, A>, o: EpisodeOptions<O>) {
     this.env = env;
@@ -143,6 +145,7 @@ export class Episode<O, A> {
           info: res.info,
         };
         if (this.forced) turn.forced = true;
+        if (act.trace !== undefined) turn.trace = act.trace;
         this.turns.push(turn);
         this.ret += res.reward;
         if (this.firstSuccessTurn === null && res.info.success === true) this.firstSuccessTurn = t + 1;
@@ -184,8 +187,11 @@ export class Episode<O, A> {
     return this.policy.act(ctx);
   }
 
+  /** Ends the episode on an exception: kind `context` when the policy says its prompt outgrew the
+   * model's context window (a truncation, not a crash), `error` for anything else. */
   fail(e: unknown): typeof DONE {
-    this.end = 'error';
+    this.end = e instanceof ContextOverflow ? 'truncated' : 'error';
+    this.overflow = e instanceof ContextOverflow;
     this.error = e instanceof Error ? e.message : String(e);
     return DONE;
   }
@@ -197,7 +203,7 @@ export class Episode<O, A> {
     if (!success) {
       if (end === 'error') failure = 'error';
       else if (end === 'terminated') failure = this.lastInfo.failure ?? 'wrong-answer';
-      else failure = 'budget';
+      else failure = this.overflow ? 'context' : 'budget';
     }
     const outcome: Outcome = {
       success,

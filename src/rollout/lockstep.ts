@@ -10,12 +10,49 @@
 //
 // Episodes run in waves of `width` (trajectories are emitted in episode order as each wave ends).
 // Promises are awaited where they appear, so an asynchronous env or policy still works, a wave at a
-// time. If actBatch throws, every episode that was waiting on it ends with kind `error`.
-import type { Action, Env, MaybePromise, Policy, Trajectory, TurnContext } from '../core/types.ts';
+// time. If actBatch throws, every episode that was waiting on it ends with kind `error`. A wave's envs
+// are closed when the wave ends, whatever happened in it.
+import type {
+  Action,
+  BatchedPolicy,
+  Env,
+  MaybePromise,
+  Policy,
+  Trajectory,
+  TurnContext,
+} from '../core/types.ts';
 import { createEpisode, DONE, type Episode, type EpisodeOptions, isPromise } from './episode.ts';
 
 type AnyEnv = Env<unknown, unknown>;
-type BatchPolicy = Policy<unknown, unknown> & Required<Pick<Policy<unknown, unknown>, 'actBatch'>>;
+type BatchPolicy = BatchedPolicy<unknown, unknown>;
+
+/** env.close(), if it has one; a value when it is synchronous. */
+export function closeEnv(env: AnyEnv): MaybePromise<void> {
+  return env.close?.();
+}
+
+/** Closes every env (all of them, even when one close throws), then rethrows the first failure. */
+function closeAll(envs: readonly AnyEnv[]): MaybePromise<void> {
+  let error: unknown;
+  let failed = false;
+  const pending: Promise<void>[] = [];
+  for (const env of envs) {
+    try {
+      const r = closeEnv(env);
+      if (isPromise(r)) pending.push(r);
+    } catch (e) {
+      if (!failed) error = e;
+      failed = true;
+    }
+  }
+  if (pending.length === 0) {
+    if (failed) throw error;
+    return;
+  }
+  return Promise.all(pending).then(() => {
+    if (failed) throw error;
+  });
+}
 
 /** What a stand-in act() returns: "this episode waits for the batched action". */
 const WAITING: unique symbol = Symbol('waiting');
@@ -24,6 +61,7 @@ const PENDING: unique symbol = Symbol('pending');
 
 interface Wave {
   first: number;
+  envs: AnyEnv[];
   episodes: Episode<unknown, unknown>[];
   /** What each episode asked for last: a value to feed back, a promise, WAITING, PENDING or DONE. */
   requests: unknown[];
@@ -35,7 +73,7 @@ export interface LockstepOptions {
   total: number;
   width: number;
   policy: BatchPolicy;
-  makeEnv: (i: number) => AnyEnv;
+  makeEnv: (i: number) => MaybePromise<AnyEnv>;
   episodeOptions: (i: number) => EpisodeOptions<unknown>;
   /** Receives each trajectory once, in episode order. */
   emit: (i: number, trajectory: Trajectory) => void;
@@ -44,22 +82,61 @@ export interface LockstepOptions {
 export function runLockstep(o: LockstepOptions): MaybePromise<void> {
   const waves = (first: number): MaybePromise<void> => {
     for (let w = first; w < o.total; w += o.width) {
-      const wave = startWave(o, w, Math.min(o.width, o.total - w));
-      const r = drive(o.policy, wave);
-      if (isPromise(r)) {
-        return r.then(() => {
-          finishWave(o, wave);
-          return waves(w + o.width);
+      const n = Math.min(o.width, o.total - w);
+      const made = Array.from({ length: n }, (_, j) => o.makeEnv(w + j));
+      if (made.some(isPromise)) {
+        return settleAll(made).then((envs) => {
+          const r = runWave(o, w, envs);
+          return isPromise(r) ? r.then(() => waves(w + o.width)) : waves(w + o.width);
         });
       }
-      finishWave(o, wave);
+      const r = runWave(o, w, made as AnyEnv[]);
+      if (isPromise(r)) return r.then(() => waves(w + o.width));
     }
   };
   return waves(0);
 }
 
-function startWave(o: LockstepOptions, first: number, n: number): Wave {
-  const wave: Wave = { first, episodes: [], requests: [], contexts: new Array(n) };
+/** Awaits every env of a wave; if one factory call fails, closes the ones that were made. */
+async function settleAll(made: MaybePromise<AnyEnv>[]): Promise<AnyEnv[]> {
+  const results = await Promise.allSettled(made);
+  const envs = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const bad = results.find((r) => r.status === 'rejected');
+  if (bad !== undefined) {
+    await closeAll(envs);
+    throw (bad as PromiseRejectedResult).reason;
+  }
+  return envs;
+}
+
+/** One wave: start, drive to the end, emit, close its envs (also when something threw). */
+function runWave(o: LockstepOptions, first: number, envs: AnyEnv[]): MaybePromise<void> {
+  let r: MaybePromise<void>;
+  let wave: Wave;
+  try {
+    wave = startWave(o, first, envs);
+    r = drive(o.policy, wave);
+  } catch (e) {
+    const c = closeAll(envs);
+    if (isPromise(c)) return c.then(() => Promise.reject(e));
+    throw e;
+  }
+  if (isPromise(r)) {
+    return r.then(
+      () => {
+        finishWave(o, wave);
+        return closeAll(envs);
+      },
+      (e) => Promise.resolve(closeAll(envs)).then(() => Promise.reject(e)),
+    );
+  }
+  finishWave(o, wave);
+  return closeAll(envs);
+}
+
+function startWave(o: LockstepOptions, first: number, envs: AnyEnv[]): Wave {
+  const n = envs.length;
+  const wave: Wave = { first, envs, episodes: [], requests: [], contexts: new Array(n) };
   const { policy } = o;
   for (let j = 0; j < n; j++) {
     const standIn: Policy<unknown, unknown> = {
@@ -70,7 +147,7 @@ function startWave(o: LockstepOptions, first: number, n: number): Wave {
         return WAITING as unknown as Action<unknown>;
       },
     };
-    const ep = createEpisode(o.makeEnv(first + j), standIn, o.episodeOptions(first + j));
+    const ep = createEpisode(envs[j], standIn, o.episodeOptions(first + j));
     wave.episodes.push(ep);
     wave.requests.push(ep.start());
   }

@@ -2,7 +2,7 @@
 // same rollout() the CLI and training use. Each batch is kept whole (every turn recorded) until the
 // next one starts, like a training batch; the batch size matters because a large batch outlives V8's
 // young generation (256 episodes ≈ a GRPO batch of 32 groups × 8).
-import type { Policy, Task } from '../core/types.ts';
+import type { Env, Policy, Task } from '../core/types.ts';
 import { rollout } from './batch.ts';
 
 export interface RolloutThroughput {
@@ -14,6 +14,7 @@ export interface RolloutThroughput {
 }
 
 export function rolloutThroughput(
+  makeEnv: (task: Task) => Env<unknown, unknown>,
   task: Task,
   policy: Policy<unknown, unknown>,
   steps: number,
@@ -32,6 +33,7 @@ export function rolloutThroughput(
       budget,
       runSeed: seed + batch++,
       policy,
+      makeEnv,
     });
     if (trajectories instanceof Promise)
       throw new Error('rolloutThroughput needs a synchronous env and policy');

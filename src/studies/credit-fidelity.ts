@@ -177,6 +177,7 @@ export async function creditFidelity(opts: CreditFidelityOptions): Promise<Credi
     revealBudget: opts.revealBudget ?? opts.policy.budgetAware,
     runSeed: opts.seed,
     policy: opts.policy,
+    makeEnv,
   });
   const source = exactValueSource(() => opts.policy, '--policy');
   const truth = exactAdvantages(batch, source);

@@ -49,7 +49,7 @@ export function wilson(successes: number, n: number, z = 1.959963984540054): [nu
 }
 
 function run(tasks: Task[], policy: Policy<unknown, unknown>, budget: number, seed: number) {
-  const r = rollout({ tasks, samples: 1, budget, runSeed: seed, policy });
+  const r = rollout({ tasks, samples: 1, budget, runSeed: seed, policy, makeEnv });
   if (r instanceof Promise) throw new Error('demo policies are synchronous');
   return r;
 }

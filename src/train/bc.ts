@@ -7,14 +7,15 @@
 // one (task, state[, turns left]) are merged into one weighted row, which is the same objective with
 // fewer rows to push through the network.
 import { InputError } from '../core/errors.ts';
+import { discreteAction, isDiscrete } from '../core/policy.ts';
 import { Rng, STREAM } from '../core/rng.ts';
-import type { Env, Policy, Task, TurnContext } from '../core/types.ts';
-import { makeEnv } from '../envs/index.ts';
+import type { EnvFactory, Policy, Task, TurnContext } from '../core/types.ts';
 import { crossEntropy } from '../nn/ops.ts';
 import { Adam } from '../nn/optim.ts';
 import { backward, tensor } from '../nn/tensor.ts';
 import type { NeuralPolicy } from '../policies/neural.ts';
 import { rollout } from '../rollout/batch.ts';
+import { withEnvs } from '../rollout/env-cache.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
 
@@ -36,6 +37,7 @@ export interface Demonstrations {
 }
 
 export interface CollectOptions {
+  envs: EnvFactory;
   tasks: readonly Task[];
   expert: AnyPolicy;
   student: NeuralPolicy;
@@ -51,23 +53,23 @@ export function revealFor(expert: AnyPolicy, student: NeuralPolicy): boolean {
   return expert.budgetAware || student.budgetAware;
 }
 
-export function collectDemonstrations(o: CollectOptions): Demonstrations {
+export async function collectDemonstrations(o: CollectOptions): Promise<Demonstrations> {
   const { expert, student, budget } = o;
-  if (o.targets === 'probs' && expert.probs === undefined) {
+  const soft = o.targets === 'probs' && isDiscrete(expert) ? expert : undefined;
+  if (o.targets === 'probs' && soft === undefined) {
     throw new InputError('--expert', expert.id, 'has no action distribution; use --targets actions');
   }
   const reveal = revealFor(expert, student);
   const samples = o.episodesPerTask ?? 1;
-  const trajectories = rollout({
+  const trajectories = await rollout({
     tasks: o.tasks,
     samples,
     budget,
     revealBudget: reveal,
     runSeed: o.runSeed,
     policy: expert,
+    makeEnv: o.envs.make,
   });
-  if (trajectories instanceof Promise)
-    throw new Error('behaviour cloning needs a synchronous env and expert');
   // h matters to the example when either policy looks at it.
   const keyH = reveal;
   const index = new Map<string, number>();
@@ -81,7 +83,10 @@ export function collectDemonstrations(o: CollectOptions): Demonstrations {
     for (const turn of t.turns) {
       turns++;
       const h = reveal ? budget - turn.t : undefined;
-      const action = o.targets === 'actions' ? (turn.action as number) : -1;
+      const action =
+        o.targets === 'actions'
+          ? discreteAction(turn.action, student.actions, `${t.id} turn ${turn.t} action`)
+          : -1;
       const key = `${task}|${JSON.stringify(turn.observation)}|${keyH ? h : ''}|${action}`;
       const k = index.get(key);
       if (k !== undefined) counts[k]++;
@@ -97,24 +102,24 @@ export function collectDemonstrations(o: CollectOptions): Demonstrations {
   const x = new Float32Array(n * student.inputs);
   const targets = o.targets === 'probs' ? new Float32Array(n * A) : new Int32Array(n);
   const rng = Rng.derive(o.runSeed, STREAM.train);
-  let env: Env<unknown, unknown> | undefined;
-  let envTask = -1;
-  examples.forEach((ex, r) => {
-    if (ex.task !== envTask) {
-      env = makeEnv(o.tasks[ex.task]);
-      envTask = ex.task;
+  // Identical Markov examples are merged (the student is an MLP over the observation and the turns
+  // left), so an example's context carries no single history: it is (observation, turnsLeft) alone.
+  await withEnvs(o.envs.make, async (views) => {
+    for (let r = 0; r < n; r++) {
+      const ex = examples[r];
+      const env = await views.get(o.tasks[ex.task]);
+      const ctx: TurnContext<unknown> = {
+        observation: ex.observation,
+        history: [],
+        turn: 0,
+        turnsLeft: ex.h,
+        rng,
+        env,
+      };
+      student.encode(ctx, x, r);
+      if (targets instanceof Int32Array) targets[r] = ex.action;
+      else targets.set(soft!.probs(ctx), r * A);
     }
-    const ctx: TurnContext<unknown> = {
-      observation: ex.observation,
-      history: [],
-      turn: 0,
-      turnsLeft: ex.h,
-      rng,
-      env: env!,
-    };
-    student.encode(ctx, x, r);
-    if (targets instanceof Int32Array) targets[r] = ex.action;
-    else targets.set(expert.probs!(ctx), r * A);
   });
   return {
     n,

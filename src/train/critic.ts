@@ -3,8 +3,7 @@
 // regression on λ-returns (A + V, as in CleanRL's ppo.py). V(s, 0) = 0 by definition, which is also the
 // bootstrap value when the budget truncates an episode.
 import type { Rng } from '../core/rng.ts';
-import type { Trajectory } from '../core/types.ts';
-import { makeEnv } from '../envs/index.ts';
+import type { EnvView, Task, Trajectory } from '../core/types.ts';
 import { MLP, type NamedTensors } from '../nn/layers.ts';
 import { mean, mul, reshape, sub } from '../nn/ops.ts';
 import { Adam, clipGradNorm } from '../nn/optim.ts';
@@ -38,14 +37,14 @@ export class Critic {
   }
 
   /** Inputs (N, features + 2) for every turn of the trajectories, in order. */
-  private encode(batch: readonly Trajectory[]): Float32Array {
+  private encode(batch: readonly Trajectory[], viewOf: (task: Task) => EnvView<unknown>): Float32Array {
     const D = this.features + 2;
     const S = this.options.budgetScale;
     const n = batch.reduce((s, t) => s + t.turns.length, 0);
     const x = new Float32Array(n * D);
     let r = 0;
     for (const traj of batch) {
-      const env = makeEnv(traj.task);
+      const env = viewOf(traj.task);
       for (const turn of traj.turns) {
         const f = env.features?.(turn.observation);
         if (f === undefined) throw new Error(`critic: env ${traj.task.env} has no feature view`);
@@ -60,17 +59,22 @@ export class Critic {
   }
 
   /** V(s_t, h_t) for every turn (flattened in batch order). */
-  values(batch: readonly Trajectory[]): Float32Array {
-    const x = this.encode(batch);
+  values(batch: readonly Trajectory[], viewOf: (task: Task) => EnvView<unknown>): Float32Array {
+    const x = this.encode(batch, viewOf);
     const n = x.length / (this.features + 2);
     if (n === 0) return new Float32Array(0);
     return noGrad(() => this.net.forward(tensor(x, [n, this.features + 2]))).data;
   }
 
   /** Regression of V on the targets (one per turn, batch order); returns the last epoch's mean loss. */
-  fit(batch: readonly Trajectory[], targets: Float32Array, rng: Rng): number {
+  fit(
+    batch: readonly Trajectory[],
+    targets: Float32Array,
+    viewOf: (task: Task) => EnvView<unknown>,
+    rng: Rng,
+  ): number {
     const D = this.features + 2;
-    const x = this.encode(batch);
+    const x = this.encode(batch, viewOf);
     const n = targets.length;
     let last = 0;
     const order = Array.from({ length: n }, (_, i) => i);

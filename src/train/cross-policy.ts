@@ -3,12 +3,13 @@
 // what the trajectory records, so the PPO ratio π_new/π_behaviour stays correct for both kinds of turn.
 // The coin is drawn from the episode's own RNG before the action, in the same order whether the
 // episode acts alone or in a lockstep batch, so trajectories do not depend on the rollout path.
-import type { Action, MaybePromise, Policy, TurnContext } from '../core/types.ts';
+import { isBatched } from '../core/policy.ts';
+import type { Action, BatchedPolicy, MaybePromise, Policy, TurnContext } from '../core/types.ts';
 import { isPromise } from '../rollout/episode.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
 
-export class CrossPolicy implements Policy<unknown, unknown> {
+export class CrossPolicy implements BatchedPolicy<unknown, unknown> {
   readonly id: string;
   readonly budgetAware: boolean;
   readonly current: AnyPolicy;
@@ -37,7 +38,7 @@ export class CrossPolicy implements Policy<unknown, unknown> {
     const part = (policy: AnyPolicy, pick: boolean) => {
       const mine = ctxs.filter((_, i) => useStale[i] === pick);
       if (mine.length === 0) return [];
-      return policy.actBatch !== undefined ? policy.actBatch(mine) : mine.map((c) => policy.act(c));
+      return isBatched(policy) ? policy.actBatch(mine) : mine.map((c) => policy.act(c));
     };
     const merge = (fresh: Action<unknown>[], old: Action<unknown>[]) => {
       let i = 0;

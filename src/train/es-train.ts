@@ -48,7 +48,16 @@ export async function trainEs(o: TrainOptions): Promise<TrainResult> {
   const config = o.config;
   if (o.init !== undefined)
     throw new InputError('init', o.init.id, 'ES starts from config.policy (workers rebuild it)');
-  const s = setup(config);
+  if (o.learner !== undefined)
+    throw new InputError('learner', o.learner.kind, 'ES rebuilds config.policy in its workers');
+  if (o.envs.module === undefined) {
+    throw new InputError(
+      'envs',
+      'a factory without a module',
+      'ES workers rebuild the env factory from EnvFactory.module',
+    );
+  }
+  const s = setup(config, o.envs);
   const opened = openRun(o.out, o.resume, config, { policy: s.learner.params }, { iter: -1, nextIndex: 0 });
   const run = opened.run;
   let state = opened.state;
@@ -57,7 +66,7 @@ export async function trainEs(o: TrainOptions): Promise<TrainResult> {
   const noise = new Float32Array(theta.length);
   const pool = new WorkerPool<EsJob, EsResult>(
     new URL('./es-worker.ts', import.meta.url),
-    { config },
+    { config, envModule: o.envs.module },
     config.es.workers ?? availableParallelism(),
   );
   const metrics: IterationMetrics[] = [];
@@ -107,7 +116,7 @@ export async function trainEs(o: TrainOptions): Promise<TrainResult> {
   } finally {
     await pool.close();
   }
-  const final = finalEval(s, config, s.learner.policy);
+  const final = await finalEval(s, config, s.learner.policy);
   if (run) {
     run.writeSummary({ final, config, evaluations });
     run.close('done');

@@ -2,8 +2,10 @@
 // parameter vectors θ ± σε_n (ε_n regenerated from (seed, iter, n), never sent) by rolling them out
 // on the iteration's tasks. Loaded by rollout/pool.ts.
 import { Rng } from '../core/rng.ts';
+import type { EnvFactory } from '../core/types.ts';
 import { stepReward } from '../eval/step-reward.ts';
 import { rollout } from '../rollout/batch.ts';
+import { withEnvs } from '../rollout/env-cache.ts';
 import type { TrainConfig } from './config.ts';
 import { perturb } from './es.ts';
 import { esTasks, readParams, writeParams } from './es-train.ts';
@@ -24,16 +26,18 @@ export interface EsResult {
   stepQuality: number;
 }
 
-export function createHandler(init: { config: TrainConfig }) {
+/** `envModule`: the URL of a module exporting the run's env factory as `envs` (EnvFactory.module). */
+export async function createHandler(init: { config: TrainConfig; envModule: string }) {
   const config = init.config;
-  const s = setup(config);
+  const envs = (await import(init.envModule)).envs as EnvFactory;
+  const s = setup(config, envs);
   const dim = readParams(s.learner).length;
   const noise = new Float32Array(dim);
   const scratch = new Float32Array(dim);
-  const fitness = (theta: Float32Array, iter: number) => {
+  const fitness = async (theta: Float32Array, iter: number) => {
     writeParams(s.learner, theta);
     const tasks = esTasks(s, config, iter);
-    const r = rollout({
+    const r = await rollout({
       tasks,
       samples: config.groupSize,
       budget: (task, sample) => budgetAt(config.budget, config.seed, iter, task.seed, sample),
@@ -41,23 +45,26 @@ export function createHandler(init: { config: TrainConfig }) {
       // Common random numbers: every perturbation of an iteration meets the same episodes' dynamics.
       runSeed: Rng.derive(config.seed, TRAIN_STREAM.rollout, iter).uint32(),
       policy: s.learner.policy,
+      makeEnv: envs.make,
     });
-    if (r instanceof Promise) throw new Error('ES needs a synchronous env and policy');
-    return {
-      success: r.filter((t) => t.outcome.success).length / r.length,
-      stepQuality: stepReward(r) ?? Number.NaN,
-    };
+    return withEnvs(envs.make, async (views) => {
+      await views.getAll(r.map((t) => t.task));
+      return {
+        success: r.filter((t) => t.outcome.success).length / r.length,
+        stepQuality: stepReward(r, (task) => views.view(task)) ?? Number.NaN,
+      };
+    });
   };
-  return (job: EsJob): EsResult => {
+  return async (job: EsJob): Promise<EsResult> => {
     if (job.n < 0) {
-      const f = fitness(job.theta, job.iter);
+      const f = await fitness(job.theta, job.iter);
       return { plus: f.success, minus: f.success, stepQuality: f.stepQuality };
     }
     const { sigma } = config.es;
     perturb(job.theta, sigma, 1, config.seed, job.iter, job.n, noise, scratch);
-    const plus = fitness(scratch, job.iter).success;
+    const plus = (await fitness(scratch, job.iter)).success;
     perturb(job.theta, sigma, -1, config.seed, job.iter, job.n, noise, scratch);
-    const minus = fitness(scratch, job.iter).success;
+    const minus = (await fitness(scratch, job.iter)).success;
     return { plus, minus, stepQuality: Number.NaN };
   };
 }

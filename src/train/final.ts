@@ -3,8 +3,8 @@
 // how far from the best possible it ended. For generated tasks (random maps) the same exact figures
 // on training maps show the generalisation gap.
 import { Rng } from '../core/rng.ts';
+import { makeTasks } from '../core/tasks.ts';
 import type { Policy } from '../core/types.ts';
-import { makeTasks } from '../envs/index.ts';
 import { meanExactSuccess, meanOptimalSuccess } from '../eval/exact.ts';
 import { rollout } from '../rollout/batch.ts';
 import type { TrainConfig } from './config.ts';
@@ -30,27 +30,31 @@ export interface FinalEval {
 const MAX_EXACT_MAPS = 2000;
 const TRAIN_SAMPLE = 200;
 
-export function finalEval(s: Setup, config: TrainConfig, policy: Policy<unknown, unknown>): FinalEval {
+export async function finalEval(
+  s: Setup,
+  config: TrainConfig,
+  policy: Policy<unknown, unknown>,
+): Promise<FinalEval> {
   const budget = config.eval.budget ?? s.maxBudget;
   const episodes = config.eval.episodes;
   const [first, end] = config.testSeeds;
   const nTasks = Math.min(episodes, end - first);
   const samples = Math.ceil(episodes / nTasks);
   const tasks = makeTasks(s.env, nTasks, first);
-  const r = rollout({
+  const r = await rollout({
     tasks,
     samples,
     budget,
     revealBudget: s.revealBudget,
     runSeed: Rng.derive(config.seed, TRAIN_STREAM.eval).uint32(),
     policy,
+    makeEnv: s.envs.make,
     idPrefix: 'eval-',
   });
-  if (r instanceof Promise) throw new Error('evaluation needs a synchronous env and policy');
   const success = r.filter((t) => t.outcome.success).length / r.length;
   const distinct = s.generated ? tasks : tasks.slice(0, 1);
-  const exact = meanExactSuccess(distinct, policy, budget, s.revealBudget, MAX_EXACT_MAPS);
-  const optimal = meanOptimalSuccess(distinct, budget);
+  const exact = await meanExactSuccess(s.envs, distinct, policy, budget, s.revealBudget, MAX_EXACT_MAPS);
+  const optimal = await meanOptimalSuccess(s.envs, distinct, budget);
   const out: FinalEval = {
     success,
     exact,
@@ -64,8 +68,8 @@ export function finalEval(s: Setup, config: TrainConfig, policy: Policy<unknown,
     const [a, b] = config.trainSeeds;
     const train = makeTasks(s.env, Math.min(TRAIN_SAMPLE, b - a), a);
     out.train = {
-      exact: meanExactSuccess(train, policy, budget, s.revealBudget, MAX_EXACT_MAPS),
-      optimal: meanOptimalSuccess(train, budget),
+      exact: await meanExactSuccess(s.envs, train, policy, budget, s.revealBudget, MAX_EXACT_MAPS),
+      optimal: await meanOptimalSuccess(s.envs, train, budget),
       tasks: train.length,
     };
   }

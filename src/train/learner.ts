@@ -1,11 +1,16 @@
-// What a training loop needs from a policy, for tables and networks alike: the acting policy (sharing
-// its parameters with training), the parameters by name (optimizer, checkpoints, ES), differentiable
-// logits for the turns of a batch, and frozen copies (the KL reference, the stale policy of
-// cross-policy sampling). A tabular learner gathers rows of an (nS, nA) parameter; a neural one runs
-// its MLP on the env's feature view — both through nn/, so one loss serves both.
-import { Rng } from '../core/rng.ts';
-import type { EnvSpec, Policy, Task, Trajectory, TurnContext } from '../core/types.ts';
-import { makeEnv } from '../envs/index.ts';
+// What a training loop needs from a policy, for tables, networks and text policies alike: the acting
+// policy (sharing its parameters with training), the parameters by name (optimizer, checkpoints, ES),
+// the *units* of a batch — the categorical choices the policy-gradient loss weights — with
+// differentiable logits for them, and frozen copies (the KL reference, the stale policy of
+// cross-policy sampling).
+//
+// A unit is one categorical decision: a turn for today's discrete policies (the action among
+// spec.actions), a token for a text policy (the next token among the vocabulary; a turn's log-prob is
+// the sum of its action tokens'). `own` is the mask: forced turns (expert prefixes, injected errors)
+// and observation tokens are not the policy's own and never enter a loss. Every unit's context is
+// rebuilt by rollout/contextAt, the same function the diagnostics score with.
+import { discreteAction, discreteActionCount } from '../core/policy.ts';
+import type { EnvSpec, EnvView, Policy, Task, Trajectory, TurnContext } from '../core/types.ts';
 import type { NamedTensors } from '../nn/layers.ts';
 import { embedding } from '../nn/ops.ts';
 import type { Optimizer } from '../nn/optim.ts';
@@ -13,22 +18,71 @@ import { noGrad, type Tensor } from '../nn/tensor.ts';
 import { logSoftmaxRows } from '../policies/distribution.ts';
 import { NeuralPolicy } from '../policies/neural.ts';
 import { TabularPolicy } from '../policies/tabular.ts';
+import { contextAt } from '../rollout/context.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
 
+/** The env (a view, never stepped) of a trajectory's task. */
+export type ViewOf = (task: Task) => EnvView<unknown>;
+
+export interface Unit {
+  /** Index of the trajectory in the batch, and of its turn. */
+  traj: number;
+  t: number;
+  /** The context act() saw at that turn (contextAt). */
+  ctx: TurnContext<unknown>;
+  /** Position of the unit within its turn (0 for a discrete turn; the token index for text). */
+  k: number;
+  /** The choice made: an action index, or a token id. */
+  target: number;
+  /** Its behaviour log-prob (the acting policy's). */
+  logpOld: number;
+  /** The mask: true when the unit is the policy's own and enters the loss. */
+  own: boolean;
+}
+
 export interface Learner {
-  readonly kind: 'tabular' | 'mlp';
+  readonly kind: string;
   readonly policy: AnyPolicy;
   readonly params: NamedTensors;
+  /** V: the size of each unit's categorical (the actions, or the vocabulary). */
   readonly actions: number;
-  /** Logits (N, nA) for the contexts, recording the graph for backward. */
-  logits(ctxs: readonly TurnContext<unknown>[]): Tensor;
-  /** log π(a|ctx) rows (N·nA) without a graph. */
-  logProbs(ctxs: readonly TurnContext<unknown>[]): Float64Array;
+  /** Every unit of a batch, trajectory by trajectory, turn by turn, in order. */
+  units(batch: readonly Trajectory[], viewOf: ViewOf): Unit[];
+  /** Logits (U, V) for the units, recording the graph for backward. */
+  logits(units: readonly Unit[]): Tensor;
+  /** log π(target | unit) per unit, without a graph. */
+  logProbs(units: readonly Unit[]): Float64Array;
   /** An independent copy with the current parameters. */
   clone(id?: string): Learner;
   /** Checkpoint bytes of the policy (with the optimizer state and extra metadata when given). */
   checkpoint(env: EnvSpec, optimizer?: Optimizer, extra?: Record<string, string>): Uint8Array;
+}
+
+/** One unit per turn: the recorded action of a discrete policy, checked against the action space. */
+export function turnUnits(batch: readonly Trajectory[], viewOf: ViewOf, nA: number): Unit[] {
+  const units: Unit[] = [];
+  batch.forEach((traj, i) => {
+    const env = viewOf(traj.task);
+    discreteActionCount(env.spec, 'policy', 'a discrete (tabular or MLP) learner');
+    traj.turns.forEach((turn, t) => {
+      units.push({
+        traj: i,
+        t,
+        ctx: contextAt(traj, t, env),
+        k: 0,
+        target: discreteAction(turn.action, nA, `trajectory ${traj.id} turn ${t} action`),
+        logpOld: turn.logp,
+        own: turn.forced !== true,
+      });
+    });
+  });
+  return units;
+}
+
+/** log π(target) from (U, V) log-softmax rows. */
+export function pickTargets(lp: Float64Array, units: readonly Unit[], V: number): Float64Array {
+  return Float64Array.from(units, (u, i) => lp[i * V + u.target]);
 }
 
 export class TabularLearner implements Learner {
@@ -43,17 +97,20 @@ export class TabularLearner implements Learner {
     this.actions = policy.nA;
   }
 
-  private ids(ctxs: readonly TurnContext<unknown>[]): Int32Array {
-    return Int32Array.from(ctxs, (c) => this.policy.stateOf(c));
+  units(batch: readonly Trajectory[], viewOf: ViewOf): Unit[] {
+    return turnUnits(batch, viewOf, this.actions);
   }
 
-  logits(ctxs: readonly TurnContext<unknown>[]): Tensor {
-    return embedding(this.policy.table, this.ids(ctxs));
+  logits(units: readonly Unit[]): Tensor {
+    return embedding(
+      this.policy.table,
+      Int32Array.from(units, (u) => this.policy.stateOf(u.ctx)),
+    );
   }
 
-  logProbs(ctxs: readonly TurnContext<unknown>[]): Float64Array {
-    const z = noGrad(() => this.logits(ctxs)).data;
-    return logSoftmaxRows(z, ctxs.length, this.actions);
+  logProbs(units: readonly Unit[]): Float64Array {
+    const z = noGrad(() => this.logits(units)).data;
+    return pickTargets(logSoftmaxRows(z, units.length, this.actions), units, this.actions);
   }
 
   clone(id = this.policy.id): TabularLearner {
@@ -79,12 +136,16 @@ export class NeuralLearner implements Learner {
     this.actions = policy.actions;
   }
 
-  logits(ctxs: readonly TurnContext<unknown>[]): Tensor {
-    return this.policy.logits(this.policy.encodeBatch(ctxs));
+  units(batch: readonly Trajectory[], viewOf: ViewOf): Unit[] {
+    return turnUnits(batch, viewOf, this.actions);
   }
 
-  logProbs(ctxs: readonly TurnContext<unknown>[]): Float64Array {
-    return this.policy.logProbsBatch(ctxs);
+  logits(units: readonly Unit[]): Tensor {
+    return this.policy.logits(this.policy.encodeBatch(units.map((u) => u.ctx)));
+  }
+
+  logProbs(units: readonly Unit[]): Float64Array {
+    return pickTargets(this.policy.logProbsBatch(units.map((u) => u.ctx)), units, this.actions);
   }
 
   clone(id = this.policy.id): NeuralLearner {
@@ -101,25 +162,4 @@ export function learnerFor(policy: AnyPolicy): Learner | undefined {
   if (policy instanceof TabularPolicy) return new TabularLearner(policy);
   if (policy instanceof NeuralPolicy) return new NeuralLearner(policy);
   return undefined;
-}
-
-const NO_RNG = Rng.derive(0);
-
-/**
- * The context a recorded turn was acted in, as far as Markov policies see it: the observation, the
- * turns left when the budget was revealed, and the env's views (features, oracle) of its task.
- */
-export function turnContexts(
-  trajectory: Trajectory,
-  envFor: (task: Task) => TurnContext<unknown>['env'] = makeEnv,
-): TurnContext<unknown>[] {
-  const env = envFor(trajectory.task);
-  return trajectory.turns.map((turn) => ({
-    observation: turn.observation,
-    history: [],
-    turn: turn.t,
-    turnsLeft: trajectory.revealBudget ? trajectory.budget - turn.t : undefined,
-    rng: NO_RNG,
-    env,
-  }));
 }

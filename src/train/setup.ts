@@ -3,9 +3,9 @@
 // and ES so that both read a config the same way.
 import { InputError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
-import type { EnvConfig, EnvSpec, Policy, Task } from '../core/types.ts';
+import { makeTasks } from '../core/tasks.ts';
+import type { EnvConfig, EnvFactory, EnvSpec, Policy, Task } from '../core/types.ts';
 import type { MethodName } from '../credit/index.ts';
-import { envConfig, envSpec, makeTasks } from '../envs/index.ts';
 import { Adam } from '../nn/optim.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../policies/neural.ts';
 import { makePolicy } from '../policies/spec.ts';
@@ -31,6 +31,8 @@ export const TRAIN_STREAM = {
 } as const;
 
 export interface Setup {
+  /** Where the run's envs come from (given by the caller: the registry, or a user's factory). */
+  envs: EnvFactory;
   env: EnvConfig;
   spec: EnvSpec;
   /** Whether each seed is its own task content (random maps) rather than the same env with other dynamics. */
@@ -100,8 +102,8 @@ function demonstrationExpert(path: string): (task: Task) => AnyPolicy {
   };
 }
 
-export function setup(config: TrainConfig, init?: AnyPolicy): Setup {
-  const env = envConfig(config.env.env, config.env.params);
+export function setup(config: TrainConfig, envs: EnvFactory, init?: AnyPolicy, custom?: Learner): Setup {
+  const env = envs.configure?.(config.env) ?? config.env;
   const generated = isGenerated(env);
   const [a, b] = config.trainSeeds;
   const [c, d] = config.testSeeds;
@@ -113,8 +115,8 @@ export function setup(config: TrainConfig, init?: AnyPolicy): Setup {
     );
   }
   validateSchedule(config.budget, 'budget');
-  const spec = envSpec(makeTasks(env, 1, a)[0]);
-  const learner = makeLearner(config, spec, init);
+  const spec = envs.spec(makeTasks(env, 1, a)[0]);
+  const learner = custom ?? makeLearner(config, spec, init);
   const revealBudget = config.revealBudget ?? learner.policy.budgetAware;
   if (learner.policy.budgetAware && !revealBudget) {
     throw new InputError('revealBudget', false, `policy ${learner.policy.id} acts on the turns left`);
@@ -147,6 +149,7 @@ export function setup(config: TrainConfig, init?: AnyPolicy): Setup {
     }
   }
   return {
+    envs,
     env,
     spec,
     generated,

@@ -73,6 +73,7 @@ test('calc compound, dead-groups, tokens --json: the contract values and keys', 
 const config = envConfig('frozenlake', { map: '4x4', slippery: true });
 const policy = makePolicy('oracle:eps=0.3', makeEnv(makeTasks(config, 1, 0)[0]).spec);
 const batch = rollout({
+  makeEnv,
   tasks: makeTasks(config, 3, 8),
   samples: 4,
   budget: 40,

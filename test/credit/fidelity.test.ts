@@ -67,7 +67,7 @@ test('exact advantages: 0 everywhere for the optimal policy; mean 0 under an ε-
     ['oracle:eps=0.3', undefined],
   ] as const) {
     const policy = makePolicy(policySpec, spec);
-    const batch = rollout({ tasks, samples: 8, budget: 30, runSeed: 1, policy }) as Trajectory[];
+    const batch = rollout({ makeEnv, tasks, samples: 8, budget: 30, runSeed: 1, policy }) as Trajectory[];
     const A = flatten(
       exactAdvantages(
         batch,
@@ -93,6 +93,7 @@ test('exact advantages: 0 everywhere for the optimal policy; mean 0 under an ε-
 test('gae with the exact V^π, γ = 1: unbiased for the exact advantage at λ = 0 and λ = 1', () => {
   const policy = makePolicy('oracle:eps=0.3', spec);
   const batch = rollout({
+    makeEnv,
     tasks: makeTasks(config, 64, 0),
     samples: 8,
     budget: 30,
@@ -124,6 +125,7 @@ test('exact advantages: on a deterministic map the one-step TD error with V^π i
   const env = makeEnv(makeTasks(det, 1, 0)[0]);
   const policy = makePolicy('oracle:eps=0.5', env.spec);
   const batch = rollout({
+    makeEnv,
     tasks: makeTasks(det, 16, 0),
     samples: 8,
     budget: 12,

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { InputError } from '../../src/core/errors.ts';
 import { Rng } from '../../src/core/rng.ts';
 import type { Oracle, Policy, Task } from '../../src/core/types.ts';
-import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
+import { envConfig, envs, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { compare } from '../../src/eval/compare.ts';
 import { evaluate, resolveMode, runPassCounts } from '../../src/eval/evaluate.ts';
 import { exactSuccess } from '../../src/eval/exact.ts';
@@ -24,6 +24,7 @@ const oracleOf = (task: Task) => makeEnv(task).oracle!() as Oracle<unknown>;
 
 async function recorded(p: AnyPolicy, n: number, samples: number, seed: number): Promise<Recorded[]> {
   const run = await runPassCounts({
+    envs,
     tasks: tasks(n, seed),
     samples,
     T: [100],
@@ -50,8 +51,8 @@ test('prefix mode is refused for a budget-aware policy; the default picks the va
 test('for a budget-blind policy, separate mode reproduces prefix mode exactly (common random numbers)', async () => {
   for (const s of ['random', 'oracle:eps=0.3,horizon=100']) {
     const o = { tasks: tasks(6, 2), samples: 16, T: [5, 12, 40], policy: policy(s), runSeed: 2 };
-    const prefix = await runPassCounts({ ...o, mode: 'prefix' });
-    const separate = await runPassCounts({ ...o, mode: 'separate' });
+    const prefix = await runPassCounts({ envs, ...o, mode: 'prefix' });
+    const separate = await runPassCounts({ envs, ...o, mode: 'separate' });
     assert.deepEqual(prefix.counts, separate.counts, s);
     assert.ok(
       prefix.counts.c.some((c) => c > 0),
@@ -64,6 +65,7 @@ test('budget-aware oracle in separate mode: Pass@(1,T) agrees with the exact V*_
   const ts = tasks(25, 7);
   const oracle = policy('oracle');
   const r = await evaluate({
+    envs,
     tasks: ts,
     samples: 40,
     K: [1, 2, 8],
@@ -93,7 +95,7 @@ test('budget-aware oracle in separate mode: Pass@(1,T) agrees with the exact V*_
 
 test('error states: the forced turn has positive regret, the state is live, replay reproduces the episode', async () => {
   const pool = await recorded(policy('random'), 8, 8, 1);
-  const errors = await makeErrorStates([pool], 60, 1);
+  const errors = await makeErrorStates(envs, [pool], 60, 1);
   assert.equal(errors.states.length, 60);
   assert.equal(errors.attempts, 60 + errors.terminal + errors.noBadAction);
   for (const st of errors.states) {
@@ -108,7 +110,7 @@ test('error states: the forced turn has positive regret, the state is live, repl
     assert.doesNotMatch(kind, /[X√]/, 'not in a hole or on the goal');
   }
   // Same seed, same states.
-  const again = await makeErrorStates([pool], 60, 1);
+  const again = await makeErrorStates(envs, [pool], 60, 1);
   assert.deepEqual(
     again.states.map((s) => [s.observation, s.history.length]),
     errors.states.map((s) => [s.observation, s.history.length]),
@@ -120,7 +122,7 @@ test('step quality: the budget-aware oracle is never beaten and has zero regret;
   const states = collectStates([pool], 80, 3);
   const oracle = policy('oracle');
   const random = policy('random');
-  const q = await stepQuality(states, oracle, random, { actions: 16, seed: 3 });
+  const q = await stepQuality(envs, states, oracle, random, { actions: 16, seed: 3 });
   assert.equal(q.states, 80);
   assert.equal(q.bBetter, 0);
   assert.equal(q.regretA, 0);
@@ -138,7 +140,7 @@ test('step quality: the budget-aware oracle is never beaten and has zero regret;
   assert.ok(Math.abs(q.exact!.regretB - want) < 1e-12);
   assert.ok(Math.abs(q.regretB! - want) < 0.2 * want, `${q.regretB} vs ${want}`);
   // Random against itself: the exact figures are symmetric and the score is 1/2.
-  const self = await stepQuality(states, random, policy('random'), { actions: 16, seed: 3 });
+  const self = await stepQuality(envs, states, random, policy('random'), { actions: 16, seed: 3 });
   assert.ok(Math.abs(self.exact!.aBetter - self.exact!.bBetter) < 1e-12);
   assert.ok(Math.abs(self.exact!.score - 0.5) < 1e-12);
   assert.ok(Math.abs(self.score! - 0.5) < 0.05);
@@ -146,10 +148,14 @@ test('step quality: the budget-aware oracle is never beaten and has zero regret;
 
 test('recovery: measured continuation success agrees with the exact V^π at the error states', async () => {
   const pool = await recorded(policy('oracle:horizon=100'), 8, 8, 4);
-  const errors = await makeErrorStates([pool], 80, 4);
+  const errors = await makeErrorStates(envs, [pool], 80, 4);
   const oracle = policy('oracle');
   const random = policy('random');
-  const r = await recovery(errors.states, oracle, random, { continuations: 8, seed: 4, resamples: 500 });
+  const r = await recovery(envs, errors.states, oracle, random, {
+    continuations: 8,
+    seed: 4,
+    resamples: 500,
+  });
   assert.equal(r.states, 80);
   // The budget-aware oracle is optimal: its exact continuation value is V*_h(s), computed here directly.
   let want = 0;
@@ -168,7 +174,7 @@ test('likelihood: NLL of any action under random is ln 4; −∞ log-probs are c
   const b = policy('random');
   const ra = (await recorded(a, 4, 16, 5)).map((r) => r.trajectory);
   const rb = (await recorded(b, 8, 32, 5)).map((r) => r.trajectory);
-  const l = (await likelihood(ra, rb, a, b))!;
+  const l = (await likelihood(envs, ra, rb, a, b))!;
   assert.equal(l.nllAunderB, Math.log(4));
   assert.equal(l.nllBunderB, Math.log(4));
   assert.equal(l.infinite.nllAunderB, 0);
@@ -207,6 +213,7 @@ test('likelihood: NLL of any action under random is ln 4; −∞ log-probs are c
 
 test('compare of a policy with itself: zero Pass@(K,T) difference and LLR, identical recovery', async () => {
   const r = await compare({
+    envs,
     tasks: tasks(4, 6),
     samples: 8,
     K: [1, 4],

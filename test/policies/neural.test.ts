@@ -100,7 +100,7 @@ test('save → load through --policy (file or run directory): bit-identical dist
     const strip = (ts: unknown[]) =>
       JSON.stringify(ts).replaceAll(JSON.stringify(path), '"P"').replaceAll(JSON.stringify(p.id), '"P"');
     const run = (policy: NeuralPolicy) =>
-      rollout({ tasks, samples: 2, budget: 30, runSeed: 4, policy }) as unknown[];
+      rollout({ makeEnv, tasks, samples: 2, budget: 30, runSeed: 4, policy }) as unknown[];
     assert.equal(strip(run(q)), strip(run(p)));
   }
 });

@@ -1,7 +1,7 @@
 // Lockstep rollouts (one actBatch per turn) give the same trajectories as the sequential path.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Action, Policy, Trajectory, TurnContext } from '../../src/core/types.ts';
+import type { Action, BatchedPolicy, Policy, Trajectory, TurnContext } from '../../src/core/types.ts';
 import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import type { NeuralPolicy } from '../../src/policies/neural.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
@@ -24,7 +24,7 @@ test('lockstep ≡ sequential, byte for byte: budget-blind and budget-aware, une
   ] as const) {
     const policy = makePolicy(policySpec, spec) as NeuralPolicy;
     let calls = 0;
-    const counted: Policy<unknown, unknown> = {
+    const counted: BatchedPolicy<unknown, unknown> = {
       id: policy.id,
       budgetAware: policy.budgetAware,
       act: (ctx) => policy.act(ctx),
@@ -34,10 +34,16 @@ test('lockstep ≡ sequential, byte for byte: budget-blind and budget-aware, une
       },
     };
     const base = { tasks, samples: 3, budget, runSeed: 11 };
-    const sequential = sync(rollout({ ...base, policy, lockstep: false }));
+    const sequential = sync(rollout({ makeEnv, ...base, policy, lockstep: false }));
     const seen: number[] = [];
     const lockstep = sync(
-      rollout({ ...base, policy: counted, lockstepWidth: width, onTrajectory: (_, i) => seen.push(i) }),
+      rollout({
+        makeEnv,
+        ...base,
+        policy: counted,
+        lockstepWidth: width,
+        onTrajectory: (_, i) => seen.push(i),
+      }),
     );
     assert.equal(JSON.stringify(lockstep), JSON.stringify(sequential), policySpec);
     assert.deepEqual(
@@ -53,17 +59,17 @@ test('lockstep ≡ sequential, byte for byte: budget-blind and budget-aware, une
 
 test('lockstep with an asynchronous actBatch, and a failing one, matches what sequential would record', async () => {
   const policy = makePolicy('mlp:hidden=8,seed=3', spec) as NeuralPolicy;
-  const slow: Policy<unknown, unknown> = {
+  const slow: BatchedPolicy<unknown, unknown> = {
     id: policy.id,
     budgetAware: false,
     act: (ctx) => policy.act(ctx),
     actBatch: async (ctxs) => policy.actBatch(ctxs),
   };
   const base = { tasks: tasks.slice(0, 5), samples: 2, budget: 20, runSeed: 3 };
-  const sequential = sync(rollout({ ...base, policy, lockstep: false }));
-  const lockstep = await rollout({ ...base, policy: slow, lockstepWidth: 4 });
+  const sequential = sync(rollout({ makeEnv, ...base, policy, lockstep: false }));
+  const lockstep = await rollout({ makeEnv, ...base, policy: slow, lockstepWidth: 4 });
   assert.equal(JSON.stringify(lockstep), JSON.stringify(sequential));
-  const broken: Policy<unknown, unknown> = {
+  const broken: BatchedPolicy<unknown, unknown> = {
     id: 'broken',
     budgetAware: false,
     act: () => {
@@ -73,8 +79,8 @@ test('lockstep with an asynchronous actBatch, and a failing one, matches what se
       throw new Error('boom');
     },
   };
-  const a = sync(rollout({ ...base, policy: broken }));
-  const b = sync(rollout({ ...base, policy: broken, lockstep: false }));
+  const a = sync(rollout({ makeEnv, ...base, policy: broken }));
+  const b = sync(rollout({ makeEnv, ...base, policy: broken, lockstep: false }));
   assert.equal(JSON.stringify(a), JSON.stringify(b));
   assert.equal(a[0].outcome.failure, 'error');
   assert.equal(a[0].outcome.error, 'boom');

@@ -19,7 +19,7 @@ const sync = (r: Trajectory[] | Promise<Trajectory[]>): Trajectory[] => {
 test('random policy success agrees with its exact value 0.01394 within binomial error', () => {
   const tasks = makeTasks(slippery4, 20_000, 1);
   const policy = makePolicy('random', makeEnv(tasks[0]).spec);
-  const s = summarize(sync(rollout({ tasks, samples: 1, budget: 100, runSeed: 1, policy })));
+  const s = summarize(sync(rollout({ makeEnv, tasks, samples: 1, budget: 100, runSeed: 1, policy })));
   const exact = exactSuccess(makeEnv(tasks[0]), policy, 100)!;
   assert.equal(exact.toFixed(5), '0.01394');
   const se = Math.sqrt((exact * (1 - exact)) / s.episodes);
@@ -34,7 +34,7 @@ test('budget-aware oracle success per T agrees with its exact value', () => {
   const tasks = makeTasks(slippery4, 4000, 7);
   const policy = makePolicy('oracle', makeEnv(tasks[0]).spec);
   for (const T of [10, 30]) {
-    const s = summarize(sync(rollout({ tasks, samples: 1, budget: T, runSeed: 7, policy })));
+    const s = summarize(sync(rollout({ makeEnv, tasks, samples: 1, budget: T, runSeed: 7, policy })));
     const exact = exactSuccess(makeEnv(tasks[0]), policy, T)!;
     const se = Math.sqrt((exact * (1 - exact)) / s.episodes);
     assert.ok(Math.abs(s.success - exact) < 4 * se, `T=${T}: ${s.success} vs ${exact}`);
@@ -44,7 +44,7 @@ test('budget-aware oracle success per T agrees with its exact value', () => {
 test('the budget truncates: kind budget, exactly T turns; success is 1-based', () => {
   const task: Task = { ...envConfig('frozenlake', { map: '4x4' }), seed: 0 };
   const left: AnyPolicy = { id: 'left', budgetAware: false, act: () => ({ action: 0, logp: 0 }) };
-  const [t] = sync(rollout({ tasks: [task], samples: 1, budget: 7, runSeed: 0, policy: left }));
+  const [t] = sync(rollout({ makeEnv, tasks: [task], samples: 1, budget: 7, runSeed: 0, policy: left }));
   assert.equal(t.turns.length, 7);
   assert.deepEqual(t.outcome, {
     success: false,
@@ -60,7 +60,7 @@ test('the budget truncates: kind budget, exactly T turns; success is 1-based', (
     budgetAware: false,
     act: (c) => ({ action: path[c.turn], logp: 0 }),
   };
-  const [w] = sync(rollout({ tasks: [task], samples: 1, budget: 6, runSeed: 0, policy: walker }));
+  const [w] = sync(rollout({ makeEnv, tasks: [task], samples: 1, budget: 6, runSeed: 0, policy: walker }));
   assert.deepEqual(w.outcome, {
     success: true,
     return: 1,
@@ -69,10 +69,13 @@ test('the budget truncates: kind budget, exactly T turns; success is 1-based', (
     end: 'terminated',
     failure: null,
   });
-  const [short] = sync(rollout({ tasks: [task], samples: 1, budget: 5, runSeed: 0, policy: walker }));
+  const [short] = sync(
+    rollout({ makeEnv, tasks: [task], samples: 1, budget: 5, runSeed: 0, policy: walker }),
+  );
   assert.equal(short.outcome.failure, 'budget');
   const [hole] = sync(
     rollout({
+      makeEnv,
       tasks: [task],
       samples: 1,
       budget: 9,
@@ -97,18 +100,29 @@ test('revealBudget: turnsLeft counts down; a budget-aware policy is refused with
       return { action: 0, logp: 0 };
     },
   };
-  sync(rollout({ tasks: [task], samples: 1, budget: 4, runSeed: 0, policy: spy, revealBudget: true }));
+  sync(
+    rollout({ makeEnv, tasks: [task], samples: 1, budget: 4, runSeed: 0, policy: spy, revealBudget: true }),
+  );
   assert.deepEqual(seen, [4, 3, 2, 1]);
   seen.length = 0;
-  sync(rollout({ tasks: [task], samples: 1, budget: 3, runSeed: 0, policy: spy }));
+  sync(rollout({ makeEnv, tasks: [task], samples: 1, budget: 3, runSeed: 0, policy: spy }));
   assert.deepEqual(seen, [undefined, undefined, undefined]);
   const oracle = makePolicy('oracle', makeEnv(task).spec);
   assert.throws(
-    () => rollout({ tasks: [task], samples: 1, budget: 3, runSeed: 0, policy: oracle, revealBudget: false }),
+    () =>
+      rollout({
+        makeEnv,
+        tasks: [task],
+        samples: 1,
+        budget: 3,
+        runSeed: 0,
+        policy: oracle,
+        revealBudget: false,
+      }),
     /reveal the budget/,
   );
   assert.throws(
-    () => rollout({ tasks: [task], samples: 1, budget: 0, runSeed: 0, policy: oracle }),
+    () => rollout({ makeEnv, tasks: [task], samples: 1, budget: 0, runSeed: 0, policy: oracle }),
     /--budget: got 0/,
   );
 });
@@ -123,7 +137,7 @@ test('an exception in the policy or env ends that episode with kind error, not t
       return { action: 2, logp: 0 };
     },
   };
-  const [t] = sync(rollout({ tasks: [task], samples: 1, budget: 10, runSeed: 0, policy: flaky }));
+  const [t] = sync(rollout({ makeEnv, tasks: [task], samples: 1, budget: 10, runSeed: 0, policy: flaky }));
   assert.equal(t.outcome.end, 'error');
   assert.equal(t.outcome.failure, 'error');
   assert.equal(t.outcome.error, 'boom');
@@ -133,7 +147,14 @@ test('an exception in the policy or env ends that episode with kind error, not t
     budgetAware: false,
     act: async () => Promise.reject(new Error('endpoint down')),
   };
-  const [r] = await rollout({ tasks: [task], samples: 1, budget: 10, runSeed: 0, policy: rejecting });
+  const [r] = await rollout({
+    makeEnv,
+    tasks: [task],
+    samples: 1,
+    budget: 10,
+    runSeed: 0,
+    policy: rejecting,
+  });
   assert.deepEqual([r.outcome.failure, r.outcome.error, r.turns.length], ['error', 'endpoint down', 0]);
 });
 
@@ -152,9 +173,15 @@ test('same seed, same trajectories, byte for byte, at any concurrency (sync and 
   const config = envConfig('frozenlake', { random: true, size: 4, p: 0.8, slippery: true });
   const tasks = makeTasks(config, 6, 100);
   const policy = makePolicy('oracle:eps=0.3,horizon=20', makeEnv(tasks[0]).spec);
-  const base = JSON.stringify(sync(rollout({ tasks, samples: 4, budget: 12, runSeed: 5, policy })));
-  assert.equal(JSON.stringify(sync(rollout({ tasks, samples: 4, budget: 12, runSeed: 5, policy }))), base);
-  assert.notEqual(JSON.stringify(sync(rollout({ tasks, samples: 4, budget: 12, runSeed: 6, policy }))), base);
+  const base = JSON.stringify(sync(rollout({ makeEnv, tasks, samples: 4, budget: 12, runSeed: 5, policy })));
+  assert.equal(
+    JSON.stringify(sync(rollout({ makeEnv, tasks, samples: 4, budget: 12, runSeed: 5, policy }))),
+    base,
+  );
+  assert.notEqual(
+    JSON.stringify(sync(rollout({ makeEnv, tasks, samples: 4, budget: 12, runSeed: 6, policy }))),
+    base,
+  );
   let k = 0;
   const delay = () => (k++ * 7) % 5;
   const asyncPolicy: AnyPolicy = { id: policy.id, budgetAware: false, act: async (c) => policy.act(c) };
@@ -234,6 +261,7 @@ test('an expert prefix plays the first L turns, recorded as forced, in both roll
   const run = (L: number) =>
     sync(
       rollout({
+        makeEnv,
         tasks: [task],
         samples: 2,
         budget: 8,

@@ -14,6 +14,7 @@ import { RunStore } from '../../src/store/sqlite.ts';
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-store-'));
 const tasks = makeTasks(envConfig('frozenlake', { map: '4x4', slippery: true }), 30, 0);
 const batch = rollout({
+  makeEnv,
   tasks,
   samples: 3,
   budget: 20,

@@ -3,7 +3,7 @@
 // memoised policy against the network, and the report's self-containedness.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
+import { envConfig, envs, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { runPassCounts } from '../../src/eval/evaluate.ts';
 import { recovery } from '../../src/eval/recovery.ts';
 import { collectStates, makeErrorStates } from '../../src/eval/states.ts';
@@ -161,6 +161,7 @@ test('budget study end to end (tiny, the real GRPO trainer): contract keys, inva
   const at = async (p: MemoPolicy) =>
     (
       await runPassCounts({
+        envs,
         tasks,
         samples: TINY.eval.samples,
         T: TINY.eval.T,
@@ -169,8 +170,8 @@ test('budget study end to end (tiny, the real GRPO trainer): contract keys, inva
         keep: true,
       })
     ).atTmax.filter((_, e) => e % TINY.eval.samples < TINY.eval.diagnosticSamples);
-  const errors = await makeErrorStates([await at(base), await at(rl)], TINY.eval.states, TINY.seed);
-  const rec = await recovery(errors.states, rl, base, {
+  const errors = await makeErrorStates(envs, [await at(base), await at(rl)], TINY.eval.states, TINY.seed);
+  const rec = await recovery(envs, errors.states, rl, base, {
     continuations: TINY.eval.continuations,
     seed: TINY.seed,
     resamples: TINY.eval.resamples,
@@ -264,7 +265,7 @@ test('MemoPolicy: the same trajectories as the network it remembers, byte for by
   const net = new NeuralPolicy(mlpPolicyConfig(makeEnv(tasks[0]).spec, { hidden: [8], seed: 2 }));
   const memo = new MemoPolicy(net);
   const run = (policy: NeuralPolicy | MemoPolicy) =>
-    rollout({ tasks, samples: 5, budget: 30, runSeed: 9, policy });
+    rollout({ makeEnv, tasks, samples: 5, budget: 30, runSeed: 9, policy });
   assert.deepEqual(run(memo), run(net));
   const env = makeEnv(tasks[0]);
   const ctx = { observation: 3, history: [], turn: 0, rng: undefined as never, env };
@@ -278,11 +279,19 @@ test('stepQuality onState: the per-state figures the study bootstraps average to
   const spec = makeEnv(tasks[0]).spec;
   const a = new MemoPolicy(new NeuralPolicy(mlpPolicyConfig(spec, { hidden: [8], seed: 1 })));
   const b = new MemoPolicy(new NeuralPolicy(mlpPolicyConfig(spec, { hidden: [8], seed: 2 })));
-  const run = await runPassCounts({ tasks, samples: 4, T: [20, 40], policy: a, runSeed: 1, keep: true });
+  const run = await runPassCounts({
+    envs,
+    tasks,
+    samples: 4,
+    T: [20, 40],
+    policy: a,
+    runSeed: 1,
+    keep: true,
+  });
   const states = collectStates([run.atTmax], 25, 1);
   const drawn: number[] = [];
   const exact: number[] = [];
-  const q = await stepQuality(states, a, b, {
+  const q = await stepQuality(envs, states, a, b, {
     actions: 6,
     seed: 1,
     onState: (i, d, e) => {

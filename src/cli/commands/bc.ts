@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import type { EnvConfig } from '../../core/types.ts';
-import { envSpec, makeTasks } from '../../envs/index.ts';
+import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import { meanExactSuccess } from '../../eval/exact.ts';
 import type { Activation } from '../../nn/layers.ts';
 import { mlpPolicyConfig, NeuralPolicy, POLICY_FILE } from '../../policies/neural.ts';
@@ -72,7 +72,7 @@ export function registerBc(program: Command): void {
     .option('--out <dir>', `run directory (the policy goes to <dir>/${POLICY_FILE})`, 'runs/bc')
     .option('--seed <n>', 'seed of the initialisation, the demonstrations and the shuffling', '0')
     .option('--json', 'machine-readable output')
-    .action((flags: BcFlags) => {
+    .action(async (flags: BcFlags) => {
       if (flags.trainSeeds === undefined)
         throw InputError.raw('--train-seeds', 'missing; give A:B, e.g. 0:5000');
       if (flags.testSeeds === undefined)
@@ -122,7 +122,8 @@ export function registerBc(program: Command): void {
       const reveal = revealFor(expert, student);
 
       const t0 = performance.now();
-      const data = collectDemonstrations({
+      const data = await collectDemonstrations({
+        envs,
         tasks: train,
         expert,
         student,
@@ -145,13 +146,13 @@ export function registerBc(program: Command): void {
       const random = makePolicy('random', spec);
       const success = {
         train: {
-          student: meanExactSuccess(train, student, budget, reveal),
-          expert: meanExactSuccess(train, expert, budget, reveal),
+          student: await meanExactSuccess(envs, train, student, budget, reveal),
+          expert: await meanExactSuccess(envs, train, expert, budget, reveal),
         },
         test: {
-          student: meanExactSuccess(test, student, budget, reveal),
-          expert: meanExactSuccess(test, expert, budget, reveal),
-          random: meanExactSuccess(test, random, budget, false),
+          student: await meanExactSuccess(envs, test, student, budget, reveal),
+          expert: await meanExactSuccess(envs, test, expert, budget, reveal),
+          random: await meanExactSuccess(envs, test, random, budget, false),
         },
       };
       const file = join(flags.out, POLICY_FILE);

@@ -60,8 +60,8 @@ export function registerBench(program: Command): void {
       const budget = int('--budget', flags.budget, 1, 1_000_000);
       const policy = makePolicy(flags.policy, envSpec(task));
       const batch = int('--batch', flags.batch, 1, 1_000_000);
-      rolloutThroughput(task, policy, Math.min(steps, 100_000), budget, 0, batch); // warm-up (JIT)
-      const r = rolloutThroughput(task, policy, steps, budget, seed(flags.seed), batch);
+      rolloutThroughput(makeEnv, task, policy, Math.min(steps, 100_000), budget, 0, batch); // warm-up (JIT)
+      const r = rolloutThroughput(makeEnv, task, policy, steps, budget, seed(flags.seed), batch);
       if (flags.json) return json(r);
       out(
         `${fmt(r.stepsPerSecond / 1e6, 2)} M steps/s, ${fmt(r.episodesPerSecond / 1e3, 1)} K episodes/s (${r.steps} steps, ${fmt(r.seconds, 2)} s)`,

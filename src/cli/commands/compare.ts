@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { FAILURE_KINDS } from '../../core/types.ts';
+import { envs } from '../../envs/index.ts';
 import { type CompareReport, compare, STATES_FROM, type StatesFrom } from '../../eval/compare.ts';
 import { resolveMode } from '../../eval/evaluate.ts';
 import type { StepQuality } from '../../eval/step-quality.ts';
@@ -153,6 +154,7 @@ export function registerCompare(program: Command): void {
       const episodes = (mode: string) => o.tasks.length * o.samples * (mode === 'prefix' ? 1 : o.T.length);
       const progress = new Progress('compare', episodes(modeA) + episodes(modeB));
       const report = await compare({
+        envs,
         tasks: o.tasks,
         samples: o.samples,
         K: o.K,

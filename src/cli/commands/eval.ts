@@ -1,7 +1,7 @@
 // turnwise eval: Pass@(K,T) of one policy with bootstrap intervals over tasks (METHODS.md §5).
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import { envSpec, makeTasks } from '../../envs/index.ts';
+import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import type { Interval } from '../../eval/bootstrap.ts';
 import { checkIncreasing, evaluate, PASS_MODES, type PassMode, resolveMode } from '../../eval/evaluate.ts';
 import { makePolicy } from '../../policies/spec.ts';
@@ -108,6 +108,7 @@ export function registerEval(program: Command): void {
         o.tasks.length * o.samples * (mode === 'prefix' ? 1 : o.T.length),
       );
       const report = await evaluate({
+        envs,
         tasks: o.tasks,
         samples: o.samples,
         K: o.K,

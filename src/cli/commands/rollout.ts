@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import type { Trajectory } from '../../core/types.ts';
-import { envSpec, makeTasks } from '../../envs/index.ts';
+import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import { meanExactSuccess } from '../../eval/exact.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { rollout } from '../../rollout/batch.ts';
@@ -118,6 +118,7 @@ export function registerRollout(program: Command): void {
         runSeed,
         policy,
         concurrency,
+        makeEnv: envs.make,
         onTrajectory: (t, i) => {
           writer?.write(t);
           if (store) {
@@ -141,7 +142,7 @@ export function registerRollout(program: Command): void {
       }
 
       const summary = summarize(trajectories);
-      const exact = meanExactSuccess(tasks, policy, budget, revealBudget, MAX_EXACT_MAPS);
+      const exact = await meanExactSuccess(envs, tasks, policy, budget, revealBudget, MAX_EXACT_MAPS);
       const n = summary.episodes;
       const se = Math.sqrt((summary.success * (1 - summary.success)) / n);
       const result = {

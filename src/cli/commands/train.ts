@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { METHOD_NAMES } from '../../credit/index.ts';
+import { envs } from '../../envs/index.ts';
 import { readText } from '../../store/jsonl.ts';
 import { parseTrainConfig, type TrainConfig } from '../../train/config.ts';
 import { trainEs } from '../../train/es-train.ts';
@@ -333,7 +334,7 @@ export function registerTrain(program: Command): void {
         else if ((iter + 1) % config.logEvery === 0 || iter + 1 === iters)
           warn(`iter ${iter + 1}/${iters} ${line}`);
       };
-      const options = { config, out: outDir, resume: f.resume !== undefined, onIter };
+      const options = { config, envs, out: outDir, resume: f.resume !== undefined, onIter };
       const result = config.algo === 'es' ? await trainEs(options) : await trainPolicyGradient(options);
       progress.done();
       const last = result.metrics.at(-1);

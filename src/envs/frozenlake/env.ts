@@ -228,6 +228,11 @@ export class FrozenLakeEnv implements Env<number, number> {
     this.rng = seed === undefined ? Rng.fromState(snap.rng) : Rng.derive(seed, STREAM.env);
   }
 
+  /** The state is the cell: the observation itself. */
+  stateKey(s: number): number {
+    return s;
+  }
+
   text(s: number): string {
     return this.world.text(s);
   }

@@ -1,5 +1,6 @@
 import { Rng, STREAM } from '../../core/rng.ts';
 import type { Task, Trajectory } from '../../core/types.ts';
+import { envs, makeEnv } from '../../envs/index.ts';
 import { stepReward } from '../../eval/step-reward.ts';
 import type { NeuralPolicy } from '../../policies/neural.ts';
 import { rollout } from '../../rollout/batch.ts';
@@ -71,6 +72,7 @@ export const grpoTrainer: RlTrainer = async (req) => {
   });
   const result = await trainPolicyGradient({
     config,
+    envs,
     init: req.base,
     onIter: (iter, iters) => req.onProgress?.(iter + 1, iters),
   });
@@ -109,6 +111,7 @@ export function iterationRollouts(
     revealBudget: req.revealBudget,
     runSeed: Rng.derive(req.seed, STREAM.train, iter).uint32(),
     policy,
+    makeEnv: envs.make,
     idPrefix: `${req.name}${iter}-`,
   });
   if (trajectories instanceof Promise) throw new Error('training rollouts must be synchronous');
@@ -129,7 +132,7 @@ export const frozenTrainer: RlTrainer = async (req) => {
   for (let iter = 0; iter < req.iters; iter++) {
     const batch = iterationRollouts(req, iter, acting);
     const success = batch.filter((t) => t.outcome.success).length / batch.length;
-    curves.push({ iter, trajectoryReward: success, stepReward: stepReward(batch) ?? Number.NaN });
+    curves.push({ iter, trajectoryReward: success, stepReward: stepReward(batch, makeEnv) ?? Number.NaN });
     req.onProgress?.(iter + 1, req.iters);
   }
   return { policy, curves };
