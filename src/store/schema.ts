@@ -1,6 +1,9 @@
-// The trajectory JSONL format of DESIGN.md as a zod schema: what we read back is validated at the edge.
+// The trajectory JSONL format of DESIGN.md as a zod schema: what we read back is validated at the edge,
+// and `turnwise schema trajectory` publishes it as JSON Schema for harnesses in other languages. The
+// schema is the source of truth: the compile-time checks at the end fail the type-check if it and the
+// core interfaces (core/types.ts) ever describe different shapes, so no cast joins them.
 import { z } from 'zod';
-import { FAILURE_KINDS, type FailureKind, type Trajectory } from '../core/types.ts';
+import { FAILURE_KINDS, type FailureKind, type Trajectory, type Turn, type TurnTrace } from '../core/types.ts';
 
 const FailureKindSchema = z.enum(FAILURE_KINDS as [FailureKind, ...FailureKind[]]);
 
@@ -18,18 +21,52 @@ const StepInfoSchema = z
   })
   .loose();
 
+// JSON has no −∞: a log-prob of an impossible action (token) is written as null.
+const LogProb = z
+  .number()
+  .nullable()
+  .transform((x) => x ?? Number.NEGATIVE_INFINITY);
+
+export const TurnTraceSchema = z
+  .object({
+    text: z.string().optional().describe('the raw text of the action as the model produced it'),
+    tokens: z.array(z.number().int().min(0)).optional().describe('token ids of the action (the completion)'),
+    logprobs: z.array(LogProb).optional().describe('log-prob of each action token (null for −∞)'),
+    model: z.string().optional(),
+    modelVersion: z.string().optional().describe('a fingerprint or checkpoint hash, where the server gives one'),
+    usage: z
+      .object({
+        prompt: z.number().int().min(0),
+        completion: z.number().int().min(0),
+        cached: z.number().int().min(0).optional(),
+      })
+      .strict()
+      .optional()
+      .describe('token usage of the call'),
+    latencyMs: z.number().min(0).optional(),
+    finishReason: z.string().optional(),
+    retries: z.number().int().min(0).optional(),
+  })
+  .strict()
+  .superRefine((t, ctx) => {
+    if (t.logprobs !== undefined && t.tokens !== undefined && t.logprobs.length !== t.tokens.length) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['logprobs'],
+        message: `has ${t.logprobs.length} entries for ${t.tokens.length} tokens`,
+      });
+    }
+  });
+
 export const TurnSchema = z.object({
   t: z.number().int().min(0),
   observation: z.unknown(),
   action: z.unknown(),
   reward: z.number(),
-  // JSON has no −∞: a zero-probability action's logp is written as null.
-  logp: z
-    .number()
-    .nullable()
-    .transform((x) => x ?? Number.NEGATIVE_INFINITY),
+  logp: LogProb,
   info: StepInfoSchema,
   forced: z.boolean().optional(),
+  trace: TurnTraceSchema.optional(),
 });
 
 export const OutcomeSchema = z.object({
@@ -65,6 +102,27 @@ export const TrajectorySchema = z
     }
   });
 
-/** Parses one trajectory (already JSON-decoded); the result is a core Trajectory. */
+/** One JSONL line as written (logp may be null). */
 export type TrajectoryJson = z.input<typeof TrajectorySchema>;
-export const asTrajectory = (x: z.output<typeof TrajectorySchema>): Trajectory => x as Trajectory;
+
+// Compile-time proof that schema and interfaces agree (each direction assignable, and the same keys):
+// a field added to one and not the other fails `tsc`.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type SameKeys<A, B> = Same<keyof A, keyof B>;
+const agree = <_ extends true>() => {};
+agree<Same<z.output<typeof TurnTraceSchema>, TurnTrace>>();
+agree<SameKeys<z.output<typeof TurnTraceSchema>, TurnTrace>>();
+agree<Same<z.output<typeof TurnSchema>, Turn>>();
+agree<SameKeys<z.output<typeof TurnSchema>, Turn>>();
+agree<Same<z.output<typeof TrajectorySchema>, Trajectory>>();
+agree<SameKeys<z.output<typeof TrajectorySchema>, Trajectory>>();
+agree<SameKeys<z.output<typeof OutcomeSchema>, Trajectory['outcome']>>();
+agree<SameKeys<z.output<typeof TaskSchema>, Trajectory['task']>>();
+
+/** A parsed line is a core Trajectory (the checks above make this an identity, not a cast). */
+export const asTrajectory = (x: z.output<typeof TrajectorySchema>): Trajectory => x;
+
+/** The JSON Schema (draft 2020-12) of one trajectory JSONL line, as written. */
+export function trajectoryJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(TrajectorySchema, { io: 'input', target: 'draft-2020-12' }) as Record<string, unknown>;
+}

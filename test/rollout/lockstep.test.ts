@@ -1,7 +1,7 @@
 // Lockstep rollouts (one actBatch per turn) give the same trajectories as the sequential path.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Action, BatchedPolicy, Policy, Trajectory, TurnContext } from '../../src/core/types.ts';
+import type { Action, BatchedPolicy, Trajectory, TurnContext } from '../../src/core/types.ts';
 import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import type { NeuralPolicy } from '../../src/policies/neural.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
