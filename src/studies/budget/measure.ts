@@ -507,7 +507,10 @@ type Curve = { iter: number; value: number | null }[];
  * and their trends: mean of the last quarter of iterations − mean of the first quarter, with a
  * bootstrap interval over iterations (windowTrend, stream key 10 · variant + curve).
  */
-export function measureTrainingCurves(trained: PerVariant<RlResult>, config: StudyConfig): Summary['curves'] {
+export function measureTrainingCurves(
+  trained: PerVariant<Pick<RlResult, 'curves'>>,
+  config: StudyConfig,
+): Summary['curves'] {
   const boot = bootOf(config);
   const variants = namesOf(trained) as Variant[];
   const window = Math.max(1, Math.floor(config.rl.iters / 4));
