@@ -1,0 +1,549 @@
+// The budget study's measurements on the held-out maps: one `measure…` per section of the summary
+// (summary.ts), each from explicit inputs. The sampled episodes come first (sampleEpisodes); the
+// diagnostics at T_max (step quality, recovery, likelihood) run on states and trajectories from the
+// base's and RL's own episodes, as `turnwise compare` does.
+//
+// Every random choice derives from config.seed through fixed stream keys (the bootstrap keys below,
+// STUDY_KEY in stats.ts, eval's own keys), so a stage gives the same figures whenever it runs.
+import type { EnvSpec, Oracle, Task, Trajectory } from '../../core/types.ts';
+import { bootstrapPassKT } from '../../eval/bootstrap.ts';
+import { type PassMode, runPassCounts } from '../../eval/evaluate.ts';
+import { exactPolicyValues } from '../../eval/exact.ts';
+import { type Failures, failures } from '../../eval/failures.ts';
+import { LIKELIHOOD_NOTE, likelihood } from '../../eval/likelihood.ts';
+import { type PassCounts, passKT } from '../../eval/passkt.ts';
+import { recovery } from '../../eval/recovery.ts';
+import {
+  collectStates,
+  type ErrorStates,
+  makeErrorStates,
+  type Recorded,
+  type State,
+  turnsLeft,
+} from '../../eval/states.ts';
+import { type PairFigures, stepQuality } from '../../eval/step-quality.ts';
+import { makePolicy } from '../../policies/spec.ts';
+import type { StudyConfig } from './config.ts';
+import type { MemoPolicy } from './memo.ts';
+import type { AnyPolicy, MakeEnv, PerPolicy, PerVariant, PolicyName, Variant } from './setup.ts';
+import { namesOf } from './setup.ts';
+import { bootstrapRatios, bootstrapSeries, passFromSuccess, STUDY_KEY, windowTrend } from './stats.ts';
+import {
+  finiteOrNull,
+  intervalOf,
+  type PassGrid,
+  type RecoveryFigure,
+  type StepQualityFigure,
+  type Summary,
+} from './summary.ts';
+import type { RlResult } from './trainer.ts';
+
+const meanOf = (xs: readonly Float64Array[], j: number) => xs.reduce((a, x) => a + x[j], 0) / xs.length;
+const nullGrid = (g: readonly (readonly number[])[]) => g.map((row) => row.map(finiteOrNull));
+const ciGrid = (g: readonly (readonly (readonly [number, number])[])[]) =>
+  g.map((row) => row.map(intervalOf));
+const bootOf = (config: StudyConfig) => ({ resamples: config.eval.resamples, seed: config.seed });
+const tmaxOf = (config: StudyConfig) => config.eval.T[config.eval.T.length - 1];
+/** Coefficients of the contrast plus − minus over the policies `names` (for bootstrapSeries). */
+const contrast = (names: readonly PolicyName[], plus: PolicyName, minus: PolicyName) =>
+  names.map((n) => (n === plus ? 1 : n === minus ? -1 : 0));
+const byPolicy = <X>(names: readonly PolicyName[], f: (n: PolicyName) => X) =>
+  Object.fromEntries(names.map((n) => [n, f(n)])) as PerPolicy<X>;
+
+// ── The sampled episodes ─────────────────────────────────────────────────────────────────────────
+
+export interface Episodes {
+  /** Per policy: success counts c(T) per map for every T, and the mode they were counted in. */
+  counts: PerPolicy<{ mode: PassMode; counts: PassCounts }>;
+  /** The diagnostic pools: the first diagnosticSamples episodes per map of the base and of RL at
+   * T_max, task-major (the rest would only hold memory). */
+  pools: { base: Recorded[]; rl: Recorded[] };
+  /** The summary's `failures` section: how every sampled episode at T_max ended, per policy. */
+  failures: PerPolicy<Failures>;
+}
+
+/**
+ * `eval.samples` episodes per held-out map and policy at T_max (prefix mode, like `turnwise eval`).
+ * The failure tally (eval/failures) is taken here, over all of a policy's episodes, because only
+ * the diagnostic pools are kept once a policy is done.
+ */
+export async function sampleEpisodes(
+  policies: PerPolicy<MemoPolicy>,
+  test: readonly Task[],
+  config: StudyConfig,
+  onProgress: (done: number, total: number) => void,
+): Promise<Episodes> {
+  const { T, samples, diagnosticSamples } = config.eval;
+  const names = namesOf(policies);
+  const counts: Partial<Record<PolicyName, { mode: PassMode; counts: PassCounts }>> = {};
+  const failed: Partial<Record<PolicyName, Failures>> = {};
+  const pools: Partial<Record<PolicyName, Recorded[]>> = {};
+  const total = names.length * test.length * samples;
+  for (const [i, n] of names.entries()) {
+    const run = await runPassCounts({
+      tasks: test,
+      samples,
+      T,
+      policy: policies[n]!,
+      runSeed: config.seed,
+      keep: true,
+      onProgress: (done) => onProgress(i * test.length * samples + done, total),
+    });
+    counts[n] = { mode: run.mode, counts: run.counts };
+    failed[n] = failures(run.atTmax.map((r) => r.trajectory));
+    if (n === 'base' || n === 'rl') pools[n] = run.atTmax.filter((_, e) => e % samples < diagnosticSamples);
+  }
+  return {
+    counts: counts as Episodes['counts'],
+    pools: { base: pools.base!, rl: pools.rl! },
+    failures: failed as PerPolicy<Failures>,
+  };
+}
+
+// ── Pass@(K,T) ───────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * The summary's `passKT`: sampled Pass@(K,T) per policy from the episodes' counts, with bootstrap
+ * intervals over maps; RL − base and BudgetMix − base paired over the same resampled maps.
+ */
+export function measurePass(episodes: Episodes, tasks: number, config: StudyConfig): Summary['passKT'] {
+  const { K, T, samples } = config.eval;
+  const boot = bootOf(config);
+  const c = episodes.counts;
+  const names = namesOf(c);
+  const grid = (ci: [number, number][][], n: PolicyName): PassGrid => ({
+    K: [...K],
+    T: [...T],
+    passKT: nullGrid(passKT(c[n]!.counts, K)),
+    ci95: ciGrid(ci),
+  });
+  const bootRl = bootstrapPassKT([c.rl.counts, c.base.counts], K, boot);
+  const bootMix = bootstrapPassKT([c.budgetmix.counts, c.base.counts], K, boot);
+  const bootGigpo = c.gigpo ? bootstrapPassKT([c.gigpo.counts], K, boot) : undefined;
+  const diffOf = (a: PolicyName, b: PolicyName) => {
+    const pa = passKT(c[a]!.counts, K);
+    const pb = passKT(c[b]!.counts, K);
+    return nullGrid(pa.map((row, k) => row.map((x, j) => x - pb[k][j])));
+  };
+  return {
+    base: grid(bootRl.ci[1], 'base'),
+    rl: grid(bootRl.ci[0], 'rl'),
+    budgetmix: grid(bootMix.ci[0], 'budgetmix'),
+    ...(bootGigpo ? { gigpo: grid(bootGigpo.ci[0], 'gigpo') } : {}),
+    diff: diffOf('rl', 'base'),
+    diffCi95: ciGrid(bootRl.diffCi!),
+    budgetmixDiff: diffOf('budgetmix', 'base'),
+    budgetmixDiffCi95: ciGrid(bootMix.diffCi!),
+    mode: [...new Set(names.map((n) => c[n]!.mode))].join(', '),
+    samples,
+    tasks,
+  };
+}
+
+/**
+ * The summary's `exactPassKT`: per map, the policy's exact success p_map(T) within each T (dynamic
+ * programming), Pass@(K,T) = 1 − (1 − p_map(T))^K; means over maps with one bootstrap over maps for
+ * every policy, so that RL − base, BudgetMix − base, BudgetMix − RL and the shrink contrast are paired.
+ */
+export function measureExactPass(
+  policies: PerPolicy<MemoPolicy>,
+  test: readonly Task[],
+  config: StudyConfig,
+  envs: MakeEnv,
+): Summary['exactPassKT'] {
+  const { K, T } = config.eval;
+  const boot = bootOf(config);
+  const names = namesOf(policies);
+  const exact = byPolicy(names, (n) => test.map((task) => exactByT(task, policies[n]!, T, envs)));
+  const nK = K.length;
+  const nT = T.length;
+  const width = nK * nT;
+  const perMap = (p: Float64Array[]) => {
+    const out = new Float64Array(p.length * width);
+    p.forEach((row, i) => {
+      K.forEach((k, a) => {
+        for (let j = 0; j < nT; j++) out[i * width + a * nT + j] = passFromSuccess(row[j], k);
+      });
+    });
+    return out;
+  };
+  const ex = bootstrapSeries(
+    names.map((n) => perMap(exact[n]!)),
+    test.length,
+    width,
+    [contrast(names, 'rl', 'base'), contrast(names, 'budgetmix', 'base'), contrast(names, 'budgetmix', 'rl')],
+    { ...boot, key: STUDY_KEY.maps },
+  );
+  const toGrid = (mean: number[], ci: readonly [number, number][]): PassGrid => ({
+    K: [...K],
+    T: [...T],
+    passKT: K.map((_, a) => T.map((_, j) => finiteOrNull(mean[a * nT + j]))),
+    ci95: K.map((_, a) => T.map((_, j) => intervalOf(ci[a * nT + j]))),
+  });
+  const grid = (n: PolicyName) => {
+    const s = names.indexOf(n);
+    return toGrid(ex.mean[s], ex.ci[s]);
+  };
+  // The shrink contrast per K: [RL − base](K, T_tight) − [RL − base](K, T_train), per map, same resamples.
+  const jTight = 0;
+  const jTrain = T.indexOf(config.rl.budget);
+  const rlMap = perMap(exact.rl);
+  const baseMap = perMap(exact.base);
+  const shrinkSeries = new Float64Array(test.length * nK);
+  for (let i = 0; i < test.length; i++) {
+    for (let a = 0; a < nK; a++) {
+      const at = (j: number) => rlMap[i * width + a * nT + j] - baseMap[i * width + a * nT + j];
+      shrinkSeries[i * nK + a] = at(jTight) - at(jTrain);
+    }
+  }
+  const shrink = bootstrapSeries([shrinkSeries], test.length, nK, [], { ...boot, key: STUDY_KEY.maps });
+  return {
+    base: grid('base'),
+    rl: grid('rl'),
+    budgetmix: grid('budgetmix'),
+    ...(policies.gigpo ? { gigpo: grid('gigpo') } : {}),
+    diff: toGrid(ex.contrasts[0].mean, ex.contrasts[0].ci),
+    budgetmixDiff: toGrid(ex.contrasts[1].mean, ex.contrasts[1].ci),
+    budgetmixVsRl: toGrid(ex.contrasts[2].mean, ex.contrasts[2].ci),
+    shrink: {
+      Ttight: T[jTight],
+      Ttrain: T[jTrain],
+      byK: K.map((k, a) => ({
+        K: k,
+        value: finiteOrNull(shrink.mean[0][a]),
+        ci95: intervalOf(shrink.ci[0][a]),
+      })),
+    },
+  };
+}
+
+/** The summary's `reference`: mean exact success within each T on the held-out maps of the optimum
+ * (V*_T), the expert and the uniform random policy — no sampling. */
+export function measureReference(
+  test: readonly Task[],
+  expert: AnyPolicy,
+  spec: EnvSpec,
+  config: StudyConfig,
+  envs: MakeEnv,
+): Summary['reference'] {
+  const { T } = config.eval;
+  const optimal = test.map((task) => optimalByT(task, T, envs));
+  const expertExact = test.map((task) => exactByT(task, expert, T, envs));
+  const random = makePolicy('random', spec);
+  const randomExact = test.map((task) => exactByT(task, random, T, envs));
+  return {
+    T: [...T],
+    optimal: T.map((_, j) => finiteOrNull(meanOf(optimal, j))),
+    expert: T.map((_, j) => finiteOrNull(meanOf(expertExact, j))),
+    random: T.map((_, j) => finiteOrNull(meanOf(randomExact, j))),
+  };
+}
+
+/** Success within each T of a policy on one map, exactly (V^π_T at the start cells). */
+function exactByT(task: Task, policy: AnyPolicy, T: readonly number[], envs: MakeEnv): Float64Array {
+  const env = envs(task);
+  const oracle = env.oracle?.() as Oracle<unknown> | undefined;
+  const Tmax = T[T.length - 1];
+  const values = exactPolicyValues(env, policy, Tmax, policy.budgetAware);
+  if (oracle === undefined || values === undefined) throw new Error(`no exact values for ${policy.id}`);
+  return Float64Array.from(T, (t) => {
+    let v = 0;
+    for (const s of oracle.starts) v += values.V[t * values.nS + s];
+    return v / oracle.starts.length;
+  });
+}
+
+function optimalByT(task: Task, T: readonly number[], envs: MakeEnv): Float64Array {
+  const oracle = envs(task).oracle!() as Oracle<unknown>;
+  return Float64Array.from(T, (t) => {
+    let v = 0;
+    for (const s of oracle.starts) v += oracle.v(t, s);
+    return v / oracle.starts.length;
+  });
+}
+
+// ── Diagnostics at T_max ─────────────────────────────────────────────────────────────────────────
+
+export interface DiagnosticStates {
+  /** States visited by the base's and RL's episodes (eval/states collectStates). */
+  normal: State[];
+  /** Error states: a bad action forced at the previous turn of those episodes. */
+  errors: ErrorStates;
+}
+
+/** The states the step-quality and recovery diagnostics are measured at (`eval.states` of each kind). */
+export async function diagnosticStates(
+  pools: Episodes['pools'],
+  config: StudyConfig,
+): Promise<DiagnosticStates> {
+  const from = [pools.base, pools.rl];
+  const normal = collectStates(from, config.eval.states, config.seed);
+  const errors = await makeErrorStates(from, config.eval.states, config.seed);
+  return { normal, errors };
+}
+
+/**
+ * The summary's `stepQuality`: RL-vs-base win rate P(RL's action has the higher Q*) + ½ P(tie) at
+ * normal and at error states, exact over both action distributions and from `eval.actions` draws,
+ * with intervals over states. `onPart` after each kind of state.
+ */
+export async function measureStepQuality(
+  states: DiagnosticStates,
+  policies: Pick<PerPolicy<MemoPolicy>, 'base' | 'rl'>,
+  config: StudyConfig,
+  onPart: () => void,
+): Promise<Summary['stepQuality']> {
+  const normal = await stepQualityAt(states.normal, 0, policies, config);
+  onPart();
+  const error = await stepQualityAt(states.errors.states, 1, policies, config);
+  onPart();
+  const { attempts, noBadAction, terminal } = states.errors;
+  return { normal, error, errorStates: { attempts, noBadAction, terminal }, budget: tmaxOf(config) };
+}
+
+/** Step quality at one set of states; `key` separates the random streams of the two sets. */
+async function stepQualityAt(
+  states: readonly State[],
+  key: number,
+  policies: Pick<PerPolicy<MemoPolicy>, 'base' | 'rl'>,
+  config: StudyConfig,
+): Promise<StepQualityFigure> {
+  const exactScore = new Float64Array(states.length);
+  const drawnScore = new Float64Array(states.length);
+  const q = await stepQuality(states, policies.rl, policies.base, {
+    actions: config.eval.actions,
+    seed: config.seed,
+    key,
+    onState: (i, drawn: PairFigures, ex: PairFigures | null) => {
+      drawnScore[i] = drawn.score;
+      exactScore[i] = ex?.score ?? Number.NaN;
+    },
+  });
+  const b = bootstrapSeries([exactScore, drawnScore], states.length, 1, [], {
+    ...bootOf(config),
+    key: STUDY_KEY.states + 10 * key,
+  });
+  return {
+    value: finiteOrNull(q.exact?.score),
+    ci95: intervalOf(b.ci[0][0]),
+    rlBetter: finiteOrNull(q.exact?.aBetter),
+    ties: finiteOrNull(q.exact?.ties),
+    baseBetter: finiteOrNull(q.exact?.bBetter),
+    regretRl: finiteOrNull(q.exact?.regretA),
+    regretBase: finiteOrNull(q.exact?.regretB),
+    states: q.states,
+    sampled: { value: finiteOrNull(q.score), ci95: intervalOf(b.ci[1][0]) },
+  };
+}
+
+/**
+ * The summary's `recovery`: from the error states, each variant's and the base's continuation success
+ * (`eval.continuations` sampled continuations per state, eval/recovery) and the exact continuation
+ * value V^π_h(s) at the same states (h = turns left), differences paired over states.
+ */
+export async function measureRecovery(
+  errorStates: readonly State[],
+  policies: PerPolicy<MemoPolicy>,
+  config: StudyConfig,
+  envs: MakeEnv,
+): Promise<Summary['recovery']> {
+  const { continuations, resamples } = config.eval;
+  const { seed } = config;
+  const Tmax = tmaxOf(config);
+  const names = namesOf(policies);
+  const variants = names.filter((n) => n !== 'base');
+  const recs: Partial<Record<PolicyName, Awaited<ReturnType<typeof recovery>>>> = {};
+  for (const n of variants) {
+    recs[n] = await recovery(errorStates, policies[n]!, policies.base, {
+      continuations,
+      seed,
+      resamples,
+    });
+  }
+  // V^π of a policy on a map, computed once per (policy, map) and read at every state of that map.
+  const exactValuesCache = new Map<string, Map<Task, Float64Array>>();
+  const exactAt = (n: PolicyName, state: State): number => {
+    let byTask = exactValuesCache.get(n);
+    if (byTask === undefined) {
+      byTask = new Map();
+      exactValuesCache.set(n, byTask);
+    }
+    const env = envs(state.task);
+    const oracle = env.oracle!() as Oracle<unknown>;
+    let V = byTask.get(state.task);
+    if (V === undefined) {
+      const p = policies[n]!;
+      V = exactPolicyValues(env, p, Tmax, p.budgetAware)!.V;
+      byTask.set(state.task, V);
+    }
+    return V[turnsLeft(state) * oracle.nS + oracle.state(state.observation)];
+  };
+  const recExact = bootstrapSeries(
+    names.map((n) => Float64Array.from(errorStates, (st) => exactAt(n, st))),
+    errorStates.length,
+    1,
+    [contrast(names, 'rl', 'base'), contrast(names, 'budgetmix', 'base')],
+    { ...bootOf(config), key: STUDY_KEY.states + 5 },
+  );
+  const side = (n: PolicyName): RecoveryFigure => {
+    const s = names.indexOf(n);
+    const c = n === 'base' ? recs.rl!.b : recs[n]!.a;
+    return {
+      value: finiteOrNull(c.success),
+      ci95: intervalOf(c.ci95),
+      exact: finiteOrNull(recExact.mean[s][0]),
+      exactCi95: intervalOf(recExact.ci[s][0]),
+    };
+  };
+  const diff = (n: PolicyName, j: number): RecoveryFigure => ({
+    value: finiteOrNull(recs[n]!.diff),
+    ci95: intervalOf(recs[n]!.diffCi95),
+    exact: finiteOrNull(recExact.contrasts[j].mean[0]),
+    exactCi95: intervalOf(recExact.contrasts[j].ci[0]),
+  });
+  return {
+    base: side('base'),
+    rl: side('rl'),
+    budgetmix: side('budgetmix'),
+    ...(policies.gigpo ? { gigpo: side('gigpo') } : {}),
+    rlMinusBase: diff('rl', 0),
+    budgetmixMinusBase: diff('budgetmix', 1),
+    states: errorStates.length,
+    continuations,
+  };
+}
+
+/**
+ * The summary's `likelihood`: NLL of RL's actions under the base and under RL, and the cumulative
+ * LLR log π_RL − log π_base over RL's and the base's successful trajectories (eval/likelihood, on the
+ * diagnostic pools); intervals by resampling maps (one eval/likelihood call per map).
+ */
+export async function measureLikelihood(
+  pools: Episodes['pools'],
+  policies: Pick<PerPolicy<MemoPolicy>, 'base' | 'rl'>,
+  maps: number,
+  spec: EnvSpec,
+  config: StudyConfig,
+): Promise<Summary['likelihood']> {
+  const { diagnosticSamples } = config.eval;
+  const boot = bootOf(config);
+  const rlTraj: Trajectory[] = pools.rl.map((r) => r.trajectory);
+  const baseTraj: Trajectory[] = pools.base.map((r) => r.trajectory);
+  const lik = (await likelihood(rlTraj, baseTraj, policies.rl, policies.base))!;
+  const sums = {
+    nllB: new Float64Array(maps),
+    nllR: new Float64Array(maps),
+    llrR: new Float64Array(maps),
+    llrB: new Float64Array(maps),
+  };
+  const counts = {
+    nllB: new Float64Array(maps),
+    nllR: new Float64Array(maps),
+    llrR: new Float64Array(maps),
+    llrB: new Float64Array(maps),
+  };
+  for (let i = 0; i < maps; i++) {
+    const part = (await likelihood(
+      rlTraj.slice(i * diagnosticSamples, (i + 1) * diagnosticSamples),
+      baseTraj.slice(i * diagnosticSamples, (i + 1) * diagnosticSamples),
+      policies.rl,
+      policies.base,
+    ))!;
+    const put = (key: keyof typeof sums, mean: number | null, finite: number) => {
+      counts[key][i] = mean === null ? 0 : finite;
+      sums[key][i] = mean === null ? 0 : mean * finite;
+    };
+    put('nllB', part.nllAunderB, part.actions.a - part.infinite.nllAunderB);
+    put('nllR', part.nllAunderA, part.actions.a - part.infinite.nllAunderA);
+    put('llrR', part.llrSuccessA, part.successful.a - part.infinite.llrSuccessA);
+    put('llrB', part.llrSuccessB, part.successful.b - part.infinite.llrSuccessB);
+  }
+  const ratio = (key: keyof typeof sums) => ({ sums: sums[key], counts: counts[key] });
+  const nllCi = bootstrapRatios([ratio('nllB'), ratio('nllR')], boot);
+  const llrCi = bootstrapRatios([ratio('llrR'), ratio('llrB')], boot);
+  const figure = (value: number | null, ci95: readonly [number, number], n: number, infinite: number) => ({
+    value: finiteOrNull(value),
+    ci95: intervalOf(ci95),
+    n,
+    infinite,
+  });
+  return {
+    nllRlUnderBase: figure(
+      lik.nllAunderB,
+      nllCi.ci[0],
+      lik.actions.a - lik.infinite.nllAunderB,
+      lik.infinite.nllAunderB,
+    ),
+    nllRlUnderRl: figure(
+      lik.nllAunderA,
+      nllCi.ci[1],
+      lik.actions.a - lik.infinite.nllAunderA,
+      lik.infinite.nllAunderA,
+    ),
+    llrSuccessRl: figure(
+      lik.llrSuccessA,
+      llrCi.ci[0],
+      lik.successful.a - lik.infinite.llrSuccessA,
+      lik.infinite.llrSuccessA,
+    ),
+    llrSuccessBase: figure(
+      lik.llrSuccessB,
+      llrCi.ci[1],
+      lik.successful.b - lik.infinite.llrSuccessB,
+      lik.infinite.llrSuccessB,
+    ),
+    llrGap: { value: finiteOrNull(llrCi.diff), ci95: intervalOf(llrCi.diffCi) },
+    uniformNll: Math.log(typeof spec.actions === 'number' ? spec.actions : 1),
+    note: LIKELIHOOD_NOTE,
+  };
+}
+
+// ── Training ─────────────────────────────────────────────────────────────────────────────────────
+
+type Curve = { iter: number; value: number | null }[];
+
+/**
+ * The summary's `curves`: each variant's trajectory and step reward per iteration (from the trainer),
+ * and their trends: mean of the last quarter of iterations − mean of the first quarter, with a
+ * bootstrap interval over iterations (windowTrend, stream key 10 · variant + curve).
+ */
+export function measureTrainingCurves(
+  trained: PerVariant<Pick<RlResult, 'curves'>>,
+  config: StudyConfig,
+): Summary['curves'] {
+  const boot = bootOf(config);
+  const variants = namesOf(trained) as Variant[];
+  const window = Math.max(1, Math.floor(config.rl.iters / 4));
+  const curve = (key: 'trajectoryReward' | 'stepReward') =>
+    Object.fromEntries(
+      variants.map((n) => [
+        n,
+        trained[n]!.curves.map((p) => ({ iter: p.iter, value: finiteOrNull(p[key]) })),
+      ]),
+    ) as PerVariant<Curve>;
+  const trend = Object.fromEntries(
+    variants.map((n, v) => {
+      const c = trained[n]!.curves;
+      const tr = (key: 'trajectoryReward' | 'stepReward', k: number) => {
+        const w = windowTrend(
+          c.map((p) => p[key]),
+          window,
+          { ...boot, key: 10 * v + k },
+        );
+        return {
+          first: finiteOrNull(w.first),
+          last: finiteOrNull(w.last),
+          value: finiteOrNull(w.value),
+          ci95: intervalOf(w.ci),
+        };
+      };
+      return [n, { trajectoryReward: tr('trajectoryReward', 0), stepReward: tr('stepReward', 1) }];
+    }),
+  );
+  return {
+    trajectoryReward: curve('trajectoryReward'),
+    stepReward: curve('stepReward'),
+    window,
+    trend,
+  };
+}

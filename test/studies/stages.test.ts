@@ -1,0 +1,117 @@
+// The budget study's stages on their own (setup.ts, measure.ts): each one, called with explicit inputs,
+// gives exactly the section the whole pipeline put in the summary; the env factory argument is where
+// every env of a stage comes from; the training-curve trend on hand-built curves.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Task } from '../../src/core/types.ts';
+import { makeEnv } from '../../src/envs/index.ts';
+import { makePolicy } from '../../src/policies/spec.ts';
+import { parseStudyConfig } from '../../src/studies/budget/config.ts';
+import {
+  diagnosticStates,
+  measureExactPass,
+  measureLikelihood,
+  measurePass,
+  measureRecovery,
+  measureReference,
+  measureStepQuality,
+  measureTrainingCurves,
+  sampleEpisodes,
+} from '../../src/studies/budget/measure.ts';
+import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
+import { actingViews, type MakeEnv, makeStudyTasks, trainBase } from '../../src/studies/budget/setup.ts';
+import { type CurvePoint, grpoTrainer } from '../../src/studies/budget/trainer.ts';
+import { TINY } from './fixtures.ts';
+
+const noop = () => {};
+
+test('each stage on its own gives the section the pipeline put in the summary (tiny, real GRPO)', async () => {
+  const { summary: s, policies } = await runBudgetStudy(TINY, { trainer: grpoTrainer });
+  const config = parseStudyConfig(TINY);
+  const tasks = makeStudyTasks(config);
+  assert.deepEqual(
+    tasks.test.map((t) => t.seed),
+    Array.from({ length: TINY.seeds.test.count }, (_, i) => TINY.seeds.test.start + i),
+  );
+  const expert = makePolicy(config.base.expert, tasks.spec);
+
+  // The base again from scratch: the same figures and the very same weights.
+  const base = trainBase(config, tasks, expert, noop);
+  assert.deepEqual(base.summary, s.base);
+  const weights = (p: typeof base.policy) => p.net.namedParameters().map(([, t]) => Array.from(t.data));
+  assert.deepEqual(weights(base.policy), weights(policies.base));
+
+  // The measurements from the trained networks the pipeline returned.
+  assert.ok(policies.rl !== policies.base);
+  const views = actingViews(policies.base, {
+    rl: { policy: policies.rl, curves: [] },
+    budgetmix: { policy: policies.budgetmix, curves: [] },
+  });
+  const episodes = await sampleEpisodes(views, tasks.test, config, noop);
+  assert.equal(episodes.pools.rl.length, TINY.seeds.test.count * TINY.eval.diagnosticSamples);
+  assert.deepEqual(episodes.failures, s.failures);
+  assert.deepEqual(measurePass(episodes, tasks.test.length, config), s.passKT);
+  assert.deepEqual(measureExactPass(views, tasks.test, config, makeEnv), s.exactPassKT);
+  assert.deepEqual(measureReference(tasks.test, expert, tasks.spec, config, makeEnv), s.reference);
+  const states = await diagnosticStates(episodes.pools, config);
+  let parts = 0;
+  assert.deepEqual(await measureStepQuality(states, views, config, () => parts++), s.stepQuality);
+  assert.equal(parts, 2);
+  assert.deepEqual(await measureRecovery(states.errors.states, views, config, makeEnv), s.recovery);
+  assert.deepEqual(
+    await measureLikelihood(episodes.pools, views, tasks.test.length, tasks.spec, config),
+    s.likelihood,
+  );
+  // The base and RL pools are each policy's own: swapping them changes the likelihood figures.
+  const swapped = await measureLikelihood(
+    { base: episodes.pools.rl, rl: episodes.pools.base },
+    views,
+    tasks.test.length,
+    tasks.spec,
+    config,
+  );
+  assert.notDeepEqual(swapped.nllRlUnderBase, s.likelihood.nllRlUnderBase);
+
+  // Every env the exact stages make comes from their `envs` argument: one per (policy, map), one per
+  // (reference policy, map), one per (policy, error state).
+  const made: Task[] = [];
+  const counting: MakeEnv = (task) => {
+    made.push(task);
+    return makeEnv(task);
+  };
+  const maps = tasks.test.length;
+  measureExactPass(views, tasks.test, config, counting);
+  assert.equal(made.length, 3 * maps);
+  measureReference(tasks.test, expert, tasks.spec, config, counting);
+  assert.equal(made.length, 6 * maps);
+  await measureRecovery(states.errors.states, views, config, counting);
+  assert.equal(made.length, 6 * maps + 3 * states.errors.states.length);
+});
+
+test('measureTrainingCurves on hand-built curves: quarter windows, exact trends, missing points skipped', () => {
+  const config = parseStudyConfig(TINY); // 8 iterations: windows of 2
+  const points = (traj: number[], step: number[]): CurvePoint[] =>
+    traj.map((t, iter) => ({ iter, trajectoryReward: t, stepReward: step[iter] }));
+  const rl = points([0.25, 0.25, 0.5, 0.9, 0.1, 0.5, 0.75, 0.75], [1, Number.NaN, 1, 0, 0, 1, 0.5, 0.5]);
+  const flat = points([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], [0, 0, 0, 0, 0, 0, 0, 0]);
+  const c = measureTrainingCurves(
+    {
+      rl: { curves: rl },
+      budgetmix: { curves: flat },
+    },
+    config,
+  );
+  assert.equal(c.window, 2);
+  assert.deepEqual(Object.keys(c.trend), ['rl', 'budgetmix']);
+  // Constant windows: every resample gives the same difference, so the interval is that point.
+  assert.deepEqual(c.trend.rl.trajectoryReward, { first: 0.25, last: 0.75, value: 0.5, ci95: [0.5, 0.5] });
+  // The NaN point is skipped in its window (first = 1, not NaN) and stored as null in the curve.
+  assert.deepEqual(c.trend.rl.stepReward, { first: 1, last: 0.5, value: -0.5, ci95: [-0.5, -0.5] });
+  assert.deepEqual(c.stepReward.rl[1], { iter: 1, value: null });
+  assert.deepEqual(c.trend.budgetmix.trajectoryReward, { first: 0.5, last: 0.5, value: 0, ci95: [0, 0] });
+  assert.deepEqual(
+    c.trajectoryReward.rl.map((p) => p.value),
+    [0.25, 0.25, 0.5, 0.9, 0.1, 0.5, 0.75, 0.75],
+  );
+  assert.equal(c.trajectoryReward.gigpo, undefined);
+});
