@@ -60,6 +60,8 @@ export interface StepInfo {
   failure?: FailureKind;
   /** false: the action was malformed or illegal; the env did not move. */
   valid?: boolean;
+  /** Env-specific extras (a per-turn quality signal, clues): kept in files as they are. */
+  [extra: string]: unknown;
 }
 
 export interface StepResult<O> {

@@ -55,12 +55,12 @@ export function envSpec(task: Task): EnvSpec {
 
 /** The registry as an env factory: what the composition layers hand to rollout, train and eval.
  * `module` lets worker threads (ES) import it back as `envs`. */
-export const envs: EnvFactory = {
+export const envs = {
   make: makeEnv,
   spec: envSpec,
-  configure: (c) => envConfig(c.env, c.params),
+  configure: (c: EnvConfig) => envConfig(c.env, c.params),
   module: import.meta.url,
-};
+} satisfies EnvFactory;
 
 export { makeTasks } from '../core/tasks.ts';
 

@@ -3,7 +3,13 @@
 // schema is the source of truth: the compile-time checks at the end fail the type-check if it and the
 // core interfaces (core/types.ts) ever describe different shapes, so no cast joins them.
 import { z } from 'zod';
-import { FAILURE_KINDS, type FailureKind, type Trajectory, type Turn, type TurnTrace } from '../core/types.ts';
+import {
+  FAILURE_KINDS,
+  type FailureKind,
+  type Trajectory,
+  type Turn,
+  type TurnTrace,
+} from '../core/types.ts';
 
 const FailureKindSchema = z.enum(FAILURE_KINDS as [FailureKind, ...FailureKind[]]);
 
@@ -33,7 +39,10 @@ export const TurnTraceSchema = z
     tokens: z.array(z.number().int().min(0)).optional().describe('token ids of the action (the completion)'),
     logprobs: z.array(LogProb).optional().describe('log-prob of each action token (null for −∞)'),
     model: z.string().optional(),
-    modelVersion: z.string().optional().describe('a fingerprint or checkpoint hash, where the server gives one'),
+    modelVersion: z
+      .string()
+      .optional()
+      .describe('a fingerprint or checkpoint hash, where the server gives one'),
     usage: z
       .object({
         prompt: z.number().int().min(0),
@@ -124,5 +133,8 @@ export const asTrajectory = (x: z.output<typeof TrajectorySchema>): Trajectory =
 
 /** The JSON Schema (draft 2020-12) of one trajectory JSONL line, as written. */
 export function trajectoryJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(TrajectorySchema, { io: 'input', target: 'draft-2020-12' }) as Record<string, unknown>;
+  return z.toJSONSchema(TrajectorySchema, { io: 'input', target: 'draft-2020-12' }) as Record<
+    string,
+    unknown
+  >;
 }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Task } from '../../src/core/types.ts';
-import { makeEnv } from '../../src/envs/index.ts';
+import { envs, makeEnv } from '../../src/envs/index.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { parseStudyConfig } from '../../src/studies/budget/config.ts';
 import {
@@ -36,7 +36,7 @@ test('each stage on its own gives the section the pipeline put in the summary (t
   const expert = makePolicy(config.base.expert, tasks.spec);
 
   // The base again from scratch: the same figures and the very same weights.
-  const base = trainBase(config, tasks, expert, noop);
+  const base = await trainBase(envs, config, tasks, expert, noop);
   assert.deepEqual(base.summary, s.base);
   const weights = (p: typeof base.policy) => p.net.namedParameters().map(([, t]) => Array.from(t.data));
   assert.deepEqual(weights(base.policy), weights(policies.base));
@@ -47,23 +47,24 @@ test('each stage on its own gives the section the pipeline put in the summary (t
     rl: { policy: policies.rl, curves: [] },
     budgetmix: { policy: policies.budgetmix, curves: [] },
   });
-  const episodes = await sampleEpisodes(views, tasks.test, config, noop);
+  const episodes = await sampleEpisodes(envs, views, tasks.test, config, noop);
   assert.equal(episodes.pools.rl.length, TINY.seeds.test.count * TINY.eval.diagnosticSamples);
   assert.deepEqual(episodes.failures, s.failures);
   assert.deepEqual(measurePass(episodes, tasks.test.length, config), s.passKT);
-  assert.deepEqual(measureExactPass(views, tasks.test, config, makeEnv), s.exactPassKT);
-  assert.deepEqual(measureReference(tasks.test, expert, tasks.spec, config, makeEnv), s.reference);
-  const states = await diagnosticStates(episodes.pools, config);
+  assert.deepEqual(measureExactPass(views, tasks.test, config, envs), s.exactPassKT);
+  assert.deepEqual(measureReference(tasks.test, expert, tasks.spec, config, envs), s.reference);
+  const states = await diagnosticStates(envs, episodes.pools, config);
   let parts = 0;
-  assert.deepEqual(await measureStepQuality(states, views, config, () => parts++), s.stepQuality);
+  assert.deepEqual(await measureStepQuality(envs, states, views, config, () => parts++), s.stepQuality);
   assert.equal(parts, 2);
-  assert.deepEqual(await measureRecovery(states.errors.states, views, config, makeEnv), s.recovery);
+  assert.deepEqual(await measureRecovery(states.errors.states, views, config, envs), s.recovery);
   assert.deepEqual(
-    await measureLikelihood(episodes.pools, views, tasks.test.length, tasks.spec, config),
+    await measureLikelihood(envs, episodes.pools, views, tasks.test.length, tasks.spec, config),
     s.likelihood,
   );
   // The base and RL pools are each policy's own: swapping them changes the likelihood figures.
   const swapped = await measureLikelihood(
+    envs,
     { base: episodes.pools.rl, rl: episodes.pools.base },
     views,
     tasks.test.length,
@@ -73,19 +74,35 @@ test('each stage on its own gives the section the pipeline put in the summary (t
   assert.notDeepEqual(swapped.nllRlUnderBase, s.likelihood.nllRlUnderBase);
 
   // Every env the exact stages make comes from their `envs` argument: one per (policy, map), one per
-  // (reference policy, map), one per (policy, error state).
+  // (reference policy, map); recovery steps one env per continuation (each closed after it) for both
+  // policies of each variant's comparison, one view per distinct task (closed together), and reads
+  // one view per (policy, error state).
   const made: Task[] = [];
-  const counting: MakeEnv = (task) => {
-    made.push(task);
-    return makeEnv(task);
+  let closed = 0;
+  const counting: MakeEnv = {
+    ...envs,
+    make: (task) => {
+      made.push(task);
+      const env = makeEnv(task);
+      env.close = () => {
+        closed++;
+      };
+      return env;
+    },
   };
   const maps = tasks.test.length;
   measureExactPass(views, tasks.test, config, counting);
   assert.equal(made.length, 3 * maps);
   measureReference(tasks.test, expert, tasks.spec, config, counting);
   assert.equal(made.length, 6 * maps);
+  made.length = 0;
+  closed = 0;
+  const S = states.errors.states.length;
+  const distinct = new Set(states.errors.states.map((st) => JSON.stringify(st.task))).size;
   await measureRecovery(states.errors.states, views, config, counting);
-  assert.equal(made.length, 6 * maps + 3 * states.errors.states.length);
+  const stepped = 2 * (2 * TINY.eval.continuations * S + distinct);
+  assert.equal(made.length, stepped + 3 * S);
+  assert.equal(closed, stepped);
 });
 
 test('measureTrainingCurves on hand-built curves: quarter windows, exact trends, missing points skipped', () => {

@@ -68,6 +68,7 @@ export interface Episodes {
  * the diagnostic pools are kept once a policy is done.
  */
 export async function sampleEpisodes(
+  envs: MakeEnv,
   policies: PerPolicy<MemoPolicy>,
   test: readonly Task[],
   config: StudyConfig,
@@ -81,6 +82,7 @@ export async function sampleEpisodes(
   const total = names.length * test.length * samples;
   for (const [i, n] of names.entries()) {
     const run = await runPassCounts({
+      envs,
       tasks: test,
       samples,
       T,
@@ -241,7 +243,7 @@ export function measureReference(
 
 /** Success within each T of a policy on one map, exactly (V^π_T at the start cells). */
 function exactByT(task: Task, policy: AnyPolicy, T: readonly number[], envs: MakeEnv): Float64Array {
-  const env = envs(task);
+  const env = envs.make(task);
   const oracle = env.oracle?.() as Oracle<unknown> | undefined;
   const Tmax = T[T.length - 1];
   const values = exactPolicyValues(env, policy, Tmax, policy.budgetAware);
@@ -254,7 +256,7 @@ function exactByT(task: Task, policy: AnyPolicy, T: readonly number[], envs: Mak
 }
 
 function optimalByT(task: Task, T: readonly number[], envs: MakeEnv): Float64Array {
-  const oracle = envs(task).oracle!() as Oracle<unknown>;
+  const oracle = envs.make(task).oracle!() as Oracle<unknown>;
   return Float64Array.from(T, (t) => {
     let v = 0;
     for (const s of oracle.starts) v += oracle.v(t, s);
@@ -273,12 +275,13 @@ export interface DiagnosticStates {
 
 /** The states the step-quality and recovery diagnostics are measured at (`eval.states` of each kind). */
 export async function diagnosticStates(
+  envs: MakeEnv,
   pools: Episodes['pools'],
   config: StudyConfig,
 ): Promise<DiagnosticStates> {
   const from = [pools.base, pools.rl];
   const normal = collectStates(from, config.eval.states, config.seed);
-  const errors = await makeErrorStates(from, config.eval.states, config.seed);
+  const errors = await makeErrorStates(envs, from, config.eval.states, config.seed);
   return { normal, errors };
 }
 
@@ -288,14 +291,15 @@ export async function diagnosticStates(
  * with intervals over states. `onPart` after each kind of state.
  */
 export async function measureStepQuality(
+  envs: MakeEnv,
   states: DiagnosticStates,
   policies: Pick<PerPolicy<MemoPolicy>, 'base' | 'rl'>,
   config: StudyConfig,
   onPart: () => void,
 ): Promise<Summary['stepQuality']> {
-  const normal = await stepQualityAt(states.normal, 0, policies, config);
+  const normal = await stepQualityAt(envs, states.normal, 0, policies, config);
   onPart();
-  const error = await stepQualityAt(states.errors.states, 1, policies, config);
+  const error = await stepQualityAt(envs, states.errors.states, 1, policies, config);
   onPart();
   const { attempts, noBadAction, terminal } = states.errors;
   return { normal, error, errorStates: { attempts, noBadAction, terminal }, budget: tmaxOf(config) };
@@ -303,6 +307,7 @@ export async function measureStepQuality(
 
 /** Step quality at one set of states; `key` separates the random streams of the two sets. */
 async function stepQualityAt(
+  envs: MakeEnv,
   states: readonly State[],
   key: number,
   policies: Pick<PerPolicy<MemoPolicy>, 'base' | 'rl'>,
@@ -310,7 +315,7 @@ async function stepQualityAt(
 ): Promise<StepQualityFigure> {
   const exactScore = new Float64Array(states.length);
   const drawnScore = new Float64Array(states.length);
-  const q = await stepQuality(states, policies.rl, policies.base, {
+  const q = await stepQuality(envs, states, policies.rl, policies.base, {
     actions: config.eval.actions,
     seed: config.seed,
     key,
@@ -354,7 +359,7 @@ export async function measureRecovery(
   const variants = names.filter((n) => n !== 'base');
   const recs: Partial<Record<PolicyName, Awaited<ReturnType<typeof recovery>>>> = {};
   for (const n of variants) {
-    recs[n] = await recovery(errorStates, policies[n]!, policies.base, {
+    recs[n] = await recovery(envs, errorStates, policies[n]!, policies.base, {
       continuations,
       seed,
       resamples,
@@ -368,7 +373,7 @@ export async function measureRecovery(
       byTask = new Map();
       exactValuesCache.set(n, byTask);
     }
-    const env = envs(state.task);
+    const env = envs.make(state.task);
     const oracle = env.oracle!() as Oracle<unknown>;
     let V = byTask.get(state.task);
     if (V === undefined) {
@@ -419,6 +424,7 @@ export async function measureRecovery(
  * diagnostic pools); intervals by resampling maps (one eval/likelihood call per map).
  */
 export async function measureLikelihood(
+  envs: MakeEnv,
   pools: Episodes['pools'],
   policies: Pick<PerPolicy<MemoPolicy>, 'base' | 'rl'>,
   maps: number,
@@ -429,7 +435,7 @@ export async function measureLikelihood(
   const boot = bootOf(config);
   const rlTraj: Trajectory[] = pools.rl.map((r) => r.trajectory);
   const baseTraj: Trajectory[] = pools.base.map((r) => r.trajectory);
-  const lik = (await likelihood(rlTraj, baseTraj, policies.rl, policies.base))!;
+  const lik = (await likelihood(envs, rlTraj, baseTraj, policies.rl, policies.base))!;
   const sums = {
     nllB: new Float64Array(maps),
     nllR: new Float64Array(maps),
@@ -444,6 +450,7 @@ export async function measureLikelihood(
   };
   for (let i = 0; i < maps; i++) {
     const part = (await likelihood(
+      envs,
       rlTraj.slice(i * diagnosticSamples, (i + 1) * diagnosticSamples),
       baseTraj.slice(i * diagnosticSamples, (i + 1) * diagnosticSamples),
       policies.rl,

@@ -10,7 +10,7 @@
 //   5. the findings (findings.ts), a pure function of the measurements.
 // The library never prints: progress goes through callbacks. Every random choice derives from
 // config.seed, so the same config gives the same summary (timings excepted).
-import { makeEnv } from '../../envs/index.ts';
+import { envs as registry } from '../../envs/index.ts';
 import type { NeuralPolicy } from '../../policies/neural.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { parseStudyConfig, type StudyConfig } from './config.ts';
@@ -53,6 +53,8 @@ export interface StudyProgress {
 
 export interface StudyOptions {
   trainer: RlTrainer;
+  /** Where the study's envs come from (default: the registry). */
+  envs?: MakeEnv;
   /** Progress within a stage (BC epochs, training iterations, evaluated episodes, diagnostics). */
   onProgress?: (p: StudyProgress) => void;
   /** A stage begins (for a log line). */
@@ -67,7 +69,7 @@ export interface StudyResult {
 
 export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promise<StudyResult> {
   const config = parseStudyConfig(input);
-  const envs: MakeEnv = makeEnv; // every env a stage makes comes from here
+  const envs: MakeEnv = o.envs ?? registry; // every env a stage makes comes from here
   const clock = new Stopwatch();
   const hooks: StageHooks = {
     stage: (stage, detail) => o.onStage?.(stage, detail),
@@ -80,7 +82,7 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
   const expert = makePolicy(config.base.expert, tasks.spec, 'config.base.expert');
   clock.start();
   hooks.stage('base', `behaviour cloning of ${expert.id} on ${tasks.train.length} training maps`);
-  const base = trainBase(config, tasks, expert, (e, n) => hooks.progress('base', e, n));
+  const base = await trainBase(envs, config, tasks, expert, (e, n) => hooks.progress('base', e, n));
   clock.lap('bc');
   const trained = await trainVariants(config, base.policy, tasks.train, o.trainer, hooks, clock);
   const policies = actingViews(base.policy, trained);
@@ -91,7 +93,7 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
     'evaluation',
     `Pass@(K,T) on ${tasks.test.length} held-out maps × ${samples} samples per policy`,
   );
-  const episodes = await sampleEpisodes(policies, tasks.test, config, (d, n) =>
+  const episodes = await sampleEpisodes(envs, policies, tasks.test, config, (d, n) =>
     hooks.progress('evaluation', d, n),
   );
   const passKT = measurePass(episodes, tasks.test.length, config);
@@ -103,11 +105,18 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
   hooks.stage('diagnostics', `step quality, recovery and likelihood at T=${T[T.length - 1]}`);
   let part = 0;
   const tick = () => hooks.progress('diagnostics', ++part, 4);
-  const states = await diagnosticStates(episodes.pools, config);
-  const stepQuality = await measureStepQuality(states, policies, config, tick); // parts 1 and 2
+  const states = await diagnosticStates(envs, episodes.pools, config);
+  const stepQuality = await measureStepQuality(envs, states, policies, config, tick); // parts 1 and 2
   const recovery = await measureRecovery(states.errors.states, policies, config, envs);
   tick();
-  const likelihood = await measureLikelihood(episodes.pools, policies, tasks.test.length, tasks.spec, config);
+  const likelihood = await measureLikelihood(
+    envs,
+    episodes.pools,
+    policies,
+    tasks.test.length,
+    tasks.spec,
+    config,
+  );
   tick();
   clock.lap('diagnostics');
 

@@ -2,7 +2,7 @@
 // behaviour-cloned from an expert, and the RL variants the injected trainer fine-tunes from it. The
 // measurements (measure.ts) receive what these return; nothing here looks at the held-out maps.
 import { InputError } from '../../core/errors.ts';
-import type { Env, EnvConfig, EnvSpec, Policy, Task } from '../../core/types.ts';
+import type { Env, EnvConfig, EnvFactory, EnvSpec, Policy, Task } from '../../core/types.ts';
 import { envConfig, envSpec, makeTasks } from '../../envs/index.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../../policies/neural.ts';
 import { collectDemonstrations, trainBc } from '../../train/bc.ts';
@@ -30,8 +30,11 @@ export function namesOf<X>(r: Partial<Record<PolicyName, X>>): PolicyName[] {
   return POLICY_NAMES.filter((n) => r[n] !== undefined);
 }
 
-/** Where every env of the study comes from (envs/index.ts's makeEnv today). */
-export type MakeEnv = (task: Task) => Env<unknown, unknown>;
+/** Where every env of the study comes from: an env factory whose `make` is synchronous (the exact
+ * stages read oracles directly). The registry (envs/index.ts's `envs`) is one. */
+export interface MakeEnv extends EnvFactory {
+  make(task: Task): Env<unknown, unknown>;
+}
 
 /** What a stage may tell the caller: the library never prints. */
 export interface StageHooks {
@@ -95,18 +98,20 @@ export interface BaseRun {
  * The base: an MLP behaviour-cloned on the expert's own rollouts on the training maps, with soft
  * targets (the expert's whole action distribution, not only the action it took).
  */
-export function trainBase(
+export async function trainBase(
+  envs: MakeEnv,
   config: StudyConfig,
   tasks: StudyTasks,
   expert: AnyPolicy,
   onEpoch: (epoch: number, epochs: number) => void,
-): BaseRun {
+): Promise<BaseRun> {
   const { seed } = config;
   const policy = new NeuralPolicy(
     mlpPolicyConfig(tasks.spec, { hidden: config.base.hidden, seed, budgetAware: false }, 'config.base'),
     'base',
   );
-  const demos = collectDemonstrations({
+  const demos = await collectDemonstrations({
+    envs,
     tasks: tasks.train,
     expert,
     student: policy,
