@@ -10,6 +10,7 @@ import { registerEnv } from './env.ts';
 import { registerEval } from './eval.ts';
 import { registerReport } from './report.ts';
 import { registerRollout } from './rollout.ts';
+import { registerSchema } from './schema.ts';
 import { registerStudy } from './study.ts';
 import { registerSummary } from './summary.ts';
 import { registerTrain } from './train.ts';
@@ -28,4 +29,5 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerDemo,
   registerStudy,
   registerReport,
+  registerSchema,
 ];
