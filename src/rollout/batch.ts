@@ -104,13 +104,13 @@ export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
   }
 
   // Sync fast path: one env per task, reused across its samples, closed after the last one.
-  const pool = (first: number, pending?: Promise<Trajectory>, env?: AnyEnv) =>
-    finishAsync(opts, out, first, start, concurrency, pending, env);
+  const pool = (first: number, pending?: Promise<Trajectory>, env?: AnyEnv, made?: Promise<AnyEnv>) =>
+    finishAsync(opts, out, first, start, concurrency, pending, env, made);
   let env: AnyEnv | undefined;
   for (let i = 0; i < total; i++) {
     if (i % samples === 0) {
       const made = makeEnv(tasks[i / samples]);
-      if (isPromise(made)) return pool(i);
+      if (isPromise(made)) return pool(i, undefined, undefined, made);
       env = made;
     }
     let r: MaybePromise<Trajectory>;
@@ -137,7 +137,8 @@ export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
 /**
  * The rest of a batch, `concurrency` episodes in flight, each with an env of its own (closed when its
  * episode ends). `pending` is the episode the sync loop had started (index first − 1) on `shared`,
- * the env of its task, closed when that episode ends.
+ * the env of its task, closed when that episode ends; `made`, an env the sync loop asked for (for
+ * episode `first`) and got as a promise.
  */
 async function finishAsync(
   opts: BatchOptions,
@@ -147,6 +148,7 @@ async function finishAsync(
   concurrency: number,
   pending?: Promise<Trajectory>,
   shared?: AnyEnv,
+  made?: Promise<AnyEnv>,
 ): Promise<Trajectory[]> {
   const total = out.length;
   const done = new Uint8Array(total);
@@ -161,7 +163,9 @@ async function finishAsync(
     }
   };
   const own = async (i: number) => {
-    const env = await opts.makeEnv(opts.tasks[Math.floor(i / opts.samples)]);
+    const env = await (i === first && made !== undefined
+      ? made
+      : opts.makeEnv(opts.tasks[Math.floor(i / opts.samples)]));
     try {
       return await start(i, env);
     } finally {

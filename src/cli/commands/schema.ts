@@ -30,15 +30,22 @@ export const SCHEMA_NAMES: readonly string[] = Object.keys(SCHEMAS);
 /** The JSON Schema of a named schema: what a file may hold as written (zod's input side). */
 export function jsonSchemaOf(name: string): Record<string, unknown> {
   const entry = Object.hasOwn(SCHEMAS, name) ? SCHEMAS[name] : undefined;
-  if (entry === undefined) throw new InputError('schema', name, `expected one of: ${SCHEMA_NAMES.join(', ')}`);
-  const schema = z.toJSONSchema(entry.schema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' });
+  if (entry === undefined)
+    throw new InputError('schema', name, `expected one of: ${SCHEMA_NAMES.join(', ')}`);
+  const schema = z.toJSONSchema(entry.schema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  });
   return { ...schema, title: `turnwise ${name}`, description: entry.summary };
 }
 
 export function registerSchema(program: Command): void {
   program
     .command('schema [name]')
-    .description(`the JSON Schema of a file turnwise reads or writes (${SCHEMA_NAMES.join(', ')}); no name: the list`)
+    .description(
+      `the JSON Schema of a file turnwise reads or writes (${SCHEMA_NAMES.join(', ')}); no name: the list`,
+    )
     .option('--json', 'machine-readable list (a schema itself is always JSON)')
     .action((name: string | undefined, flags: { json?: boolean }) => {
       if (name !== undefined) {
