@@ -86,15 +86,16 @@ test('a policy that throws (sync or async) ends each episode with kind error; ev
 test('the factory failing for one task rejects the batch after closing every env it had made', async () => {
   const life = newLifecycle();
   await assert.rejects(
-    rollout({
-      makeEnv: sayFactory(life, { failOn: 13 }).make,
-      tasks,
-      samples: 2,
-      budget: 3,
-      runSeed: 0,
-      policy: new BigramPolicy(),
-      concurrency: 3,
-    }),
+    async () =>
+      rollout({
+        makeEnv: sayFactory(life, { failOn: 13 }).make,
+        tasks,
+        samples: 2,
+        budget: 3,
+        runSeed: 0,
+        policy: new BigramPolicy(),
+        concurrency: 3,
+      }),
     /cannot make task 13/,
   );
   assert.ok(life.made >= 6, `${life.made} made`);
