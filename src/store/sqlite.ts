@@ -6,6 +6,8 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { InputError } from '../core/errors.ts';
 import type { Trajectory } from '../core/types.ts';
+import { fromZod } from '../core/validate.ts';
+import { asTrajectory, TrajectorySchema } from './schema.ts';
 
 export interface RunRow {
   id: string;
@@ -132,11 +134,22 @@ export class RunStore {
       .n;
   }
 
+  /** The run's whole trajectories (rows stored with `full`), validated as the JSONL reader does, so a
+   * −∞ log-prob (stored as null) and an LLM turn's trace come back as they went in. */
   trajectories(run: string): Trajectory[] {
-    const rows = this.db.prepare('SELECT data FROM trajectories WHERE run = ? ORDER BY idx').all(run) as {
-      data: string;
-    }[];
-    return rows.map((r) => JSON.parse(r.data) as Trajectory);
+    const rows = this.db
+      .prepare('SELECT idx, data FROM trajectories WHERE run = ? ORDER BY idx')
+      .all(run) as { idx: number; data: string }[];
+    return rows.map((r) => {
+      const value = JSON.parse(r.data) as { turns?: unknown };
+      if (value.turns === undefined) {
+        throw InputError.raw(
+          `${this.path}: run ${run} row ${r.idx}`,
+          'holds the outcome only (stored without turns)',
+        );
+      }
+      return asTrajectory(fromZod(TrajectorySchema, value, `${this.path}: run ${run} row ${r.idx}`));
+    });
   }
 
   /** One training iteration — its trajectories and its metrics — in a single transaction, so that a
