@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
-import type { Action, EnvSpec, Policy, TurnContext } from '../core/types.ts';
+import type { Action, BatchedPolicy, DiscretePolicy, EnvSpec, TurnContext } from '../core/types.ts';
 import { fromZod } from '../core/validate.ts';
 import { checkpointBytes, loadParameters, writeCheckpoint } from '../nn/checkpoint.ts';
 import { ACTIVATIONS, type Activation, MLP } from '../nn/layers.ts';
@@ -69,7 +69,7 @@ export function mlpPolicyConfig(env: EnvSpec, o: MlpPolicyOptions = {}, field = 
   };
 }
 
-export class NeuralPolicy implements Policy<unknown, number> {
+export class NeuralPolicy implements DiscretePolicy, BatchedPolicy<unknown, number> {
   readonly id: string;
   readonly budgetAware: boolean;
   readonly config: MlpPolicyConfig;

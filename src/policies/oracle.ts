@@ -1,7 +1,7 @@
 // The oracle policy: greedy on the env's exact Q*_h for h = the turns left (budget-aware), or on a fixed
 // h = horizon (budget-blind, like an agent trained with one episode limit). Ties share the greedy
 // mass equally; eps mixes in the uniform policy; temp replaces greedy by softmax(Q*/temp).
-import type { Action, Oracle, Policy, TurnContext } from '../core/types.ts';
+import type { Action, DiscretePolicy, Oracle, TurnContext } from '../core/types.ts';
 import { logProbOf, sampleFrom, softmaxInto } from './distribution.ts';
 
 export interface OracleOptions {
@@ -16,7 +16,7 @@ export interface OracleOptions {
 /** Ties within this absolute tolerance count as equally good (Q* values are probabilities here). */
 const TIE = 1e-12;
 
-export class OraclePolicy implements Policy<unknown, number> {
+export class OraclePolicy implements DiscretePolicy {
   readonly id: string;
   readonly budgetAware: boolean;
   readonly options: OracleOptions;

@@ -1,12 +1,12 @@
 // The uniform policy over a discrete action space: log π(a) = −ln nA for every legal a.
-import type { Action, EnvSpec, Policy, TurnContext } from '../core/types.ts';
+import type { Action, DiscretePolicy, EnvSpec, TurnContext } from '../core/types.ts';
 
 export function discreteActions(spec: EnvSpec): number {
   if (typeof spec.actions !== 'number') throw new Error(`env ${spec.id} has no discrete action space`);
   return spec.actions;
 }
 
-export class RandomPolicy implements Policy<unknown, number> {
+export class RandomPolicy implements DiscretePolicy {
   readonly id = 'random';
   readonly budgetAware = false;
 

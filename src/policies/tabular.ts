@@ -4,7 +4,7 @@
 // tensor gathered per state) and checkpoint it bit for bit.
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
-import type { Action, EnvSpec, Policy, TurnContext } from '../core/types.ts';
+import type { Action, DiscretePolicy, EnvSpec, TurnContext } from '../core/types.ts';
 import { fromZod } from '../core/validate.ts';
 import { checkpointBytes, loadParameters, writeCheckpoint } from '../nn/checkpoint.ts';
 import type { Optimizer } from '../nn/optim.ts';
@@ -27,7 +27,7 @@ export type TabularPolicyConfig = z.infer<typeof ConfigSchema>;
 /** The parameter's name in checkpoints. */
 const LOGITS = 'logits';
 
-export class TabularPolicy implements Policy<unknown, number> {
+export class TabularPolicy implements DiscretePolicy {
   readonly id: string;
   readonly budgetAware = false;
   readonly nS: number;

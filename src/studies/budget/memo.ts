@@ -10,7 +10,7 @@
 // from the same log-softmax — so a rollout with the memo is the rollout with the network, byte for
 // byte (test/studies/budget.test.ts checks it). It has no actBatch: the sequential rollout path is
 // the fast one once acting is a table lookup.
-import type { Action, Policy, TurnContext } from '../../core/types.ts';
+import type { Action, DiscretePolicy, TurnContext } from '../../core/types.ts';
 import type { NeuralPolicy } from '../../policies/neural.ts';
 
 interface Row {
@@ -20,7 +20,7 @@ interface Row {
   p: Float64Array;
 }
 
-export class MemoPolicy implements Policy<unknown, number> {
+export class MemoPolicy implements DiscretePolicy {
   readonly id: string;
   readonly budgetAware: boolean;
   readonly inner: NeuralPolicy;
