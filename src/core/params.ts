@@ -16,9 +16,9 @@ declare module 'zod' {
     /** Flags that are sugar over a structured field (`--budget-mix 10,20,50`), each with its own help
      * line; the command supplies their parsers. */
     flags?: Record<string, string>;
-    /** Defaults that depend on another field, filled in by the config's owner (train/config.ts:
-     * `{ tabular: 0.1, neural: 3e-3 }` by policy kind). */
-    defaults?: Record<string, unknown>;
+    /** Defaults that depend on another field, filled in by the config's owner or the code that reads
+     * the field: `{ by: 'policy kind', values: { tabular: 0.1, neural: 3e-3 } }` (train/config.ts). */
+    defaults?: { by: string; values: Record<string, unknown> };
   }
 }
 
