@@ -122,10 +122,10 @@ export function applyParamFlags(
 }
 
 /** `--set path.to.field=value`, repeatable. */
-export function setOption(what: string): Option {
+export function setOption(what: string, example: string): Option {
   return new Option(
     '--set <path=value>',
-    `set any ${what} field by its path (repeatable), e.g. --set ppo.clipHigh=0.3; values are numbers, true/false, text or JSON ([32,32], {"kind":"fixed","budget":50})`,
+    `set any ${what} field by its path (repeatable), e.g. --set ${example}; values are numbers, true/false, text or JSON ([32,32], {"a":1})`,
   ).argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
 }
 

@@ -4,6 +4,7 @@
 // the one place a default is written). Method specs (`gigpo:std=false`), the credit command's flags and
 // the training config's `credit` fields are all checked against these.
 import { z } from 'zod';
+import { defaultOf } from '../core/params.ts';
 import { DISCOUNTED_DEFAULTS } from './discounted.ts';
 import { GAE_DEFAULTS } from './gae.ts';
 import { GIGPO_DEFAULTS } from './gigpo.ts';
@@ -68,6 +69,17 @@ export const METHOD_PARAMS = {
     })
     .strict(),
 } as const;
+
+/** A parameter's default in each method that reads it: `{ gae: 0.99, gigpo: 0.95, … }`. */
+export function methodDefaults(param: CreditParam): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [m, schema] of Object.entries(METHOD_PARAMS)) {
+    const field = (schema.shape as Record<string, z.ZodType>)[param];
+    const d = field === undefined ? undefined : defaultOf(field);
+    if (d !== undefined) out[m] = d.value;
+  }
+  return out;
+}
 
 /** Where GAE's V(s_t) comes from: `exact` = V^π_{T−t}(s_t) of the acting policy from the env's oracle;
  * `zero` = V ≡ 0 (GAE then reduces to the discounted λ-return). */

@@ -2,7 +2,7 @@
 // inferred from it, every field has its default and a one-line reason). `turnwise train --config
 // run.json` reads it, flags override it, and the resolved config is saved with the run.
 import { z } from 'zod';
-import { allowed, defaultOf, getPath, paramsOf, setPath } from '../core/params.ts';
+import { allowed, getPath, paramsOf, setPath } from '../core/params.ts';
 import { fromZod } from '../core/validate.ts';
 import {
   CREDIT_PARAM_NAMES,
@@ -11,6 +11,7 @@ import {
   METHOD_NAMES,
   METHOD_PARAMS,
   type MethodName,
+  methodDefaults,
   SPEC_PARAMS,
 } from '../credit/index.ts';
 
@@ -64,15 +65,8 @@ function creditFields<const F extends Partial<Record<CreditParam, string>>>(flag
   const out = {} as { [K in CreditParam]: z.ZodOptional<(typeof CREDIT_PARAMS)[K]> };
   for (const k of CREDIT_PARAM_NAMES) {
     // The defaults are the methods' own, shown in help; unset, each method applies its own.
-    const values: Record<string, unknown> = {};
-    for (const [m, schema] of Object.entries(METHOD_PARAMS)) {
-      const d = defaultOf((schema.shape as Record<string, z.ZodType>)[k] ?? z.never());
-      if (d !== undefined) values[m] = d.value;
-    }
-    const meta = {
-      defaults: { by: 'method', values },
-      ...(flags[k] === undefined ? {} : { flag: flags[k] }),
-    };
+    const defaults = { by: 'method', values: methodDefaults(k) };
+    const meta = { defaults, ...(flags[k] === undefined ? {} : { flag: flags[k] }) };
     (out as Record<string, z.ZodType>)[k] = CREDIT_PARAMS[k].optional().meta(meta);
   }
   return out;

@@ -95,7 +95,7 @@ export function registerTrain(program: Command): void {
     .option('--config <file.json>', 'a training config (src/train/config.ts); flags override its fields')
     .option('--resume <run-dir>', 'continue a run from its last checkpoint (no other training flags)')
     .option('--env <id>', 'environment id (default frozenlake)')
-    .addOption(setOption('training config'))
+    .addOption(setOption('training config', 'ppo.clipHigh=0.3'))
     .option('--out <dir>', 'run directory (default runs/train-<time>)')
     .option('--json', 'machine-readable output');
   addParamOptions(cmd, FLAGS)
