@@ -80,7 +80,13 @@ export function creditMethod(c: { algo: string; credit: { method?: MethodName } 
 export const TrainConfigSchema = z
   .object({
     env: z
-      .object({ env: z.string(), params: z.record(z.string(), z.unknown()).default({}) })
+      .object({
+        env: z.string().describe('environment id (frozenlake)'),
+        params: z
+          .record(z.string(), z.unknown())
+          .default({})
+          .describe("the env's parameters (map, slippery, …)"),
+      })
       .strict()
       .describe(
         'env id and params, as in trajectory files: {"env":"frozenlake","params":{"map":"4x4","slippery":true}}',
@@ -135,6 +141,7 @@ export const TrainConfigSchema = z
         taskNorm: SPEC_PARAMS['task-norm'].optional(),
       })
       .strict()
+      .describe("credit assignment: the method and its parameters (unset: the method's own defaults)")
       .default({}),
     dynamicSampling: z
       .object({
@@ -146,6 +153,7 @@ export const TrainConfigSchema = z
         maxRounds: int(0).default(3).describe('refill rounds per iteration at most'),
       })
       .strict()
+      .describe('DAPO dynamic sampling (Yu et al. 2025, §3.2)')
       .default({ enabled: false, maxRounds: 3 }),
     optim: z
       .object({
@@ -165,6 +173,7 @@ export const TrainConfigSchema = z
         weightDecay: z.number().min(0).default(0).describe("Adam's decoupled weight decay"),
       })
       .strict()
+      .describe('the optimizer of the policy (Adam)')
       .default({ maxGradNorm: 1, weightDecay: 0 }),
     ppo: z
       .object({
@@ -219,6 +228,7 @@ export const TrainConfigSchema = z
           ),
       })
       .strict()
+      .describe('the clipped policy-gradient loss and its passes over each batch')
       .default({ clipLow: 0.2, clipHigh: 0.28, klCoef: 0, dualClip: 3, aggregation: 'turn-mean' }),
     critic: z
       .object({
@@ -228,6 +238,7 @@ export const TrainConfigSchema = z
         minibatches: int(1).default(2).describe('critic minibatches per pass'),
       })
       .strict()
+      .describe('the value network of algo ppo (GAE)')
       .default({ hidden: [64], lr: 3e-3, epochs: 4, minibatches: 2 }),
     es: z
       .object({
@@ -250,6 +261,7 @@ export const TrainConfigSchema = z
           .meta({ flag: '--workers <n>', description: "ES worker threads (default: the machine's cores)" }),
       })
       .strict()
+      .describe('evolution strategies (algo es)')
       .default({ pairs: 16, sigma: 0.5, lr: 0.5, shaping: 'rank' }),
     guidance: z
       .object({
@@ -271,6 +283,7 @@ export const TrainConfigSchema = z
         strength: z.number().gt(0).default(4).describe('weight (pseudo-counts) of that prior'),
       })
       .strict()
+      .describe('expert-prefix guidance')
       .default({ mode: 'none', maxPrefix: 10, sigma: 2, prior: 0.5, strength: 4 }),
     crossPolicy: z
       .object({
@@ -281,6 +294,7 @@ export const TrainConfigSchema = z
         refreshEvery: int(1).default(10).describe('refresh the stale snapshot every N iterations'),
       })
       .strict()
+      .describe('cross-policy sampling: a stale snapshot acts with probability q')
       .default({ q: 0, refreshEvery: 10 }),
     eval: z
       .object({
@@ -294,6 +308,7 @@ export const TrainConfigSchema = z
         }),
       })
       .strict()
+      .describe('the final evaluation on the held-out tasks')
       .default({ episodes: 2000 }),
     checkpointEvery: int(1, 10_000_000).default(25).meta({
       flag: '--checkpoint-every <n>',

@@ -53,7 +53,7 @@ const seeds = (flag: string) => (raw: string) => {
 const showSeeds = ([a, b]: [number, number]) => `${a}:${b}`;
 
 /** The flags of TrainConfigSchema, with the parsers of those that are sugar over a structure. */
-const FLAGS = paramFlags(TrainConfigSchema, {
+export const TRAIN_FLAGS = paramFlags(TrainConfigSchema, {
   '--policy': { parse: policyConfig, show: (p: { kind: string }) => p.kind },
   '--budget': { parse: (raw) => ({ kind: 'fixed', budget: int('--budget', raw, 1, 1_000_000) }) },
   '--budget-mix': { parse: (raw) => ({ kind: 'mix', budgets: intList('--budget-mix', raw) }) },
@@ -78,7 +78,7 @@ export function configFromFlags(f: TrainFlags): TrainConfig {
     (x) => x !== undefined,
   );
   if (envGiven || raw.env === undefined) raw.env = envConfigFromFlags(f.env ?? 'frozenlake', f);
-  applyParamFlags(FLAGS, f, raw);
+  applyParamFlags(TRAIN_FLAGS, f, raw);
   applySets(TrainConfigSchema, raw, f.set ?? []);
   return parseTrainConfig(raw, f.config ?? 'config');
 }
@@ -98,7 +98,7 @@ export function registerTrain(program: Command): void {
     .addOption(setOption('training config', 'ppo.clipHigh=0.3'))
     .option('--out <dir>', 'run directory (default runs/train-<time>)')
     .option('--json', 'machine-readable output');
-  addParamOptions(cmd, FLAGS)
+  addParamOptions(cmd, TRAIN_FLAGS)
     .addHelpText('after', PRECEDENCE)
     .action(async (f: TrainFlags) => {
       let config: TrainConfig;

@@ -18,7 +18,8 @@ const SeedRangeSchema = z
     start: z.number().int().min(0).describe('first task seed (random maps: the seed picks the map)'),
     count: posInt.describe('number of tasks: seeds start .. start + count − 1'),
   })
-  .strict();
+  .strict()
+  .describe('a range of task seeds');
 
 export const StudyConfigSchema = z
   .object({
@@ -59,7 +60,8 @@ export const StudyConfigSchema = z
         batchSize: posInt.describe('behaviour-cloning batch size'),
         lr: z.number().gt(0).lt(1).describe('behaviour-cloning Adam step size'),
       })
-      .strict(),
+      .strict()
+      .describe('the behaviour-cloned base policy'),
     rl: z
       .object({
         budget: posInt.describe('the fixed training budget of RL (and GiGPO)'),
@@ -76,7 +78,8 @@ export const StudyConfigSchema = z
       ),
     budgetmix: z
       .object({ budgets: z.array(posInt).min(2).describe('the budgets BudgetMix draws from, increasing') })
-      .strict(),
+      .strict()
+      .describe('BudgetMix training (the same RL with a budget drawn per episode)'),
     eval: z
       .object({
         K: z.array(posInt).min(1).describe('K values of Pass@(K,T) (each ≤ samples)'),
@@ -94,9 +97,14 @@ export const StudyConfigSchema = z
         continuations: posInt.describe('continuations per error state and policy'),
         resamples: z.number().int().min(100).describe('bootstrap resamples of every interval'),
       })
-      .strict(),
+      .strict()
+      .describe('the measurements on the held-out maps'),
     timePlan: z
-      .object({ total: z.number().gt(0), study: z.number().gt(0), training: z.number().gt(0) })
+      .object({
+        total: z.number().gt(0).describe('the whole run'),
+        study: z.number().gt(0).describe("the study's own parts (BC, evaluation, diagnostics, report)"),
+        training: z.number().gt(0).describe('the RL runs of the trainer'),
+      })
       .strict()
       .describe('the time shares this profile was sized for (seconds, wall clock on the project machine)'),
   })
