@@ -1,6 +1,9 @@
 // One config object covers a whole training run (CleanRL's Args, as a zod schema: the TS type is
-// inferred from it, every field has its default and a one-line reason). `turnwise train --config
-// run.json` reads it, flags override it, and the resolved config is saved with the run.
+// inferred from it). Each field is declared once, here: its type and range, its description, its
+// default (or its defaults by policy kind) and, where there is one, its command-line flag — `turnwise
+// train` derives its flags, their --help and `--set path=value` from these declarations (cli/params.ts).
+// `--config run.json` reads a whole config; flags, then --set, override it; the resolved config is
+// saved with the run.
 import { z } from 'zod';
 import { allowed, getPath, paramsOf, setPath } from '../core/params.ts';
 import { fromZod } from '../core/validate.ts';

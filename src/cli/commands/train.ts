@@ -1,5 +1,6 @@
 // turnwise train — GRPO/PPO/ES training runs with checkpoints, resume and metrics.
-// `--config run.json` gives a whole config (src/train/config.ts); flags set single fields on top of it.
+// `--config run.json` gives a whole config (src/train/config.ts); the flags declared there, then
+// `--set path=value`, set single fields on top of it.
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
