@@ -2,7 +2,9 @@
 // the CLI and method specs may set (`gae:lambda=0,values=zero`), and the batch runner that groups a
 // batch by task, calls a method per group, puts the rows back in batch order and optionally applies
 // per-task normalisation. train/ calls creditBatch; the CLI goes through parseMethodSpec first.
+import type { z } from 'zod';
 import { InputError } from '../core/errors.ts';
+import { parseField } from '../core/params.ts';
 import type { Trajectory } from '../core/types.ts';
 import type { Advantages } from './common.ts';
 import { type DiscountedOptions, discounted } from './discounted.ts';
@@ -12,6 +14,7 @@ import { type GigpoOptions, gigpo } from './gigpo.ts';
 import { groupByTask } from './groups.ts';
 import { type GrpoOptions, grpo } from './grpo.ts';
 import { type OutcomeOptions, outcome } from './outcome.ts';
+import { METHOD_PARAMS, SPEC_PARAMS, type ValueSource } from './params.ts';
 import { type ReverseTurnOptions, reverseTurn } from './reverse-turn.ts';
 import { type RlooOptions, rloo } from './rloo.ts';
 import { type TaskNormOptions, taskNorm } from './task-norm.ts';
@@ -26,6 +29,7 @@ export * from './gigpo.ts';
 export * from './groups.ts';
 export * from './grpo.ts';
 export * from './outcome.ts';
+export * from './params.ts';
 export * from './reverse-turn.ts';
 export * from './rloo.ts';
 export * from './task-norm.ts';
@@ -63,33 +67,7 @@ export interface ParsedParams {
   taskNorm?: 'env' | 'task';
 }
 
-/** Where GAE's V(s_t) comes from: `exact` = V^π_{T−t}(s_t) of the acting policy from the env's oracle;
- * `zero` = V ≡ 0 (GAE then reduces to the discounted λ-return). */
-export type ValueSource = 'zero' | 'exact';
-export const VALUE_SOURCES: readonly ValueSource[] = ['zero', 'exact'];
-
 type Parser = (raw: string, field: string) => ParsedParams[keyof ParsedParams];
-
-const numberIn =
-  (lo: number, hi: number, allowed: string): Parser =>
-  (raw, field) => {
-    const x = Number(raw);
-    if (raw.trim() === '' || !(x >= lo && x <= hi)) throw new InputError(field, raw, `expected ${allowed}`);
-    return x;
-  };
-const unit = numberIn(0, 1, 'a number in [0, 1]');
-const nonNegative = numberIn(0, Number.MAX_VALUE, 'a finite number ≥ 0');
-const bool: Parser = (raw, field) => {
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  throw new InputError(field, raw, 'expected true or false');
-};
-const oneOf =
-  (values: readonly string[]): Parser =>
-  (raw, field) => {
-    if (!values.includes(raw)) throw new InputError(field, raw, `expected one of: ${values.join(', ')}`);
-    return raw as ParsedParams[keyof ParsedParams];
-  };
 
 const PARAM_KEYS: Record<ParamName, keyof ParsedParams> = {
   gamma: 'gamma',
@@ -106,52 +84,49 @@ export interface MethodEntry<O> {
   name: string;
   summary: string;
   fn: CreditFn<O>;
-  /** The string parameters the method reads, and how each is parsed. */
+  /** The declaration of the parameters the method reads, with their defaults (credit/params.ts). */
+  options: z.ZodObject;
+  /** The string parameters of a spec, parsed and checked by those declarations (plus `task-norm`, and
+   * `values` for gae). */
   params: Partial<Record<ParamName, Parser>>;
 }
 
-const TASK_NORM = { 'task-norm': oneOf(['env', 'task']) };
+/** A method's registry entry: its declared options become its string parameters. */
+function entry<M extends MethodName>(
+  name: M,
+  summary: string,
+  fn: CreditFn<MethodOptions[M]>,
+  extra: readonly (keyof typeof SPEC_PARAMS)[] = [],
+): MethodEntry<MethodOptions[M]> {
+  const options: z.ZodObject = METHOD_PARAMS[name];
+  const fields: [string, z.ZodType][] = [
+    ...Object.entries(options.shape as Record<string, z.ZodType>),
+    ...[...extra, 'task-norm' as const].map((k): [string, z.ZodType] => [k, SPEC_PARAMS[k]]),
+  ];
+  const params: Partial<Record<ParamName, Parser>> = {};
+  for (const [key, field] of fields)
+    params[key as ParamName] = (raw, f) => parseField(field, raw, f) as ParsedParams[keyof ParsedParams];
+  return { name, summary, fn, options, params };
+}
 
 export const METHODS: { [M in MethodName]: MethodEntry<MethodOptions[M]> } = {
-  outcome: { name: 'outcome', summary: 'every turn gets R_i', fn: outcome, params: { ...TASK_NORM } },
-  discounted: {
-    name: 'discounted',
-    summary: 'G_t = Σ γ^{k−t} r_k (γ 0.99)',
-    fn: discounted,
-    params: { gamma: unit, ...TASK_NORM },
-  },
-  gae: {
-    name: 'gae',
-    summary: 'GAE over turns (γ 0.99, λ 0.95) with values from --values',
-    fn: gae,
-    params: { gamma: unit, lambda: unit, values: oneOf(VALUE_SOURCES), ...TASK_NORM },
-  },
-  grpo: {
-    name: 'grpo',
-    summary: '(R_i − mean)/(population std + ε)',
-    fn: grpo,
-    params: { eps: nonNegative, std: bool, ...TASK_NORM },
-  },
-  drgrpo: { name: 'drgrpo', summary: 'R_i − mean', fn: drgrpo, params: { ...TASK_NORM } },
-  rloo: { name: 'rloo', summary: 'R_i − mean of the others', fn: rloo, params: { ...TASK_NORM } },
-  gigpo: {
-    name: 'gigpo',
-    summary: 'A^E + ω·A^S over anchor states (γ 0.95, ω 1)',
-    fn: gigpo,
-    params: { gamma: unit, omega: nonNegative, std: bool, eps: nonNegative, ...TASK_NORM },
-  },
-  'turn-level': {
-    name: 'turn-level',
-    summary: 'A^O + λ·(turn reward normalised per turn index); crest: the outcome sets the sign',
-    fn: turnLevel,
-    params: { lambda: nonNegative, std: bool, eps: nonNegative, crest: bool, ...TASK_NORM },
-  },
-  'reverse-turn': {
-    name: 'reverse-turn',
-    summary: 'backward discounted return normalised per turn index (γ 0.95)',
-    fn: reverseTurn,
-    params: { gamma: unit, std: bool, eps: nonNegative, ...TASK_NORM },
-  },
+  outcome: entry('outcome', 'every turn gets R_i', outcome),
+  discounted: entry('discounted', 'G_t = Σ γ^{k−t} r_k (γ 0.99)', discounted),
+  gae: entry('gae', 'GAE over turns (γ 0.99, λ 0.95) with values from --values', gae, ['values']),
+  grpo: entry('grpo', '(R_i − mean)/(population std + ε)', grpo),
+  drgrpo: entry('drgrpo', 'R_i − mean', drgrpo),
+  rloo: entry('rloo', 'R_i − mean of the others', rloo),
+  gigpo: entry('gigpo', 'A^E + ω·A^S over anchor states (γ 0.95, ω 1)', gigpo),
+  'turn-level': entry(
+    'turn-level',
+    'A^O + λ·(turn reward normalised per turn index); crest: the outcome sets the sign',
+    turnLevel,
+  ),
+  'reverse-turn': entry(
+    'reverse-turn',
+    'backward discounted return normalised per turn index (γ 0.95)',
+    reverseTurn,
+  ),
 };
 
 export const METHOD_NAMES = Object.keys(METHODS) as MethodName[];

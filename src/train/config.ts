@@ -1,11 +1,25 @@
 // One config object covers a whole training run (CleanRL's Args, as a zod schema: the TS type is
-// inferred from it, every field has its default and a one-line reason). `turnwise train --config
-// run.json` reads it, flags override it, and the resolved config is saved with the run.
+// inferred from it). Each field is declared once, here: its type and range, its description, its
+// default (or its defaults by policy kind) and, where there is one, its command-line flag — `turnwise
+// train` derives its flags, their --help and `--set path=value` from these declarations (cli/params.ts).
+// `--config run.json` reads a whole config; flags, then --set, override it; the resolved config is
+// saved with the run.
 import { z } from 'zod';
+import { allowed, getPath, paramsOf, setPath } from '../core/params.ts';
 import { fromZod } from '../core/validate.ts';
-import { METHOD_NAMES, type MethodName } from '../credit/index.ts';
+import {
+  CREDIT_PARAM_NAMES,
+  CREDIT_PARAMS,
+  type CreditParam,
+  METHOD_NAMES,
+  METHOD_PARAMS,
+  type MethodName,
+  methodDefaults,
+  SPEC_PARAMS,
+} from '../credit/index.ts';
 
-const int = (min: number) => z.number().int().min(min);
+const int = (min: number, max?: number) =>
+  max === undefined ? z.number().int().min(min) : z.number().int().min(min).max(max);
 const unit = z.number().min(0).max(1);
 const seedRange = z
   .tuple([int(0), int(0)])
@@ -28,182 +42,346 @@ const PolicySchema = z.discriminatedUnion('kind', [
   z
     .object({
       kind: z.literal('mlp'),
-      hidden: z.array(int(1)).default([64, 64]),
+      hidden: z.array(int(1, 4096)).default([64, 64]).describe('widths of the hidden layers'),
       activation: z.enum(['relu', 'tanh', 'gelu']).default('relu'),
-      /** The network also sees the turns left (then the budget is revealed to it). */
-      budgetAware: z.boolean().default(false),
+      budgetAware: z
+        .boolean()
+        .default(false)
+        .describe('the network also sees the turns left (then the budget is revealed to it)'),
     })
     .strict(),
-  /** Continue from a saved policy (a behaviour-cloned base, an earlier run). */
-  z.object({ kind: z.literal('checkpoint'), path: z.string().min(1) }).strict(),
+  z
+    .object({ kind: z.literal('checkpoint'), path: z.string().min(1) })
+    .strict()
+    .describe('continue from a saved policy (a behaviour-cloned base, an earlier run)'),
 ]);
+
+/** Defaults that depend on the policy kind (see resolveConfig): `tabular`, and `neural` for the rest. */
+const byPolicy = (tabular: unknown, neural: unknown) => ({
+  defaults: { by: POLICY_KIND, values: { tabular, neural } },
+});
+const POLICY_KIND = 'policy kind';
+
+/** The credit parameters as declared by the methods (credit/params.ts), each optional here: unset, a
+ * method uses its own default. */
+function creditFields<const F extends Partial<Record<CreditParam, string>>>(flags: F) {
+  const out = {} as { [K in CreditParam]: z.ZodOptional<(typeof CREDIT_PARAMS)[K]> };
+  for (const k of CREDIT_PARAM_NAMES) {
+    // The defaults are the methods' own, shown in help; unset, each method applies its own.
+    const defaults = { by: 'method', values: methodDefaults(k) };
+    const meta = { defaults, ...(flags[k] === undefined ? {} : { flag: flags[k] }) };
+    (out as Record<string, z.ZodType>)[k] = CREDIT_PARAMS[k].optional().meta(meta);
+  }
+  return out;
+}
+
+/** The credit method a config uses: its own, or grpo (algo grpo) / gae with the critic (algo ppo). */
+export function creditMethod(c: { algo: string; credit: { method?: MethodName } }): MethodName {
+  return c.credit.method ?? (c.algo === 'ppo' ? 'gae' : 'grpo');
+}
 
 export const TrainConfigSchema = z
   .object({
-    /** Env id and params, as in trajectory files: {"env":"frozenlake","params":{"map":"4x4","slippery":true}}. */
-    env: z.object({ env: z.string(), params: z.record(z.string(), z.unknown()).default({}) }).strict(),
-    /** Training task seeds [first, end) — random maps: one map per seed. Fixed maps: seeds only vary the dynamics. */
-    trainSeeds: seedRange.default([0, 1_000_000]),
-    /** Held-out task seeds for the final evaluation (disjoint from trainSeeds). */
-    testSeeds: seedRange.default([1_000_000, 1_002_000]),
-    policy: PolicySchema.default({ kind: 'tabular' }),
-    algo: z.enum(['grpo', 'ppo', 'es']).default('grpo'),
-    /** Iterations (default 300). */
-    iters: int(1).optional(),
-    /** G = K: rollouts per task (a GRPO group). */
-    groupSize: int(1).default(8),
-    /** Tasks (groups) per iteration; default by policy kind. */
-    groups: int(1).optional(),
-    budget: BudgetSchema.default({ kind: 'fixed', budget: 100 }),
-    /** Tell the policy the turns left; default: only a budget-aware policy is told. */
-    revealBudget: z.boolean().optional(),
-    credit: z
+    env: z
       .object({
-        /** Default grpo for algo grpo, gae (with the critic) for algo ppo. */
-        method: z.enum(METHOD_NAMES as [MethodName, ...MethodName[]]).optional(),
-        gamma: unit.optional(),
-        lambda: z.number().min(0).optional(),
-        omega: z.number().min(0).optional(),
-        std: z.boolean().optional(),
-        eps: z.number().min(0).optional(),
-        crest: z.boolean().optional(),
-        taskNorm: z.enum(['env', 'task']).optional(),
+        env: z.string().describe('environment id (frozenlake)'),
+        params: z
+          .record(z.string(), z.unknown())
+          .default({})
+          .describe("the env's parameters (map, slippery, …)"),
       })
       .strict()
-      .default({}),
-    /** DAPO dynamic sampling: drop groups whose outcomes are all equal and refill with fresh tasks. */
-    dynamicSampling: z
-      .object({ enabled: z.boolean().default(false), maxRounds: int(0).default(3) })
+      .describe(
+        'env id and params, as in trajectory files: {"env":"frozenlake","params":{"map":"4x4","slippery":true}}',
+      ),
+    trainSeeds: seedRange.default([0, 1_000_000]).meta({
+      flag: '--train-seeds <A:B>',
+      description:
+        'training task seeds [A, B) — random maps: one map per seed; fixed maps: seeds only vary the dynamics',
+    }),
+    testSeeds: seedRange.default([1_000_000, 1_002_000]).meta({
+      flag: '--test-seeds <A:B>',
+      description: 'held-out task seeds [A, B) of the final evaluation (disjoint from the training seeds)',
+    }),
+    policy: PolicySchema.default({ kind: 'tabular' }).meta({
+      flag: '--policy <spec>',
+      description:
+        'the policy trained: tabular | mlp[:hidden=64x64,activation=relu,budgetAware=1] | a checkpoint path',
+    }),
+    algo: z
+      .enum(['grpo', 'ppo', 'es'])
+      .default('grpo')
+      .meta({ flag: '--algo <algo>', description: 'the algorithm (ppo: GAE advantages with a critic)' }),
+    iters: int(1, 10_000_000).default(300).meta({ flag: '--iters <n>', description: 'iterations' }),
+    groupSize: int(1, 100_000)
+      .default(8)
+      .meta({ flag: '--group-size <k>', description: 'G = K: rollouts per task (a GRPO group)' }),
+    groups: int(1, 100_000)
+      .optional()
+      .meta({ flag: '--groups <n>', description: 'tasks (groups) per iteration', ...byPolicy(16, 64) }),
+    budget: BudgetSchema.default({ kind: 'fixed', budget: 100 }).meta({
+      description:
+        'turn budget of training episodes: {kind:"fixed",budget}, {kind:"mix",budgets} or {kind:"grow",…}',
+      flags: {
+        '--budget <T>': 'turn budget of training episodes (default 100)',
+        '--budget-mix <list>': 'BudgetMix: each episode draws its budget from this list, e.g. 10,20,50,100',
+      },
+    }),
+    revealBudget: z.boolean().optional().meta({
+      flag: '--reveal-budget',
+      description: 'tell the policy the turns left (default: only a budget-aware policy is told)',
+    }),
+    credit: z
+      .object({
+        method: z
+          .enum(METHOD_NAMES as [MethodName, ...MethodName[]])
+          .optional()
+          .meta({
+            flag: '--credit <method>',
+            description: 'credit method; default grpo for algo grpo, gae (with the critic) for algo ppo',
+          }),
+        ...creditFields({ gamma: '--gamma <γ>', lambda: '--lambda <λ>' }),
+        taskNorm: SPEC_PARAMS['task-norm'].optional(),
+      })
       .strict()
+      .describe("credit assignment: the method and its parameters (unset: the method's own defaults)")
+      .default({}),
+    dynamicSampling: z
+      .object({
+        enabled: z.boolean().default(false).meta({
+          flag: '--dynamic-sampling',
+          description:
+            'DAPO dynamic sampling: drop groups whose outcomes are all equal and refill with fresh tasks',
+        }),
+        maxRounds: int(0).default(3).describe('refill rounds per iteration at most'),
+      })
+      .strict()
+      .describe('DAPO dynamic sampling (Yu et al. 2025, §3.2)')
       .default({ enabled: false, maxRounds: 3 }),
     optim: z
       .object({
-        /** Adam's step size; default by policy kind (see resolveConfig). */
-        lr: z.number().gt(0).optional(),
-        /** Decay lr linearly to 0 over the run (CleanRL's anneal_lr); default by policy kind. */
-        anneal: z.boolean().optional(),
-        maxGradNorm: z.number().gt(0).default(1),
-        weightDecay: z.number().min(0).default(0),
+        lr: z
+          .number()
+          .gt(0)
+          .optional()
+          .meta({ flag: '--lr <lr>', description: "Adam's step size", ...byPolicy(0.1, 3e-3) }),
+        anneal: z
+          .boolean()
+          .optional()
+          .meta({
+            description: "decay lr linearly to 0 over the run (CleanRL's anneal_lr)",
+            ...byPolicy(false, true),
+          }),
+        maxGradNorm: z.number().gt(0).default(1).describe('clip the global gradient norm to this'),
+        weightDecay: z.number().min(0).default(0).describe("Adam's decoupled weight decay"),
       })
       .strict()
+      .describe('the optimizer of the policy (Adam)')
       .default({ maxGradNorm: 1, weightDecay: 0 }),
     ppo: z
       .object({
-        /** Passes over each batch (PPO epochs); default by policy kind. */
-        epochs: int(1).optional(),
-        minibatches: int(1).optional(),
-        /** ε_low, ε_high: 0.2/0.28 is DAPO's clip-higher; 0.2/0.2 is PPO. */
-        clipLow: z.number().min(0).max(1).default(0.2),
-        clipHigh: z.number().min(0).default(0.28),
-        /** β of the k3 KL to the initial policy (0: none, the DAPO/Dr. GRPO default). */
-        klCoef: z.number().min(0).default(0),
-        /** Dual-clip c for negative advantages (verl's clip_ratio_c); 0 turns it off. */
-        dualClip: z.number().min(0).default(3),
-        /** Entropy bonus, decayed linearly to 0 over the run (an MLP collapses to one action everywhere
-         * without it: the map features are shared by all states); default by policy kind. */
-        entCoef: z.number().min(0).optional(),
-        aggregation: z.enum(['turn-mean', 'sequence-mean', 'constant-sum']).default('turn-mean'),
-        /** The constant of constant-sum aggregation (Dr. GRPO); default: groups × groupSize × max budget. */
-        aggregationConstant: z.number().gt(0).optional(),
+        epochs: int(1, 1000)
+          .optional()
+          .meta({
+            flag: '--epochs <n>',
+            description: 'passes over each batch (PPO epochs)',
+            ...byPolicy(2, 4),
+          }),
+        minibatches: int(1, 100_000)
+          .optional()
+          .meta({ flag: '--minibatches <n>', description: 'minibatches per epoch', ...byPolicy(2, 4) }),
+        clipLow: unit.default(0.2).meta({
+          flag: '--clip-low <ε>',
+          description: 'ε_low of the ratio clip (0.2/0.28 with clipHigh is DAPO clip-higher; 0.2/0.2 is PPO)',
+        }),
+        clipHigh: z
+          .number()
+          .min(0)
+          .default(0.28)
+          .meta({ flag: '--clip-high <ε>', description: 'ε_high of the ratio clip (DAPO clip-higher)' }),
+        klCoef: z.number().min(0).default(0).meta({
+          flag: '--kl <β>',
+          description: 'β of the k3 KL to the initial policy (0: none, the DAPO/Dr. GRPO default)',
+        }),
+        dualClip: z
+          .number()
+          .min(0)
+          .default(3)
+          .describe("dual-clip c for negative advantages (verl's clip_ratio_c); 0 turns it off"),
+        // An MLP collapses to one action everywhere without it: the map features are shared by all states.
+        entCoef: z
+          .number()
+          .min(0)
+          .optional()
+          .meta({
+            flag: '--entropy <c>',
+            description: 'entropy bonus, decayed linearly to 0 over the run',
+            ...byPolicy(0, 0.05),
+          }),
+        aggregation: z
+          .enum(['turn-mean', 'sequence-mean', 'constant-sum'])
+          .default('turn-mean')
+          .meta({ flag: '--aggregation <mode>', description: 'how per-turn losses are averaged' }),
+        aggregationConstant: z
+          .number()
+          .gt(0)
+          .optional()
+          .describe(
+            'the constant of constant-sum aggregation (Dr. GRPO); default: groups × groupSize × max budget',
+          ),
       })
       .strict()
+      .describe('the clipped policy-gradient loss and its passes over each batch')
       .default({ clipLow: 0.2, clipHigh: 0.28, klCoef: 0, dualClip: 3, aggregation: 'turn-mean' }),
     critic: z
       .object({
-        hidden: z.array(int(1)).default([64]),
-        lr: z.number().gt(0).default(3e-3),
-        epochs: int(1).default(4),
-        minibatches: int(1).default(2),
+        hidden: z.array(int(1)).default([64]).describe('hidden widths of the value network (algo ppo)'),
+        lr: z.number().gt(0).default(3e-3).describe("the critic's Adam step size"),
+        epochs: int(1).default(4).describe('critic passes over each batch'),
+        minibatches: int(1).default(2).describe('critic minibatches per pass'),
       })
       .strict()
+      .describe('the value network of algo ppo (GAE)')
       .default({ hidden: [64], lr: 3e-3, epochs: 4, minibatches: 2 }),
     es: z
       .object({
-        /** N antithetic pairs per iteration (2N evaluations). */
-        pairs: int(1).default(16),
-        sigma: z.number().gt(0).default(0.5),
-        lr: z.number().gt(0).default(0.5),
-        shaping: z.enum(['zscore', 'rank']).default('rank'),
-        /** Episodes per fitness evaluation (groups × groupSize is used when absent). */
-        episodes: int(1).optional(),
-        /** Worker threads for fitness evaluations (default: the machine's cores). */
-        workers: int(1).optional(),
+        pairs: int(1, 100_000).default(16).meta({
+          flag: '--es-pairs <n>',
+          description: 'ES: antithetic pairs per iteration (2N evaluations)',
+        }),
+        sigma: z
+          .number()
+          .gt(0)
+          .default(0.5)
+          .meta({ flag: '--es-sigma <σ>', description: 'ES noise scale σ' }),
+        lr: z.number().gt(0).default(0.5).meta({ flag: '--es-lr <α>', description: 'ES step size α' }),
+        shaping: z.enum(['zscore', 'rank']).default('rank').describe('ES fitness shaping'),
+        episodes: int(1)
+          .optional()
+          .describe('ES: episodes per fitness evaluation (groups × groupSize when absent)'),
+        workers: int(1, 256)
+          .optional()
+          .meta({ flag: '--workers <n>', description: "ES worker threads (default: the machine's cores)" }),
       })
       .strict()
+      .describe('evolution strategies (algo es)')
       .default({ pairs: 16, sigma: 0.5, lr: 0.5, shaping: 'rank' }),
     guidance: z
       .object({
-        /** gaussian: every task gets a prefix L ~ N(μ_task, σ²); bread: only groups that came back all-failure are replayed with one. */
-        mode: z.enum(['none', 'gaussian', 'bread']).default('none'),
-        /** Expert: a policy spec (default the oracle, budget-blind at the largest budget) or a demonstrations JSONL file. */
-        expert: z.string().optional(),
-        maxPrefix: int(0).default(10),
-        sigma: z.number().min(0).default(2),
-        prior: unit.default(0.5),
-        strength: z.number().gt(0).default(4),
+        mode: z.enum(['none', 'gaussian', 'bread']).default('none').meta({
+          flag: '--guidance <mode>',
+          description:
+            'expert-prefix guidance: gaussian = every task gets a prefix L ~ N(μ_task, σ²); bread = only all-failure groups are replayed with one',
+        }),
+        expert: z.string().optional().meta({
+          flag: '--expert <spec>',
+          description:
+            'guidance expert: a policy spec or a demonstrations .jsonl (default: the oracle, budget-blind at the largest budget)',
+        }),
+        maxPrefix: int(0, 1_000_000)
+          .default(10)
+          .meta({ flag: '--max-prefix <n>', description: 'longest expert prefix in turns' }),
+        sigma: z.number().min(0).default(2).describe('σ of the gaussian prefix length'),
+        prior: unit.default(0.5).describe("prior success rate of a task's prefix-length estimate"),
+        strength: z.number().gt(0).default(4).describe('weight (pseudo-counts) of that prior'),
       })
       .strict()
+      .describe('expert-prefix guidance')
       .default({ mode: 'none', maxPrefix: 10, sigma: 2, prior: 0.5, strength: 4 }),
-    /** Cross-policy sampling: q = probability that a stale snapshot acts; refreshed every `refreshEvery` iterations. */
     crossPolicy: z
-      .object({ q: unit.default(0), refreshEvery: int(1).default(10) })
+      .object({
+        q: unit.default(0).meta({
+          flag: '--cross-policy <q>',
+          description: 'cross-policy sampling: probability that a stale snapshot acts',
+        }),
+        refreshEvery: int(1).default(10).describe('refresh the stale snapshot every N iterations'),
+      })
       .strict()
+      .describe('cross-policy sampling: a stale snapshot acts with probability q')
       .default({ q: 0, refreshEvery: 10 }),
     eval: z
       .object({
-        /** Fresh evaluation episodes at the end (over the held-out tasks). */
-        episodes: int(1).default(2000),
-        /** Evaluation budget (default: the largest training budget). */
-        budget: int(1).optional(),
+        episodes: int(1, 100_000_000).default(2000).meta({
+          flag: '--eval-episodes <n>',
+          description: 'fresh evaluation episodes at the end (over the held-out tasks)',
+        }),
+        budget: int(1, 1_000_000).optional().meta({
+          flag: '--eval-budget <T>',
+          description: 'final evaluation budget (default: the largest training budget)',
+        }),
       })
       .strict()
+      .describe('the final evaluation on the held-out tasks')
       .default({ episodes: 2000 }),
-    /** Checkpoint every N iterations (and at the end). */
-    checkpointEvery: int(1).default(25),
-    /** Keep whole trajectories (every turn) in the run store; false keeps one outcome row per trajectory
-     * (a 300-iteration tabular run is ~170 MB with turns, ~8 MB without). */
-    storeTrajectories: z.boolean().default(false),
-    /** A plain progress line every N iterations when stderr is not a TTY. */
-    logEvery: int(1).default(10),
-    seed: int(0).default(0),
+    checkpointEvery: int(1, 10_000_000).default(25).meta({
+      flag: '--checkpoint-every <n>',
+      description: 'checkpoint every N iterations (and at the end)',
+    }),
+    // A 300-iteration tabular run is ~170 MB with turns, ~8 MB without.
+    storeTrajectories: z.boolean().default(false).meta({
+      flag: '--store-trajectories',
+      description: 'keep every turn of every trajectory in the run store (default: one outcome row each)',
+    }),
+    logEvery: int(1)
+      .default(10)
+      .describe('a plain progress line every N iterations when stderr is not a TTY'),
+    seed: int(0).default(0).meta({ flag: '--seed <n>', description: 'run seed' }),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    // The credit parameters given must be ones the method reads, in its range (gae: λ ≤ 1).
+    if (c.algo === 'es') return;
+    const method = creditMethod(c);
+    const declared = METHOD_PARAMS[method].shape as Record<string, z.ZodType>;
+    for (const k of CREDIT_PARAM_NAMES) {
+      const v = c.credit[k];
+      if (v === undefined) continue;
+      const path = ['credit', k];
+      if (!Object.hasOwn(declared, k)) {
+        const takes = Object.keys(declared);
+        ctx.addIssue({
+          code: 'custom',
+          path,
+          message: `${method} does not read ${k}; it ${takes.length > 0 ? `takes ${takes.join(', ')}` : 'takes no parameters'}`,
+        });
+      } else if (!declared[k].safeParse(v).success) {
+        ctx.addIssue({ code: 'custom', path, message: `${method}: expected ${allowed(declared[k])}` });
+      }
+    }
+  });
 
 type Parsed = z.infer<typeof TrainConfigSchema>;
 export type TrainConfigInput = z.input<typeof TrainConfigSchema>;
 
 /** A config with every default filled in: what a run uses and saves. */
-export type TrainConfig = Omit<Parsed, 'iters' | 'groups' | 'optim' | 'ppo'> & {
-  iters: number;
+export type TrainConfig = Omit<Parsed, 'groups' | 'optim' | 'ppo'> & {
   groups: number;
   optim: Parsed['optim'] & { lr: number; anneal: boolean };
   ppo: Parsed['ppo'] & { epochs: number; minibatches: number; entCoef: number };
 };
 
 /**
- * Defaults that depend on the policy kind, chosen on the tasks of the issue and stated here once:
- *   table  lr 0.1 (each state's logits move on their own), 300 iterations × 16 groups, 2 epochs × 2
- *          minibatches, no entropy bonus, constant lr;
- *   MLP    lr 3e-3 annealed, 300 × 64 groups, 4 × 4, entropy bonus 0.05 annealed to 0 — with outcome
+ * Defaults that depend on the policy kind, declared with their fields (`defaults` in the meta) and
+ * chosen on the tasks of the issue:
+ *   table  lr 0.1 (each state's logits move on their own), 16 groups, 2 epochs × 2 minibatches, no
+ *          entropy bonus, constant lr;
+ *   MLP    lr 3e-3 annealed, 64 groups, 4 × 4, entropy bonus 0.05 annealed to 0 — with outcome
  *          credit the gradient is mostly state-independent and Adam turns it into one preferred
  *          action everywhere unless entropy holds the policy open while state-dependent signal accrues
  *          (random 4x4 maps: 84–87% of the optimum on held-out maps over seeds 1–3, ~2¼ min).
  */
 export function resolveConfig(c: Parsed): TrainConfig {
-  const table = c.policy.kind === 'tabular';
-  return {
-    ...c,
-    iters: c.iters ?? 300,
-    groups: c.groups ?? (table ? 16 : 64),
-    optim: { ...c.optim, lr: c.optim.lr ?? (table ? 0.1 : 3e-3), anneal: c.optim.anneal ?? !table },
-    ppo: {
-      ...c.ppo,
-      epochs: c.ppo.epochs ?? (table ? 2 : 4),
-      minibatches: c.ppo.minibatches ?? (table ? 2 : 4),
-      entCoef: c.ppo.entCoef ?? (table ? 0 : 0.05),
-    },
-  };
+  const kind = c.policy.kind === 'tabular' ? 'tabular' : 'neural';
+  const out = structuredClone(c) as Record<string, unknown>;
+  for (const p of POLICY_DEFAULTS)
+    if (getPath(out, p.path) === undefined) setPath(out, p.path, p.defaults[kind]);
+  return out as TrainConfig;
 }
+
+/** The fields whose default depends on the policy kind, in declaration order. */
+const POLICY_DEFAULTS = paramsOf(TrainConfigSchema).flatMap((p) =>
+  p.meta.defaults?.by === POLICY_KIND ? [{ path: p.path, defaults: p.meta.defaults.values }] : [],
+);
 
 export function parseTrainConfig(raw: unknown, field = 'config'): TrainConfig {
   return resolveConfig(fromZod(TrainConfigSchema, raw, field));

@@ -4,11 +4,15 @@ import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import {
   applyFlags,
+  CREDIT_PARAMS,
+  type CreditParam,
   deadGroups,
   METHOD_NAMES,
   type MethodSpec,
+  methodDefaults,
   type ParamName,
   parseMethodSpec,
+  SPEC_PARAMS,
   splitMethodList,
   VALUE_SOURCES,
 } from '../../credit/index.ts';
@@ -66,6 +70,12 @@ function paramFlags(flags: ParamFlags): Partial<Record<ParamName, string>> {
   };
 }
 
+/** A parameter's help: its declaration's description and each method's default (credit/params.ts). */
+const paramHelp = (k: CreditParam): string => {
+  const d = Object.entries(methodDefaults(k)).map(([m, v]) => `${m} ${v}`);
+  return `${CREDIT_PARAMS[k].description} (default by method: ${d.join(', ')})`;
+};
+
 const preview = (row: readonly number[], n = 8): string =>
   `[${row
     .slice(0, n)
@@ -83,17 +93,17 @@ export function registerCredit(program: Command): void {
       '--method <m>',
       `${METHOD_NAMES.join(' | ')} | exact (needs an oracle); parameters as m:key=value,…`,
     )
-    .option('--gamma <γ>', 'discount (discounted, gae 0.99; gigpo, reverse-turn 0.95)')
-    .option('--lambda <λ>', 'gae: λ in [0, 1] (default 0.95); turn-level: weight of the turn reward (1)')
-    .option('--omega <ω>', 'gigpo: weight of the step-level advantage (default 1)')
-    .option('--std <bool>', 'true | false: divide by the group std (grpo, gigpo, turn-level, reverse-turn)')
-    .option('--eps <ε>', 'added to the std before dividing (default 1e-6)')
-    .option('--crest', 'turn-level: the outcome sets the sign, the turn reward only the magnitude')
+    .option('--gamma <γ>', paramHelp('gamma'))
+    .option('--lambda <λ>', paramHelp('lambda'))
+    .option('--omega <ω>', paramHelp('omega'))
+    .option('--std <bool>', `true | false: ${paramHelp('std')}`)
+    .option('--eps <ε>', paramHelp('eps'))
+    .option('--crest', paramHelp('crest'))
     .option(
       '--values <source>',
-      `gae: where V(s_t) comes from, ${VALUE_SOURCES.join(' | ')} (default ${DEFAULT_VALUE_SOURCE}): exact = V^π_{T−t} of the policy named in the file, from the env's oracle (refused, never zero-filled, when unavailable); zero = V ≡ 0 (a λ-return)`,
+      `${SPEC_PARAMS.values.description}, ${VALUE_SOURCES.join(' | ')} (default ${DEFAULT_VALUE_SOURCE}): exact = V^π_{T−t} of the policy named in the file, from the env's oracle (refused, never zero-filled, when unavailable); zero = V ≡ 0 (a λ-return)`,
     )
-    .option('--task-norm [by]', 're-standardise advantages per task afterwards: env (default) | task')
+    .option('--task-norm [by]', `${SPEC_PARAMS['task-norm'].description}: env (default) | task`)
     .option('--json', 'machine-readable output')
     .action((flags: CreditFlags) => {
       if (flags.in === undefined)

@@ -5,19 +5,38 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { PROFILE_NAMES, profileConfig } from '../../studies/budget/config.ts';
+import {
+  PROFILE_NAMES,
+  parseStudyConfig,
+  profileInput,
+  type StudyConfig,
+  StudyConfigSchema,
+} from '../../studies/budget/config.ts';
 import { runBudgetStudy, type StudyStage } from '../../studies/budget/pipeline.ts';
 import { renderBudgetReport } from '../../studies/budget/report.ts';
 import { terminalSummary } from '../../studies/budget/terminal.ts';
 import { defaultTrainer, type RlTrainer } from '../../studies/budget/trainer.ts';
 import { json, out, Progress } from '../io.ts';
-import { seed } from '../options.ts';
+import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
 
 export interface StudyFlags {
   profile: string;
   out?: string;
-  seed: string;
+  seed?: string;
+  set?: string[];
   json?: boolean;
+  [flag: string]: unknown;
+}
+
+/** The flags declared in StudyConfigSchema. */
+const FLAGS = paramFlags(StudyConfigSchema);
+
+/** The profile, then the flags, then `--set`, validated (cross-field checks included). */
+export function studyConfig(flags: StudyFlags): StudyConfig {
+  const raw = profileInput(flags.profile);
+  applyParamFlags(FLAGS, flags, raw);
+  applySets(StudyConfigSchema, raw, flags.set ?? []);
+  return parseStudyConfig(raw, 'config');
 }
 
 const STAGE_LABEL: Record<StudyStage, string> = {
@@ -31,7 +50,7 @@ const STAGE_LABEL: Record<StudyStage, string> = {
 
 export function registerStudy(program: Command): void {
   const study = program.command('study').description('whole experiments composed from the library');
-  study
+  const budget = study
     .command('budget')
     .description(
       'the budget study: what did multi-turn RL really improve? Pass@(K,T), step quality, recovery, likelihood, training curves — one HTML report',
@@ -42,15 +61,22 @@ export function registerStudy(program: Command): void {
       'default',
     )
     .option('--out <dir>', 'run directory (default: runs/budget-<profile>-<seed>)')
-    .option('--seed <n>', 'seed of everything random in the study', '0')
     .option('--json', 'print the summary (summary.json) instead of the terminal summary')
+    .addOption(setOption('study config', 'rl.iters=100'));
+  addParamOptions(budget, FLAGS)
+    .addHelpText(
+      'after',
+      `
+--set reaches any field of the study config (src/studies/budget/config.ts), e.g. --set rl.iters=100
+--set eval.T=[10,20,50,100]. Precedence: the profile < flags < --set.`,
+    )
     .action((flags: StudyFlags) => studyBudget(flags, defaultTrainer));
 }
 
 /** The command itself, with the trainer as a parameter (the CLI passes defaultTrainer; a script or a
  * test can run the same command with a stand-in). */
 export async function studyBudget(flags: StudyFlags, trainer: RlTrainer): Promise<void> {
-  const config = profileConfig(flags.profile, seed(flags.seed));
+  const config = studyConfig(flags);
   const dir = flags.out ?? join('runs', `budget-${config.profile}-${config.seed}`);
   const t0 = performance.now();
   // One progress bar per stage and total (TTY only), one plain line per stage (always).

@@ -15,76 +15,98 @@ const increasing = (xs: readonly number[]) => xs.every((x, i) => i === 0 || x > 
 
 const SeedRangeSchema = z
   .object({
-    /** First task seed (random maps: the seed picks the map). */
-    start: z.number().int().min(0),
-    /** Number of tasks: seeds start .. start + count − 1. */
-    count: posInt,
+    start: z.number().int().min(0).describe('first task seed (random maps: the seed picks the map)'),
+    count: posInt.describe('number of tasks: seeds start .. start + count − 1'),
   })
-  .strict();
+  .strict()
+  .describe('a range of task seeds');
 
 export const StudyConfigSchema = z
   .object({
-    /** Which profile this came from (`custom` for a config built by hand, e.g. in tests). */
-    profile: z.enum(['quick', 'default', 'full', 'custom']),
-    /** Seed of everything random in the study: BC init and shuffling, rollouts, states, bootstrap. */
-    seed: z.number().int().min(0),
-    /** Slippery FrozenLake random maps (METHODS §6): size × size, each cell frozen with probability p. */
+    profile: z
+      .enum(['quick', 'default', 'full', 'custom'])
+      .describe('which profile this came from (`custom` for a config built by hand, e.g. in tests)'),
+    seed: z.number().int().min(0).default(0).meta({
+      flag: '--seed <n>',
+      description:
+        'seed of everything random in the study: BC init and shuffling, rollouts, states, bootstrap',
+    }),
     env: z
-      .object({ size: z.number().int().min(3).max(16), p: z.number().gt(0).lte(1), slippery: z.boolean() })
-      .strict(),
-    /** Disjoint seed ranges: the training maps (BC and RL) and the held-out maps (every measurement). */
-    seeds: z.object({ train: SeedRangeSchema, test: SeedRangeSchema }).strict(),
+      .object({
+        size: z.number().int().min(3).max(16).describe('side of the random maps'),
+        p: z.number().gt(0).lte(1).describe('probability that a cell is frozen'),
+        slippery: z.boolean().describe('slippery ice'),
+      })
+      .strict()
+      .describe(
+        'slippery FrozenLake random maps (METHODS §6): size × size, each cell frozen with probability p',
+      ),
+    seeds: z
+      .object({ train: SeedRangeSchema, test: SeedRangeSchema })
+      .strict()
+      .describe(
+        'disjoint seed ranges: the training maps (BC and RL) and the held-out maps (every measurement)',
+      ),
     base: z
       .object({
-        /** The expert BC imitates: softmax over Q*_horizon (budget-blind), good but imperfect. */
-        expert: z.string().min(1),
-        /** Turn budget of the demonstration episodes. */
-        budget: posInt,
-        episodesPerTask: posInt,
-        hidden: z.array(posInt).min(1),
-        epochs: posInt,
-        batchSize: posInt,
-        lr: z.number().gt(0).lt(1),
+        expert: z
+          .string()
+          .min(1)
+          .describe('the expert BC imitates: softmax over Q*_horizon (budget-blind), good but imperfect'),
+        budget: posInt.describe('turn budget of the demonstration episodes'),
+        episodesPerTask: posInt.describe('demonstration episodes per training map'),
+        hidden: z.array(posInt).min(1).describe('hidden widths of the base MLP'),
+        epochs: posInt.describe('behaviour-cloning epochs'),
+        batchSize: posInt.describe('behaviour-cloning batch size'),
+        lr: z.number().gt(0).lt(1).describe('behaviour-cloning Adam step size'),
       })
-      .strict(),
-    /** What the injected trainer is asked for (RlRequest): RL at one fixed budget, BudgetMix with a set. */
+      .strict()
+      .describe('the behaviour-cloned base policy'),
     rl: z
       .object({
-        /** The fixed training budget of RL (and GiGPO). */
-        budget: posInt,
-        iters: posInt,
-        groupSize: z.number().int().min(2),
-        groupsPerIter: posInt,
-        /** Also train a GiGPO-credit variant (reported beside RL, not in the findings). */
-        gigpo: z.boolean(),
+        budget: posInt.describe('the fixed training budget of RL (and GiGPO)'),
+        iters: posInt.describe('RL iterations'),
+        groupSize: z.number().int().min(2).describe('rollouts per task (GRPO group size)'),
+        groupsPerIter: posInt.describe('tasks per iteration'),
+        gigpo: z
+          .boolean()
+          .describe('also train a GiGPO-credit variant (reported beside RL, not in the findings)'),
       })
-      .strict(),
-    budgetmix: z.object({ budgets: z.array(posInt).min(2) }).strict(),
+      .strict()
+      .describe(
+        'what the injected trainer is asked for (RlRequest): RL at one fixed budget, BudgetMix with a set',
+      ),
+    budgetmix: z
+      .object({ budgets: z.array(posInt).min(2).describe('the budgets BudgetMix draws from, increasing') })
+      .strict()
+      .describe('BudgetMix training (the same RL with a budget drawn per episode)'),
     eval: z
       .object({
-        /** K values of Pass@(K,T) (each ≤ samples). */
-        K: z.array(posInt).min(1),
-        /** Turn budgets T, increasing; the largest is the one the diagnostics run at. */
-        T: z.array(posInt).min(2),
-        /** n: sampled episodes per held-out map and policy (the sampled Pass@(K,T)). */
-        samples: posInt,
-        /** The first this many of them per map (base and RL) are the trajectories the diagnostics draw
-         * states from and score likelihoods on; the rest are not kept (memory). */
-        diagnosticSamples: posInt,
-        /** Normal states and error states each, for step quality and recovery. */
-        states: posInt,
-        /** M: actions each policy draws per state. */
-        actions: posInt,
-        /** Continuations per error state and policy. */
-        continuations: posInt,
-        /** Bootstrap resamples of every interval. */
-        resamples: z.number().int().min(100),
+        K: z.array(posInt).min(1).describe('K values of Pass@(K,T) (each ≤ samples)'),
+        T: z
+          .array(posInt)
+          .min(2)
+          .describe('turn budgets T, increasing; the largest is the one the diagnostics run at'),
+        samples: posInt.describe('n: sampled episodes per held-out map and policy (the sampled Pass@(K,T))'),
+        // The rest are not kept (memory).
+        diagnosticSamples: posInt.describe(
+          'the first this many samples per map (base and RL) are the trajectories the diagnostics draw states from and score likelihoods on',
+        ),
+        states: posInt.describe('normal states and error states each, for step quality and recovery'),
+        actions: posInt.describe('M: actions each policy draws per state'),
+        continuations: posInt.describe('continuations per error state and policy'),
+        resamples: z.number().int().min(100).describe('bootstrap resamples of every interval'),
       })
-      .strict(),
-    /** The time shares this profile was sized for (seconds, wall clock on the project machine). */
+      .strict()
+      .describe('the measurements on the held-out maps'),
     timePlan: z
-      .object({ total: z.number().gt(0), study: z.number().gt(0), training: z.number().gt(0) })
-      .strict(),
+      .object({
+        total: z.number().gt(0).describe('the whole run'),
+        study: z.number().gt(0).describe("the study's own parts (BC, evaluation, diagnostics, report)"),
+        training: z.number().gt(0).describe('the RL runs of the trainer'),
+      })
+      .strict()
+      .describe('the time shares this profile was sized for (seconds, wall clock on the project machine)'),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -203,12 +225,17 @@ const PROFILES: Record<ProfileName, Omit<StudyConfig, 'seed'>> = {
   },
 };
 
-/** The resolved config of a profile at a seed (validated, so a bad profile edit fails loudly). */
-export function profileConfig(profile: string, seed = 0): StudyConfig {
+/** A profile as config input (a copy, to edit before parsing: the CLI's flags and `--set`). */
+export function profileInput(profile: string): Record<string, unknown> {
   if (!(PROFILE_NAMES as readonly string[]).includes(profile)) {
     throw new InputError('--profile', profile, `expected one of: ${PROFILE_NAMES.join(', ')}`);
   }
-  return parseStudyConfig({ ...PROFILES[profile as ProfileName], seed }, 'profile');
+  return structuredClone(PROFILES[profile as ProfileName]);
+}
+
+/** The resolved config of a profile at a seed (validated, so a bad profile edit fails loudly). */
+export function profileConfig(profile: string, seed = 0): StudyConfig {
+  return parseStudyConfig({ ...profileInput(profile), seed }, 'profile');
 }
 
 /** Validates a config (a profile, a hand-built one, or the one read back from a summary). */

@@ -1,0 +1,167 @@
+// The training config as one declaration: policy-kind defaults resolved from their fields, the credit
+// fields agreeing with what each method declares, and the defaults the methods declare agreeing with
+// what their estimators do.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { z } from 'zod';
+import { defaultOf, metaOf, paramsOf } from '../../src/core/params.ts';
+import {
+  CREDIT_PARAM_NAMES,
+  CREDIT_PARAMS,
+  creditBatch,
+  METHOD_NAMES,
+  METHOD_PARAMS,
+  type MethodName,
+  methodOptions,
+} from '../../src/credit/index.ts';
+import { StudyConfigSchema } from '../../src/studies/budget/config.ts';
+import { parseTrainConfig, TrainConfigSchema } from '../../src/train/config.ts';
+import { traj } from '../credit/fixtures.ts';
+
+const env = { env: 'frozenlake', params: { map: '4x4', slippery: true } };
+
+test('policy-kind defaults: tables and MLPs get the documented values, in the saved key order', () => {
+  const table = parseTrainConfig({ env });
+  assert.equal(table.iters, 300);
+  assert.equal(table.groups, 16);
+  assert.deepEqual(table.optim, { maxGradNorm: 1, weightDecay: 0, lr: 0.1, anneal: false });
+  assert.deepEqual(
+    [table.ppo.epochs, table.ppo.minibatches, table.ppo.entCoef, table.ppo.clipHigh],
+    [2, 2, 0, 0.28],
+  );
+  const mlp = parseTrainConfig({ env, policy: { kind: 'mlp' } });
+  assert.equal(mlp.groups, 64);
+  assert.deepEqual(mlp.optim, { maxGradNorm: 1, weightDecay: 0, lr: 3e-3, anneal: true });
+  assert.deepEqual([mlp.ppo.epochs, mlp.ppo.minibatches, mlp.ppo.entCoef], [4, 4, 0.05]);
+  // A resolved default goes after the declared ones (the layout config.json always had).
+  assert.deepEqual(Object.keys(mlp.optim), ['maxGradNorm', 'weightDecay', 'lr', 'anneal']);
+  assert.deepEqual(Object.keys(mlp).slice(-2), ['seed', 'groups']);
+  // A value given wins over the policy-kind default.
+  const given = parseTrainConfig({ env, policy: { kind: 'mlp' }, optim: { lr: 0.5 }, groups: 3 });
+  assert.equal(given.optim.lr, 0.5);
+  assert.equal(given.groups, 3);
+  // The declarations say which fields those are.
+  const byKind = paramsOf(TrainConfigSchema)
+    .filter((p) => p.meta.defaults?.by === 'policy kind')
+    .map((p) => p.path);
+  assert.deepEqual(byKind, [
+    'groups',
+    'optim.lr',
+    'optim.anneal',
+    'ppo.epochs',
+    'ppo.minibatches',
+    'ppo.entCoef',
+  ]);
+});
+
+test('every field is described: the declaration carries the help and the config-file documentation', () => {
+  for (const schema of [TrainConfigSchema, StudyConfigSchema]) {
+    const undocumented = paramsOf(schema).filter((p) => p.meta.description === undefined);
+    assert.deepEqual(
+      undocumented.map((p) => p.path),
+      [],
+    );
+  }
+  assert.equal(
+    metaOf(TrainConfigSchema.shape.ppo.unwrap().shape.clipHigh).description,
+    'ε_high of the ratio clip (DAPO clip-higher)',
+  );
+});
+
+const shapeOf = (s: z.ZodType) => (s as z.ZodObject).shape as Record<string, z.ZodType>;
+const credit = shapeOf((TrainConfigSchema.shape.credit as z.ZodDefault<z.ZodObject>).unwrap());
+
+test("the train config's credit fields are the methods' declared parameters, and refuse what the method refuses", () => {
+  assert.deepEqual(
+    Object.keys(credit).filter((k) => k !== 'method' && k !== 'taskNorm'),
+    CREDIT_PARAM_NAMES,
+  );
+  // Every parameter a method declares is one of CREDIT_PARAMS, and no parameter is declared by no one.
+  const read = new Set<string>();
+  for (const m of METHOD_NAMES)
+    for (const k of Object.keys(shapeOf(METHOD_PARAMS[m]))) {
+      assert.ok(CREDIT_PARAM_NAMES.includes(k as never), `${m}.${k}`);
+      read.add(k);
+    }
+  assert.deepEqual([...read].sort(), [...CREDIT_PARAM_NAMES].sort());
+  // Probe values: a value is accepted by the train config for method m exactly when m's declaration
+  // accepts it (gae's λ ≤ 1, turn-level's λ unbounded; std must be a boolean, …).
+  const probes: Record<string, unknown[]> = {
+    gamma: [0, 0.5, 1, 1.5, -0.1],
+    lambda: [0, 0.95, 1, 1.5, -1],
+    omega: [0, 2, -1],
+    std: [true, false, 'no'],
+    eps: [0, 1e-6, -1],
+    crest: [true, false, 1],
+  };
+  for (const m of METHOD_NAMES) {
+    const declared = shapeOf(METHOD_PARAMS[m]);
+    for (const k of CREDIT_PARAM_NAMES)
+      for (const v of probes[k]) {
+        const ok = (() => {
+          try {
+            parseTrainConfig({ env, algo: 'grpo', credit: { method: m, [k]: v } });
+            return true;
+          } catch {
+            return false;
+          }
+        })();
+        const want = Object.hasOwn(declared, k) && declared[k].safeParse(v).success;
+        assert.equal(ok, want, `credit ${m} ${k}=${JSON.stringify(v)}`);
+      }
+  }
+  assert.throws(
+    () => parseTrainConfig({ env, credit: { omega: 1 } }),
+    /config\.credit\.omega: got 1; grpo does not read omega; it takes eps, std/,
+  );
+  assert.throws(
+    () => parseTrainConfig({ env, algo: 'ppo', credit: { lambda: 2 } }),
+    /config\.credit\.lambda: got 2; gae: expected a number in \[0, 1\]/,
+  );
+  // The descriptions are the declarations' own, not copies.
+  assert.equal(metaOf(credit.gamma).description, CREDIT_PARAMS.gamma.description);
+});
+
+test('the defaults each method declares are the ones its estimator applies when a parameter is unset', () => {
+  // Two tasks; rewards along the way, so γ, λ, ω, std and ε all matter.
+  const batch = [
+    traj([0, 0.5, 1], { seed: 1 }),
+    traj(
+      [
+        { obs: 0, reward: 0 },
+        { obs: 2, reward: 0 },
+      ],
+      { seed: 1 },
+    ),
+    traj(
+      [
+        { obs: 0, reward: 0.25 },
+        { obs: 1, reward: 0 },
+        { obs: 3, reward: 1 },
+      ],
+      { seed: 1 },
+    ),
+    traj([0, 1], { seed: 2 }),
+    traj([0, 0, 0], { seed: 2 }),
+  ];
+  const values = (t: { turns: readonly unknown[] }, i: number) => 0.1 * (t.turns.length - i);
+  for (const m of METHOD_NAMES) {
+    const declared = Object.fromEntries(
+      Object.entries(shapeOf(METHOD_PARAMS[m])).map(([k, s]) => [k, defaultOf(s)?.value]),
+    );
+    assert.ok(
+      Object.values(declared).every((v) => v !== undefined),
+      `${m}: every parameter has a default`,
+    );
+    const name = m as MethodName;
+    const unset = creditBatch(batch, name, methodOptions(name, {}, values));
+    const explicit = creditBatch(batch, name, methodOptions(name, declared, values));
+    assert.deepEqual(explicit, unset, m);
+    // And a different value does change something (the parameter is really read).
+    for (const [k, v] of Object.entries(declared)) {
+      const other = typeof v === 'boolean' ? !v : v === 0 ? 0.5 : Number(v) / 2;
+      const changed = creditBatch(batch, name, methodOptions(name, { ...declared, [k]: other }, values));
+      assert.notDeepEqual(changed, unset, `${m}.${k}=${other} changes nothing`);
+    }
+  }
+});
