@@ -23,6 +23,7 @@ import {
   type MethodName,
   type MethodOptions,
 } from '../credit/index.ts';
+import { CREDIT_PARAM_NAMES } from '../credit/params.ts';
 import { stepReward } from '../eval/step-reward.ts';
 import { clipGradNorm } from '../nn/optim.ts';
 import { backward } from '../nn/tensor.ts';
@@ -88,8 +89,7 @@ function creditOptions(
 ): MethodOptions[MethodName] {
   const c = config.credit;
   const o: Record<string, unknown> = {};
-  for (const k of ['gamma', 'lambda', 'omega', 'std', 'eps', 'crest'] as const)
-    if (c[k] !== undefined) o[k] = c[k];
+  for (const k of CREDIT_PARAM_NAMES) if (c[k] !== undefined) o[k] = c[k];
   if (method === 'gae') o.values = values;
   // GiGPO's anchor states are the env's state keys, never whole observations (a chat history).
   if (method === 'gigpo') {

@@ -11,7 +11,7 @@ import { mlpPolicyConfig, NeuralPolicy } from '../policies/neural.ts';
 import { makePolicy } from '../policies/spec.ts';
 import { TabularPolicy } from '../policies/tabular.ts';
 import { readTrajectories } from '../store/jsonl.ts';
-import type { TrainConfig } from './config.ts';
+import { creditMethod, type TrainConfig } from './config.ts';
 import { Critic } from './critic.ts';
 import { type Learner, learnerFor } from './learner.ts';
 import { maxBudget, validateSchedule } from './schedule.ts';
@@ -122,7 +122,7 @@ export function setup(config: TrainConfig, envs: EnvFactory, init?: AnyPolicy, c
     throw new InputError('revealBudget', false, `policy ${learner.policy.id} acts on the turns left`);
   }
   const optimizer = new Adam(learner.params, { lr: config.optim.lr, weightDecay: config.optim.weightDecay });
-  const method: MethodName = config.credit.method ?? (config.algo === 'ppo' ? 'gae' : 'grpo');
+  const method: MethodName = creditMethod(config);
   const top = maxBudget(config.budget);
   let critic: Critic | undefined;
   if (method === 'gae' && config.algo !== 'es') {
