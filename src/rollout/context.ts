@@ -47,7 +47,40 @@ export function decisionContext<O>(
   };
 }
 
-/** The context `act()` received at turn t (0 ≤ t < turns.length) of `trajectory`. */
+/**
+ * A recorded turn's context. The history is the turns before t, sliced on first read: Markov policies
+ * (tables, MLPs) never read it, and training rebuilds the context of every turn of every batch, so an
+ * eager copy would make re-scoring quadratic in the episode length for nothing.
+ */
+class RecordedContext<O> implements TurnContext<O> {
+  readonly observation: O;
+  readonly turn: number;
+  readonly turnsLeft: number | undefined;
+  readonly rng: TurnContext<O>['rng'];
+  readonly env: EnvView<O>;
+  readonly #turns: readonly Turn<O, unknown>[];
+  readonly #t: number;
+  #history: readonly Turn<O, unknown>[] | undefined;
+
+  constructor(turns: readonly Turn<O, unknown>[], t: number, budget: number, reveal: boolean, env: EnvView<O>) {
+    const turn = turns[t];
+    this.observation = turn.observation;
+    this.turn = turn.t;
+    this.turnsLeft = reveal ? budget - turn.t : undefined;
+    this.rng = SCORING_RNG;
+    this.env = env;
+    this.#turns = turns;
+    this.#t = t;
+  }
+
+  get history(): readonly Turn<O, unknown>[] {
+    this.#history ??= this.#turns.slice(0, this.#t);
+    return this.#history;
+  }
+}
+
+/** The context `act()` received at turn t (0 ≤ t < turns.length) of `trajectory`: what
+ * decisionContext gives at that turn's decision point, with the turn's own index. */
 export function contextAt<O>(
   trajectory: Trajectory<O, unknown>,
   t: number,
@@ -58,14 +91,7 @@ export function contextAt<O>(
   if (!Number.isInteger(t) || t < 0 || t >= turns.length) {
     throw new RangeError(`contextAt: turn ${t} of a trajectory with ${turns.length} turns`);
   }
-  const turn = turns[t];
-  const point = {
-    observation: turn.observation,
-    history: turns.slice(0, t),
-    budget: trajectory.budget,
-    turn: turn.t,
-  };
-  return decisionContext(point, env, options.revealBudget ?? trajectory.revealBudget);
+  return new RecordedContext(turns, t, trajectory.budget, options.revealBudget ?? trajectory.revealBudget, env);
 }
 
 /** contextAt for every turn of a trajectory. */

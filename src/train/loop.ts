@@ -125,8 +125,16 @@ export function policyUpdate(
   const N = units.length;
   if (N === 0) return null;
   const lengths = new Array<number>(batch.length).fill(0);
-  for (const u of units) lengths[u.traj]++;
-  const advantages = units.map((u) => adv[u.traj][u.t]);
+  const advantages = new Float64Array(N);
+  const targets = new Int32Array(N);
+  const logpOld = new Float64Array(N);
+  for (let i = 0; i < N; i++) {
+    const u = units[i];
+    lengths[u.traj]++;
+    advantages[i] = adv[u.traj][u.t];
+    targets[i] = u.target;
+    logpOld[i] = u.logpOld;
+  }
   const p = config.ppo;
   const constant = p.aggregationConstant ?? config.groups * config.groupSize * s.maxBudget;
   const weights = aggregationWeights(lengths, p.aggregation, constant);
@@ -155,8 +163,8 @@ export function policyUpdate(
           n: idx.length,
           nA: V,
           logits: logits.data,
-          actions: idx.map((i) => units[i].target),
-          logpOld: idx.map((i) => units[i].logpOld),
+          actions: idx.map((i) => targets[i]),
+          logpOld: idx.map((i) => logpOld[i]),
           advantages: idx.map((i) => advantages[i]),
           weights: idx.map((i) => weights[i] * scale),
           logpRef: logpRef === undefined ? undefined : idx.map((i) => logpRef[i]),
