@@ -62,7 +62,13 @@ class RecordedContext<O> implements TurnContext<O> {
   readonly #t: number;
   #history: readonly Turn<O, unknown>[] | undefined;
 
-  constructor(turns: readonly Turn<O, unknown>[], t: number, budget: number, reveal: boolean, env: EnvView<O>) {
+  constructor(
+    turns: readonly Turn<O, unknown>[],
+    t: number,
+    budget: number,
+    reveal: boolean,
+    env: EnvView<O>,
+  ) {
     const turn = turns[t];
     this.observation = turn.observation;
     this.turn = turn.t;
@@ -91,7 +97,13 @@ export function contextAt<O>(
   if (!Number.isInteger(t) || t < 0 || t >= turns.length) {
     throw new RangeError(`contextAt: turn ${t} of a trajectory with ${turns.length} turns`);
   }
-  return new RecordedContext(turns, t, trajectory.budget, options.revealBudget ?? trajectory.revealBudget, env);
+  return new RecordedContext(
+    turns,
+    t,
+    trajectory.budget,
+    options.revealBudget ?? trajectory.revealBudget,
+    env,
+  );
 }
 
 /** contextAt for every turn of a trajectory. */

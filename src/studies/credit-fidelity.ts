@@ -4,6 +4,7 @@
 // — `exact` and GAE's `values=exact` need V^π/Q^π of the policy that played — shared with
 // `turnwise credit --in`.
 import { InputError } from '../core/errors.ts';
+import { stateKeyOf } from '../core/policy.ts';
 import { Rng, STREAM } from '../core/rng.ts';
 import type { EnvConfig, Oracle, Policy, Trajectory } from '../core/types.ts';
 import {
@@ -17,15 +18,17 @@ import {
 } from '../credit/fidelity.ts';
 import {
   type Advantages,
+  canonicalJson,
   creditBatch,
   deadGroups,
   isMethodName,
+  type MethodOptions,
   type MethodSpec,
   methodOptions,
   type ValueFn,
   type ValueSource,
 } from '../credit/index.ts';
-import { envSpec, makeEnv, makeTasks } from '../envs/index.ts';
+import { ENV_IDS, envSpec, makeEnv, makeTasks } from '../envs/index.ts';
 import { exactPolicyValues } from '../eval/exact.ts';
 import { makePolicy } from '../policies/spec.ts';
 import { rollout } from '../rollout/batch.ts';
@@ -116,6 +119,21 @@ export function shuffledAdvantages(exact: Advantages, rng: Rng): Advantages {
  * Per-turn advantages of a batch for a parsed spec. `exact()` is asked for only when the spec needs the
  * oracle (`exact`, `shuffled`, GAE with values=exact).
  */
+/** GiGPO's anchor key from the env's own `stateKey` for registered envs (one env per distinct task);
+ * files from envs turnwise does not know fall back to the whole observation. */
+function registryStateKey(): NonNullable<MethodOptions['gigpo']['key']> {
+  const views = new Map<string, ReturnType<typeof makeEnv> | null>();
+  return (turn, traj) => {
+    const k = JSON.stringify(traj.task);
+    let env = views.get(k);
+    if (env === undefined) {
+      env = ENV_IDS.includes(traj.task.env) ? makeEnv(traj.task) : null;
+      views.set(k, env);
+    }
+    return env === null ? canonicalJson(turn.observation) : String(stateKeyOf(env, turn.observation));
+  };
+}
+
 export function creditForSpec(
   batch: readonly Trajectory[],
   spec: MethodSpec,
@@ -133,12 +151,9 @@ export function creditForSpec(
     values = source === 'zero' ? () => 0 : exactValueFn(exact());
   }
   const taskNorm = spec.params.taskNorm;
-  return creditBatch(
-    batch,
-    name,
-    methodOptions(name, spec.params, values),
-    taskNorm === undefined ? {} : { taskNorm: { by: taskNorm } },
-  );
+  const options = methodOptions(name, spec.params, values);
+  if (name === 'gigpo') (options as MethodOptions['gigpo']).key = registryStateKey();
+  return creditBatch(batch, name, options, taskNorm === undefined ? {} : { taskNorm: { by: taskNorm } });
 }
 
 export interface CreditFidelityOptions {
