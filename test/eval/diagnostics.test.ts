@@ -259,3 +259,47 @@ test('failures: counts by kind and turns on success vs failure', async () => {
   const turnsFailed = trs.filter((t) => !t.outcome.success).reduce((n, t) => n + t.outcome.turns, 0);
   assert.equal(f.meanTurnsFailure, turnsFailed / (128 - f.successes));
 });
+
+test('every diagnostic accepts async envs and policies: compare gives the sync report, and closes its envs', async () => {
+  let open = 0;
+  let made = 0;
+  const asyncEnvs = {
+    ...envs,
+    async make(t: Parameters<typeof makeEnv>[0]) {
+      const env = makeEnv(t);
+      const wrapped = Object.create(env) as ReturnType<typeof makeEnv>;
+      wrapped.reset = async (seed: number) => env.reset(seed);
+      wrapped.step = async (a: unknown) => env.step(a as never);
+      // The state lives in the inner env: snapshots must reach it.
+      wrapped.snapshot = () => env.snapshot?.();
+      wrapped.restore = (snap: unknown, seed?: number) => env.restore?.(snap, seed);
+      wrapped.close = async () => {
+        open--;
+      };
+      made++;
+      open++;
+      return wrapped;
+    },
+  };
+  const asyncOf = (p: ReturnType<typeof policy>) =>
+    Object.assign(Object.create(p), { act: async (ctx: never) => p.act(ctx) }) as ReturnType<typeof policy>;
+  const o = {
+    tasks: tasks(3, 40),
+    samples: 6,
+    K: [1, 2],
+    T: [10, 40],
+    runSeed: 9,
+    states: 12,
+    actions: 4,
+    continuations: 2,
+    resamples: 100,
+  };
+  const a = policy('oracle:eps=0.3');
+  const b = policy('random');
+  const sync = await compare({ ...o, envs, a, b });
+  const async_ = await compare({ ...o, envs: asyncEnvs, a: asyncOf(a), b: asyncOf(b) });
+  assert.deepEqual(async_, sync);
+  assert.ok(sync.recovery !== null && sync.recovery.states > 0 && sync.likelihood !== null);
+  assert.ok(made > o.tasks.length * o.samples * 2);
+  assert.equal(open, 0);
+});

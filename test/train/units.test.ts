@@ -176,6 +176,8 @@ const asyncEnvs: EnvFactory = {
     const wrapped: Env<unknown, unknown> = Object.create(env);
     wrapped.reset = async (seed) => env.reset(seed);
     wrapped.step = async (a) => env.step(a);
+    wrapped.snapshot = () => env.snapshot?.();
+    wrapped.restore = (snap, seed) => env.restore?.(snap, seed);
     return wrapped;
   },
 };
