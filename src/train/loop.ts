@@ -45,7 +45,7 @@ type AnyPolicy = Policy<unknown, unknown>;
 
 export interface TrainOptions {
   config: TrainConfig;
-  /** Where the run's envs come from: the registry (envs/index.ts) or a user's factory. */
+  /** Where the run's envs come from: the env registry (passed in by cli/ and studies/) or a user's factory. */
   envs: EnvFactory;
   /** Run directory; undefined keeps everything in memory (tests, studies). */
   out?: string;
