@@ -4,7 +4,7 @@
 import { hasProbsBatch, isDiscrete } from '../core/policy.ts';
 import { Rng } from '../core/rng.ts';
 import type { EnvFactory, EnvView, Policy, PolicyValues, Task, TurnContext } from '../core/types.ts';
-import { withEnvs } from '../rollout/env-cache.ts';
+import { closeEnv } from '../rollout/lockstep.ts';
 
 /** V^π and Q^π for every h ≤ budget; undefined when the env has no oracle or the policy no `probs`. */
 export function exactPolicyValues<O>(
@@ -65,7 +65,7 @@ export function exactSuccess<O>(
  * oracle (tasks on one map share it); null without an oracle, without `probs`, or beyond `maxMaps`
  * distinct maps. The envs come from `envs` and are closed before it returns.
  */
-export function meanExactSuccess(
+export async function meanExactSuccess(
   envs: EnvFactory,
   tasks: readonly Task[],
   policy: Policy<unknown, unknown>,
@@ -73,11 +73,13 @@ export function meanExactSuccess(
   reveal: boolean = policy.budgetAware,
   maxMaps = Number.POSITIVE_INFINITY,
 ): Promise<number | null> {
-  return withEnvs(envs.make, async (cache) => {
-    const byOracle = new Map<unknown, number>();
-    let sum = 0;
-    for (const task of tasks) {
-      const env = await cache.get(task);
+  // One env at a time, closed before the next: a run over millions of tasks on one map must not hold
+  // millions of envs (the oracle, shared by the map's tasks, is the cache).
+  const byOracle = new Map<unknown, number>();
+  let sum = 0;
+  for (const task of tasks) {
+    const env = await envs.make(task);
+    try {
       const key = env.oracle?.();
       if (key === undefined) return null;
       let v = byOracle.get(key);
@@ -88,26 +90,31 @@ export function meanExactSuccess(
         byOracle.set(key, v);
       }
       sum += v;
+    } finally {
+      await closeEnv(env);
     }
-    return sum / tasks.length;
-  });
+  }
+  return sum / tasks.length;
 }
 
 /** Mean over tasks of V*_budget from the start (the best any policy can do); null without an oracle. */
-export function meanOptimalSuccess(
+export async function meanOptimalSuccess(
   envs: EnvFactory,
   tasks: readonly Task[],
   budget: number,
 ): Promise<number | null> {
-  return withEnvs(envs.make, async (cache) => {
-    let sum = 0;
-    for (const task of tasks) {
-      const oracle = (await cache.get(task)).oracle?.();
+  let sum = 0;
+  for (const task of tasks) {
+    const env = await envs.make(task);
+    try {
+      const oracle = env.oracle?.();
       if (oracle === undefined) return null;
       let v = 0;
       for (const s of oracle.starts) v += oracle.v(budget, s);
       sum += v / oracle.starts.length;
+    } finally {
+      await closeEnv(env);
     }
-    return sum / tasks.length;
-  });
+  }
+  return sum / tasks.length;
 }
