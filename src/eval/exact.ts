@@ -67,7 +67,7 @@ export function exactSuccess<O>(
  */
 export async function meanExactSuccess(
   envs: EnvFactory,
-  tasks: readonly Task[],
+  tasks: Iterable<Task>,
   policy: Policy<unknown, unknown>,
   budget: number,
   reveal: boolean = policy.budgetAware,
@@ -77,7 +77,9 @@ export async function meanExactSuccess(
   // millions of envs (the oracle, shared by the map's tasks, is the cache).
   const byOracle = new Map<unknown, number>();
   let sum = 0;
+  let n = 0;
   for (const task of tasks) {
+    n++;
     const env = await envs.make(task);
     try {
       const key = env.oracle?.();
@@ -94,7 +96,7 @@ export async function meanExactSuccess(
       await closeEnv(env);
     }
   }
-  return sum / tasks.length;
+  return sum / n;
 }
 
 /** Mean over tasks of V*_budget from the start (the best any policy can do); null without an oracle. */

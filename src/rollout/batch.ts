@@ -38,6 +38,10 @@ export interface BatchOptions {
   makeEnv: (task: Task) => MaybePromise<AnyEnv>;
   /** Called once per trajectory, in episode order (task-major, then sample). */
   onTrajectory?: (trajectory: Trajectory, index: number) => void;
+  /** Keep the trajectories and return them (default true). With false they only stream through
+   * onTrajectory and the result is empty: memory does not grow with the number of episodes (the
+   * async pool holds only the episodes in flight and those waiting for an earlier one to finish). */
+  keep?: boolean;
   /** Episode ids are `${idPrefix}${task.seed}-${sample}` (default `r${runSeed}-`). */
   idPrefix?: string;
   /** Step episodes in lockstep with one actBatch() per turn (default: when the policy is batched and
@@ -63,7 +67,8 @@ export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
   }
   const prefix = opts.idPrefix ?? `r${opts.runSeed}-`;
   const total = tasks.length * samples;
-  const out: Trajectory[] = new Array(total);
+  const keep = opts.keep ?? true;
+  const out: Trajectory[] = keep ? new Array(total) : [];
 
   const episodeOptions = (i: number, policy: AnyPolicy): EpisodeOptions<unknown> => {
     const task = tasks[Math.floor(i / samples)];
@@ -96,7 +101,7 @@ export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
       makeEnv: (i) => makeEnv(tasks[Math.floor(i / samples)]),
       episodeOptions: (i) => episodeOptions(i, single),
       emit: (i, t) => {
-        out[i] = t;
+        if (keep) out[i] = t;
         opts.onTrajectory?.(t, i);
       },
     });
@@ -123,7 +128,7 @@ export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
       throw e;
     }
     if (isPromise(r)) return pool(i + 1, r, env);
-    out[i] = r;
+    if (keep) out[i] = r;
     opts.onTrajectory?.(r, i);
     if (i % samples === samples - 1 || i === total - 1) {
       const closed = closeEnv(env!);
@@ -150,15 +155,18 @@ async function finishAsync(
   shared?: AnyEnv,
   made?: Promise<AnyEnv>,
 ): Promise<Trajectory[]> {
-  const total = out.length;
-  const done = new Uint8Array(total);
+  const total = opts.tasks.length * opts.samples;
+  const keep = opts.keep ?? true;
+  // Finished episodes wait here until every earlier one has finished: emission is in episode order.
+  const waiting = new Map<number, Trajectory>();
   let emitted = pending === undefined ? first : first - 1;
   let next = first;
   const settle = (i: number, t: Trajectory) => {
-    out[i] = t;
-    done[i] = 1;
-    while (emitted < total && done[emitted]) {
-      opts.onTrajectory?.(out[emitted], emitted);
+    waiting.set(i, t);
+    for (let x = waiting.get(emitted); x !== undefined; x = waiting.get(emitted)) {
+      waiting.delete(emitted);
+      if (keep) out[emitted] = x;
+      opts.onTrajectory?.(x, emitted);
       emitted++;
     }
   };

@@ -12,26 +12,42 @@ export interface BatchSummary {
   failures: Partial<Record<FailureKind, number>>;
 }
 
-export function summarize(trajectories: readonly Trajectory[]): BatchSummary {
-  let successes = 0;
-  let turns = 0;
-  let turnsSuccess = 0;
-  const failures: Partial<Record<FailureKind, number>> = {};
-  for (const k of FAILURE_KINDS) failures[k] = 0;
-  for (const t of trajectories) {
-    turns += t.outcome.turns;
-    if (t.outcome.success) {
-      successes++;
-      turnsSuccess += t.outcome.turns;
-    } else if (t.outcome.failure !== null)
-      failures[t.outcome.failure] = (failures[t.outcome.failure] ?? 0) + 1;
+/** The summary, one trajectory at a time: what a streaming rollout keeps instead of its trajectories. */
+export class SummaryAccumulator {
+  private n = 0;
+  private successes = 0;
+  private turns = 0;
+  private turnsSuccess = 0;
+  private readonly failures: Partial<Record<FailureKind, number>> = {};
+
+  constructor() {
+    for (const k of FAILURE_KINDS) this.failures[k] = 0;
   }
-  const n = trajectories.length;
-  return {
-    episodes: n,
-    success: n > 0 ? successes / n : 0,
-    meanTurns: n > 0 ? turns / n : 0,
-    meanTurnsSuccess: successes > 0 ? turnsSuccess / successes : null,
-    failures,
-  };
+
+  add(t: Trajectory): void {
+    this.n++;
+    this.turns += t.outcome.turns;
+    if (t.outcome.success) {
+      this.successes++;
+      this.turnsSuccess += t.outcome.turns;
+    } else if (t.outcome.failure !== null)
+      this.failures[t.outcome.failure] = (this.failures[t.outcome.failure] ?? 0) + 1;
+  }
+
+  result(): BatchSummary {
+    const { n, successes } = this;
+    return {
+      episodes: n,
+      success: n > 0 ? successes / n : 0,
+      meanTurns: n > 0 ? this.turns / n : 0,
+      meanTurnsSuccess: successes > 0 ? this.turnsSuccess / successes : null,
+      failures: { ...this.failures },
+    };
+  }
+}
+
+export function summarize(trajectories: Iterable<Trajectory>): BatchSummary {
+  const acc = new SummaryAccumulator();
+  for (const t of trajectories) acc.add(t);
+  return acc.result();
 }

@@ -1,7 +1,8 @@
 // JSON Lines: one value per line. Writes are buffered and flushed in large chunks (a trajectory stream
 // of millions of turns must not be bound by syscalls); reads validate every line against a schema and
 // report the file and line of the first bad one.
-import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import type { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import type { Trajectory } from '../core/types.ts';
@@ -64,27 +65,82 @@ export function readText(path: string, field = '--in'): string {
   }
 }
 
-/** Every line of a JSONL file, parsed and validated; blank lines are skipped. */
-export function readJsonl<S extends z.ZodType>(path: string, schema: S, field = '--in'): z.infer<S>[] {
-  const text = readText(path, field);
-  const out: z.infer<S>[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (line.length === 0) continue;
+/** The lines of a file, read in 1 MiB chunks (never the whole file as one string: V8 strings stop at
+ * ~512 MB), with their 1-based numbers; blank lines are skipped. */
+export function* fileLines(path: string, field = '--in'): Generator<[line: string, number: number]> {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    throw new InputError(
+      field,
+      path,
+      `cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
+  }
+  const buf = Buffer.allocUnsafe(CHUNK);
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  let number = 0;
+  try {
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, buf, 0, CHUNK, null);
+      } catch (e) {
+        throw new InputError(
+          field,
+          path,
+          `cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+        );
+      }
+      const text = n > 0 ? rest + decoder.write(buf.subarray(0, n)) : rest + decoder.end();
+      const parts = text.split('\n');
+      rest = n > 0 ? parts.pop()! : '';
+      for (const part of parts) {
+        number++;
+        const line = part.trim();
+        if (line.length > 0) yield [line, number];
+      }
+      if (n === 0) return;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Every line of a JSONL file, parsed and validated one at a time (memory: one line). */
+export function* iterateJsonl<S extends z.ZodType>(
+  path: string,
+  schema: S,
+  field = '--in',
+): Generator<z.infer<S>> {
+  for (const [line, number] of fileLines(path, field)) {
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch (e) {
-      throw InputError.raw(`${path}:${i + 1}`, `not valid JSON (${(e as Error).message})`);
+      throw InputError.raw(`${path}:${number}`, `not valid JSON (${(e as Error).message})`);
     }
-    out.push(fromZod(schema, value, `${path}:${i + 1}`));
+    yield fromZod(schema, value, `${path}:${number}`);
   }
-  return out;
+}
+
+/** Every line of a JSONL file, parsed and validated; blank lines are skipped. */
+export function readJsonl<S extends z.ZodType>(path: string, schema: S, field = '--in'): z.infer<S>[] {
+  return [...iterateJsonl(path, schema, field)];
+}
+
+/** The trajectories of a file, one at a time (refuses an empty file once it has been read through). */
+export function* iterateTrajectories(path: string, field = '--in'): Generator<Trajectory> {
+  let any = false;
+  for (const t of iterateJsonl(path, TrajectorySchema, field)) {
+    any = true;
+    yield asTrajectory(t);
+  }
+  if (!any) throw new InputError(field, path, 'the file holds no trajectories');
 }
 
 export function readTrajectories(path: string, field = '--in'): Trajectory[] {
-  const trajectories = readJsonl(path, TrajectorySchema, field).map(asTrajectory);
-  if (trajectories.length === 0) throw new InputError(field, path, 'the file holds no trajectories');
-  return trajectories;
+  return [...iterateTrajectories(path, field)];
 }

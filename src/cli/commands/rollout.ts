@@ -1,12 +1,12 @@
 // turnwise rollout: K samples per task under a budget T, summarised, optionally written to JSONL/SQLite.
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import type { Trajectory } from '../../core/types.ts';
+import type { Task, Trajectory } from '../../core/types.ts';
 import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import { meanExactSuccess } from '../../eval/exact.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { rollout } from '../../rollout/batch.ts';
-import { summarize } from '../../rollout/summary.ts';
+import { SummaryAccumulator } from '../../rollout/summary.ts';
 import { JsonlWriter } from '../../store/jsonl.ts';
 import { RunStore } from '../../store/sqlite.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
@@ -30,6 +30,14 @@ interface RolloutFlags extends EnvFlags {
 
 /** Exact values are computed per distinct map; beyond this many the figure is skipped (null). */
 const MAX_EXACT_MAPS = 5000;
+/** Episodes per rollout call (the trajectories of a chunk are never all alive at once either). */
+const CHUNK_EPISODES = 4096;
+
+/** Every task, made a chunk at a time, for one pass. */
+function* lazyTasks(range: (first: number, count: number) => Task[], n: number): Generator<Task> {
+  for (let first = 0; first < n; first += CHUNK_EPISODES)
+    yield* range(first, Math.min(CHUNK_EPISODES, n - first));
+}
 
 export function registerRollout(program: Command): void {
   envOptions(
@@ -77,8 +85,10 @@ export function registerRollout(program: Command): void {
         throw InputError.raw('--episodes', 'missing; give --episodes N or --tasks N --samples K');
       }
       const config = envConfigFromFlags(flags.env, flags);
-      const tasks = makeTasks(config, nTasks, runSeed);
-      const spec = envSpec(tasks[0]);
+      // Tasks are made a chunk at a time: a run of millions of episodes holds neither its tasks nor
+      // its trajectories (they stream to --out, --db and the summary).
+      const taskRange = (first: number, count: number) => makeTasks(config, count, runSeed + first);
+      const spec = envSpec(taskRange(0, 1)[0]);
       const budget =
         flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
       const policy = makePolicy(flags.policy, spec);
@@ -108,30 +118,37 @@ export function registerRollout(program: Command): void {
       });
       const progress = new Progress('rollout', nTasks * samples);
       const pending: Trajectory[] = [];
+      const acc = new SummaryAccumulator();
       let stored = 0;
       const t0 = performance.now();
-      const trajectories = await rollout({
-        tasks,
-        samples,
-        budget,
-        revealBudget,
-        runSeed,
-        policy,
-        concurrency,
-        makeEnv: envs.make,
-        onTrajectory: (t, i) => {
-          writer?.write(t);
-          if (store) {
-            pending.push(t);
-            if (pending.length >= 1000) {
-              store.addTrajectories(runId, stored, pending);
-              stored += pending.length;
-              pending.length = 0;
+      const chunk = Math.max(1, Math.floor(CHUNK_EPISODES / samples));
+      for (let first = 0; first < nTasks; first += chunk) {
+        const offset = first * samples;
+        await rollout({
+          tasks: taskRange(first, Math.min(chunk, nTasks - first)),
+          samples,
+          budget,
+          revealBudget,
+          runSeed,
+          policy,
+          concurrency,
+          makeEnv: envs.make,
+          keep: false,
+          onTrajectory: (t, i) => {
+            acc.add(t);
+            writer?.write(t);
+            if (store) {
+              pending.push(t);
+              if (pending.length >= 1000) {
+                store.addTrajectories(runId, stored, pending);
+                stored += pending.length;
+                pending.length = 0;
+              }
             }
-          }
-          progress.update(i + 1);
-        },
-      });
+            progress.update(offset + i + 1);
+          },
+        });
+      }
       const seconds = (performance.now() - t0) / 1000;
       progress.done();
       writer?.close();
@@ -141,8 +158,15 @@ export function registerRollout(program: Command): void {
         store.close();
       }
 
-      const summary = summarize(trajectories);
-      const exact = await meanExactSuccess(envs, tasks, policy, budget, revealBudget, MAX_EXACT_MAPS);
+      const summary = acc.result();
+      const exact = await meanExactSuccess(
+        envs,
+        lazyTasks(taskRange, nTasks),
+        policy,
+        budget,
+        revealBudget,
+        MAX_EXACT_MAPS,
+      );
       const n = summary.episodes;
       const se = Math.sqrt((summary.success * (1 - summary.success)) / n);
       const result = {

@@ -1,7 +1,7 @@
 // turnwise summary --in f.jsonl — the summary of a trajectory file (validated line by line).
 import type { Command } from 'commander';
-import { summarize } from '../../rollout/summary.ts';
-import { readTrajectories } from '../../store/jsonl.ts';
+import { SummaryAccumulator } from '../../rollout/summary.ts';
+import { iterateTrajectories } from '../../store/jsonl.ts';
 import { fmt, json, out, table } from '../io.ts';
 
 export function registerSummary(program: Command): void {
@@ -11,12 +11,20 @@ export function registerSummary(program: Command): void {
     .requiredOption('--in <file.jsonl>', 'trajectories, one JSON object per line')
     .option('--json', 'machine-readable output')
     .action((flags: { in: string; json?: boolean }) => {
-      const trajectories = readTrajectories(flags.in);
-      const byPolicy = new Map<string, typeof trajectories>();
-      for (const t of trajectories) byPolicy.set(t.policy, [...(byPolicy.get(t.policy) ?? []), t]);
-      const policies = Object.fromEntries([...byPolicy].map(([p, ts]) => [p, summarize(ts)]));
-      const all = summarize(trajectories);
-      if (flags.json) return json({ ...all, policies });
+      // One pass, one line in memory at a time: a per-policy accumulator and the overall one.
+      const all = new SummaryAccumulator();
+      const byPolicy = new Map<string, SummaryAccumulator>();
+      for (const t of iterateTrajectories(flags.in)) {
+        all.add(t);
+        let acc = byPolicy.get(t.policy);
+        if (acc === undefined) {
+          acc = new SummaryAccumulator();
+          byPolicy.set(t.policy, acc);
+        }
+        acc.add(t);
+      }
+      const policies = Object.fromEntries([...byPolicy].map(([p, acc]) => [p, acc.result()]));
+      if (flags.json) return json({ ...all.result(), policies });
       out(
         table([
           ['policy', 'episodes', 'success', 'mean turns', 'failures'],
