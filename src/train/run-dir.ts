@@ -5,6 +5,7 @@
 //   checkpoint.safetensors  the full training state (train/state.ts), written atomically
 //   policy.safetensors      the policy alone, loadable anywhere with `--policy <run dir>`
 //   summary.json            the final evaluation, when the run completed
+//   lock                    {pid, host, started} while a process writes the run (store/lock.ts)
 // Order of writes per iteration: the store transaction (trajectories + metrics) first, then — every
 // checkpointEvery iterations — the checkpoint. A kill between the two leaves rows newer than the
 // checkpoint, which resume deletes before recomputing them.
@@ -14,6 +15,7 @@ import { InputError } from '../core/errors.ts';
 import type { Trajectory } from '../core/types.ts';
 import { writeCheckpoint } from '../nn/checkpoint.ts';
 import { JsonlWriter, readText } from '../store/jsonl.ts';
+import { DirLock } from '../store/lock.ts';
 import { RunStore } from '../store/sqlite.ts';
 import { parseTrainConfig, type TrainConfig } from './config.ts';
 import { loadTrainState, type RunState, saveTrainState, type TrainParts } from './state.ts';
@@ -32,11 +34,13 @@ export class RunDir {
   readonly dir: string;
   readonly store: RunStore;
   private metrics: JsonlWriter;
+  private readonly lock: DirLock;
 
-  private constructor(dir: string, store: RunStore, metrics: JsonlWriter) {
+  private constructor(dir: string, store: RunStore, metrics: JsonlWriter, lock: DirLock) {
     this.dir = dir;
     this.store = store;
     this.metrics = metrics;
+    this.lock = lock;
   }
 
   path(file: keyof typeof FILES): string {
@@ -53,10 +57,21 @@ export class RunDir {
     } catch (e) {
       throw new InputError('--out', dir, `cannot create it (${(e as NodeJS.ErrnoException).code})`);
     }
+    const lock = DirLock.acquire(dir, '--out');
+    // Checked again under the lock: another process may have created the run meanwhile.
+    if (existsSync(join(dir, FILES.store)) || existsSync(join(dir, FILES.config))) {
+      lock.release();
+      throw new InputError('--out', dir, 'already holds a run; give another directory or --resume it');
+    }
     writeFileSync(join(dir, FILES.config), `${JSON.stringify(config, null, 2)}\n`);
     const store = new RunStore(join(dir, FILES.store));
     store.createRun(RUN_ID, 'train', config);
-    return new RunDir(dir, store, new JsonlWriter(join(dir, FILES.metrics)));
+    return new RunDir(dir, store, new JsonlWriter(join(dir, FILES.metrics)), lock);
+  }
+
+  /** The lock of a run to resume, taken before any of its files is read or written. */
+  static lockForResume(dir: string): DirLock {
+    return DirLock.acquire(dir, '--resume');
   }
 
   /** The config of an existing run (validated). */
@@ -78,7 +93,7 @@ export class RunDir {
    * Reopens a run to continue after iteration `iter` (the checkpoint's): deletes every row written
    * after it and rewrites metrics.jsonl from the store, so nothing is lost or counted twice.
    */
-  static reopen(dir: string, iter: number): RunDir {
+  static reopen(dir: string, iter: number, lock: DirLock): RunDir {
     const store = new RunStore(join(dir, FILES.store));
     if (store.run(RUN_ID) === undefined)
       throw new InputError('--resume', dir, 'the run store holds no training run');
@@ -87,7 +102,7 @@ export class RunDir {
     for (const [i, values] of groupMetrics(store.metrics(RUN_ID))) metrics.write({ iter: i, ...values });
     metrics.flush();
     store.setStatus(RUN_ID, 'running');
-    return new RunDir(dir, store, metrics);
+    return new RunDir(dir, store, metrics, lock);
   }
 
   /** One iteration's rows, atomically, then its metrics line. */
@@ -121,6 +136,7 @@ export class RunDir {
     this.metrics.close();
     this.store.setStatus(RUN_ID, status);
     this.store.close();
+    this.lock.release();
   }
 }
 
@@ -138,17 +154,24 @@ export function openRun(
 ): { run?: RunDir; state: RunState } {
   if (out === undefined) return { state: initial };
   if (!resume) return { run: RunDir.create(out, config), state: initial };
-  const ck = join(out, FILES.checkpoint);
-  const state = existsSync(ck) ? loadTrainState(ck, parts) : initial;
-  const run = RunDir.reopen(out, state.iter);
-  const stored = run.store.trajectoryCount(RUN_ID);
-  if (stored !== state.nextIndex) {
-    throw InputError.raw(
-      out,
-      `the store holds ${stored} trajectories after iteration ${state.iter}, the checkpoint ${state.nextIndex}`,
-    );
+  // The lock first: a live run (or a second resume) is refused before any file is touched.
+  const lock = RunDir.lockForResume(out);
+  try {
+    const ck = join(out, FILES.checkpoint);
+    const state = existsSync(ck) ? loadTrainState(ck, parts) : initial;
+    const run = RunDir.reopen(out, state.iter, lock);
+    const stored = run.store.trajectoryCount(RUN_ID);
+    if (stored !== state.nextIndex) {
+      throw InputError.raw(
+        out,
+        `the store holds ${stored} trajectories after iteration ${state.iter}, the checkpoint ${state.nextIndex}`,
+      );
+    }
+    return { run, state };
+  } catch (e) {
+    lock.release();
+    throw e;
   }
-  return { run, state };
 }
 
 /** Metric rows of the store, grouped per iteration in order. */

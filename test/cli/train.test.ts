@@ -92,6 +92,46 @@ test('kill -9 mid-run, --resume: the same rows, metrics and policy as an uninter
   assert.equal(JSON.parse(r.stdout).exact.toFixed(6), JSON.parse(ref.stdout).final.exact.toFixed(6));
 });
 
+test('--resume of a live run, or a second writer, is refused at once; the live run is unharmed', async () => {
+  const whole = join(dir, 'whole'); // the undisturbed run of the first test
+  const live = join(dir, 'live');
+  const child = spawn(process.execPath, [BIN, ...ARGS, '--out', live], { stdio: 'ignore' });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  // Ready when it has recorded a few iterations (it holds the lock from before its first write).
+  await new Promise<void>((resolve) => {
+    const poll = setInterval(() => {
+      if (lines(join(live, 'metrics.jsonl')) >= 3) {
+        clearInterval(poll);
+        resolve();
+      }
+    }, 5);
+  });
+  // Stopped (not killed) while the others try: it is alive, holds the lock, and is mid-run.
+  child.kill('SIGSTOP');
+  const [resume, again] = await Promise.all([
+    turnwise(['train', '--resume', live]),
+    turnwise([...ARGS, '--out', live]),
+  ]);
+  child.kill('SIGCONT');
+  assert.equal(await exited, 0);
+  assert.equal(resume.code, 2, resume.stderr);
+  assert.match(
+    resume.stderr,
+    new RegExp(`^turnwise: --resume: got ".*live"; is in use by process ${child.pid} on `),
+  );
+  assert.equal(resume.stderr.trim().split('\n').length, 1);
+  assert.equal(again.code, 2, again.stderr);
+  assert.match(again.stderr, /--out: got ".*live"; (is in use by process|already holds a run)/);
+  assert.equal(
+    readFileSync(join(live, 'metrics.jsonl'), 'utf8'),
+    readFileSync(join(whole, 'metrics.jsonl'), 'utf8'),
+  );
+  const [a, b] = [rows(whole), rows(live)];
+  assert.equal(b.t, a.t);
+  assert.equal(b.m, a.m);
+  assert.equal(existsSync(join(live, 'lock')), false);
+});
+
 test('bad training input: one line, exit code 2', async () => {
   const cases: [string[], RegExp][] = [
     [['train', '--algo', 'sarsa'], /--algo: got "sarsa"; expected one of: grpo, ppo, es/],
