@@ -48,7 +48,12 @@ export class JsonlWriter {
   /** Flushes, makes the data durable and closes the file. */
   close(): void {
     this.flush();
-    fsyncSync(this.fd);
+    try {
+      fsyncSync(this.fd);
+    } catch (e) {
+      // A device or pipe (/dev/null, a FIFO) cannot be synced, and need not be.
+      if ((e as NodeJS.ErrnoException).code !== 'EINVAL') throw e;
+    }
     closeSync(this.fd);
   }
 }

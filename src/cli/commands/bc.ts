@@ -10,6 +10,7 @@ import { meanExactSuccess } from '../../eval/exact.ts';
 import type { Activation } from '../../nn/layers.ts';
 import { mlpPolicyConfig, NeuralPolicy, POLICY_FILE } from '../../policies/neural.ts';
 import { makePolicy } from '../../policies/spec.ts';
+import { checkOutput } from '../../store/paths.ts';
 import { type BcTargets, collectDemonstrations, revealFor, trainBc } from '../../train/bc.ts';
 import { fmt, json, out, Progress, table, warn } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed, seedRange } from '../options.ts';
@@ -82,6 +83,7 @@ export function registerBc(program: Command): void {
       if (trainRange.start < testRange.end && testRange.start < trainRange.end) {
         warn('--train-seeds and --test-seeds overlap: the test tasks are not all held out');
       }
+      checkOutput(flags.out, '--out', 'dir');
       const runSeed = seed(flags.seed);
       const config: EnvConfig = envConfigFromFlags(flags.env, flags);
       const train = makeTasks(config, trainRange.end - trainRange.start, trainRange.start);

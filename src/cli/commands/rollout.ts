@@ -8,6 +8,7 @@ import { makePolicy } from '../../policies/spec.ts';
 import { rollout } from '../../rollout/batch.ts';
 import { SummaryAccumulator } from '../../rollout/summary.ts';
 import { JsonlWriter } from '../../store/jsonl.ts';
+import { checkOutput } from '../../store/paths.ts';
 import { RunStore } from '../../store/sqlite.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, seed } from '../options.ts';
@@ -101,6 +102,8 @@ export function registerRollout(program: Command): void {
         );
       }
       const concurrency = int('--concurrency', flags.concurrency, 1, 4096);
+      if (flags.out !== undefined) checkOutput(flags.out, '--out', 'file');
+      if (flags.db !== undefined) checkOutput(flags.db, '--db', 'file');
 
       const writer = flags.out === undefined ? undefined : new JsonlWriter(flags.out);
       const store = flags.db === undefined ? undefined : new RunStore(flags.db);

@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { checkOutput } from '../../store/paths.ts';
 import {
   PROFILE_NAMES,
   parseStudyConfig,
@@ -78,6 +79,7 @@ export function registerStudy(program: Command): void {
 export async function studyBudget(flags: StudyFlags, trainer: RlTrainer): Promise<void> {
   const config = studyConfig(flags);
   const dir = flags.out ?? join('runs', `budget-${config.profile}-${config.seed}`);
+  checkOutput(dir, '--out', 'dir');
   const t0 = performance.now();
   // One progress bar per stage and total (TTY only), one plain line per stage (always).
   let bar: Progress | undefined;

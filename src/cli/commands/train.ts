@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { envs } from '../../envs/index.ts';
 import { readText } from '../../store/jsonl.ts';
+import { checkOutput } from '../../store/paths.ts';
 import { parseTrainConfig, type TrainConfig, TrainConfigSchema } from '../../train/config.ts';
 import { trainEs } from '../../train/es-train.ts';
 import { trainPolicyGradient } from '../../train/loop.ts';
@@ -121,6 +122,7 @@ export function registerTrain(program: Command): void {
       } else {
         config = configFromFlags(f);
         outDir = f.out ?? `runs/train-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+        checkOutput(outDir, '--out', 'dir');
       }
       const progress = new Progress('train', config.iters);
       const onIter = (iter: number, iters: number, m: Record<string, number>) => {

@@ -1,0 +1,68 @@
+// Output paths checked before any work starts: a run that trains for minutes and then fails to write
+// (or spins on a special file system) has lost the user's time. `checkOutput` refuses, in well under a
+// second, a path whose parent is missing or not a directory, a path of the wrong kind, an unwritable
+// location, and the kernel's virtual file systems (/proc, /sys, /dev, where writes are not files).
+import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
+import { dirname, resolve, sep } from 'node:path';
+import { InputError } from '../core/errors.ts';
+
+const SPECIAL = ['/proc', '/sys', '/dev'];
+
+/** The nearest existing ancestor of a path (the path itself when it exists). */
+function existingAncestor(path: string): string {
+  let p = resolve(path);
+  while (!existsSync(p)) {
+    const up = dirname(p);
+    if (up === p) break;
+    p = up;
+  }
+  return p;
+}
+
+/**
+ * Refuses an output path that cannot be written: `kind` file (a file written whole or appended) or dir
+ * (a directory created with its parents). Directories that do not exist yet are fine when their nearest
+ * existing ancestor is a writable directory.
+ */
+export function checkOutput(path: string, field: string, kind: 'file' | 'dir'): void {
+  if (path.length === 0) throw new InputError(field, path, 'expected a path');
+  const abs = resolve(path);
+  const real = existsSync(abs) ? realpathSync(abs) : abs;
+  // /dev/null is the one special file a user may mean: "discard it".
+  if (kind === 'file' && real === '/dev/null') return;
+  const special = SPECIAL.find((s) => real === s || real.startsWith(s + sep));
+  if (special !== undefined) {
+    throw new InputError(
+      field,
+      path,
+      `is under ${special}, a virtual file system; give a path on a real disk`,
+    );
+  }
+  if (existsSync(abs)) {
+    const st = statSync(abs);
+    if (kind === 'dir' && !st.isDirectory())
+      throw new InputError(field, path, 'is a file; expected a directory');
+    if (kind === 'file' && st.isDirectory())
+      throw new InputError(field, path, 'is a directory; expected a file');
+  }
+  if (kind === 'file') {
+    const parent = dirname(abs);
+    if (!existsSync(parent))
+      throw new InputError(field, path, `its directory ${dirname(path)} does not exist`);
+    if (!statSync(parent).isDirectory())
+      throw new InputError(field, path, `${parent} is a file, not a directory`);
+    writable(existsSync(abs) ? abs : parent, field, path);
+    return;
+  }
+  const anc = existingAncestor(abs);
+  if (!statSync(anc).isDirectory()) throw new InputError(field, path, `${anc} is a file, not a directory`);
+  writable(anc, field, path);
+}
+
+function writable(target: string, field: string, path: string): void {
+  try {
+    accessSync(target, constants.W_OK);
+  } catch {
+    throw new InputError(field, path, `${target} is not writable`);
+  }
+}
