@@ -56,6 +56,9 @@ export function parseCheckpoint(bytes: Uint8Array, source: string): Checkpoint {
   const params = new Map<string, NamedArray>();
   const buffers: [string, Float32Array][] = [];
   for (const [name, t] of st.tensors) {
+    // A NaN or ±∞ parameter (a diverged run, a damaged file) would make a policy of NaNs: refused.
+    const bad = t.data.findIndex((x) => !Number.isFinite(x));
+    if (bad >= 0) fail(`tensor ${name} holds a non-finite value (${t.data[bad]}) at index ${bad}`);
     if (name.startsWith(OPTIMIZER_PREFIX)) buffers.push([name.slice(OPTIMIZER_PREFIX.length), t.data]);
     else params.set(name, t);
   }

@@ -60,7 +60,8 @@ export class RunStore {
   readonly db: Database.Database;
   readonly path: string;
 
-  constructor(path: string) {
+  /** `field` names the flag the path came from, for the message when it is not a usable store. */
+  constructor(path: string, field = '--db') {
     this.path = path;
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -69,8 +70,11 @@ export class RunStore {
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma('foreign_keys = ON');
       this.db.exec(SCHEMA);
+      // A damaged file can open and still fail here.
+      const check = this.db.pragma('quick_check', { simple: true });
+      if (check !== 'ok') throw new Error(`integrity check: ${String(check)}`);
     } catch (e) {
-      throw new InputError('--db', path, `cannot open as a SQLite run store: ${(e as Error).message}`);
+      throw new InputError(field, path, `cannot open as a SQLite run store: ${(e as Error).message}`);
     }
   }
 

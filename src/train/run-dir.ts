@@ -69,6 +69,17 @@ export class RunDir {
     return new RunDir(dir, store, new JsonlWriter(join(dir, FILES.metrics)), lock);
   }
 
+  /** The last iteration the store of a run recorded (−1: none), read without changing it. */
+  static lastRecorded(storePath: string): number {
+    const store = new RunStore(storePath, '--resume');
+    try {
+      const rows = store.metrics(RUN_ID);
+      return rows.length > 0 ? rows[rows.length - 1].iter : -1;
+    } finally {
+      store.close();
+    }
+  }
+
   /** The lock of a run to resume, taken before any of its files is read or written. */
   static lockForResume(dir: string): DirLock {
     return DirLock.acquire(dir, '--resume');
@@ -94,7 +105,7 @@ export class RunDir {
    * after it and rewrites metrics.jsonl from the store, so nothing is lost or counted twice.
    */
   static reopen(dir: string, iter: number, lock: DirLock): RunDir {
-    const store = new RunStore(join(dir, FILES.store));
+    const store = new RunStore(join(dir, FILES.store), '--resume');
     if (store.run(RUN_ID) === undefined)
       throw new InputError('--resume', dir, 'the run store holds no training run');
     store.truncateAfter(RUN_ID, iter);
@@ -158,6 +169,19 @@ export function openRun(
   const lock = RunDir.lockForResume(out);
   try {
     const ck = join(out, FILES.checkpoint);
+    const storePath = join(out, FILES.store);
+    if (!existsSync(storePath))
+      throw InputError.raw(storePath, 'is missing: the run cannot resume; start a new run');
+    if (!existsSync(ck)) {
+      // No checkpoint is right only if the run was stopped before its first one.
+      const last = RunDir.lastRecorded(storePath);
+      if (last >= config.checkpointEvery - 1) {
+        throw InputError.raw(
+          ck,
+          `is missing though iteration ${last + 1} was recorded (one is written every ${config.checkpointEvery}): the run cannot resume exactly; start a new run`,
+        );
+      }
+    }
     const state = existsSync(ck) ? loadTrainState(ck, parts) : initial;
     const run = RunDir.reopen(out, state.iter, lock);
     const stored = run.store.trajectoryCount(RUN_ID);

@@ -1,7 +1,7 @@
 // turnwise train through the real CLI: a run killed with SIGKILL resumes to exactly the uninterrupted run.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -130,6 +130,64 @@ test('--resume of a live run, or a second writer, is refused at once; the live r
   assert.equal(b.t, a.t);
   assert.equal(b.m, a.m);
   assert.equal(existsSync(join(live, 'lock')), false);
+});
+
+test('a damaged run is refused with the file and the reason, before anything is written', async () => {
+  const whole = join(dir, 'whole');
+  const copy = (name: string) => {
+    const d = join(dir, name);
+    cpSync(whole, d, { recursive: true });
+    return d;
+  };
+  const noCheckpoint = copy('no-checkpoint');
+  rmSync(join(noCheckpoint, 'checkpoint.safetensors'));
+  const noStore = copy('no-store');
+  for (const f of ['run.sqlite', 'run.sqlite-wal', 'run.sqlite-shm'])
+    rmSync(join(noStore, f), { force: true });
+  const badStore = copy('bad-store');
+  writeFileSync(join(badStore, 'run.sqlite'), 'this is not a database, it is a sentence');
+  for (const f of ['run.sqlite-wal', 'run.sqlite-shm']) rmSync(join(badStore, f), { force: true });
+  const nan = copy('nan');
+  // Every float32 of the policy tensor set to NaN (0x7fc00000), the header left intact.
+  const ck = readFileSync(join(nan, 'checkpoint.safetensors'));
+  const headerLength = Number(ck.readBigUInt64LE(0));
+  const header = JSON.parse(ck.subarray(8, 8 + headerLength).toString('utf8'));
+  const [start, end] = header['policy.logits'].data_offsets as [number, number];
+  for (let o = 8 + headerLength + start; o < 8 + headerLength + end; o += 4) ck.writeUInt32LE(0x7fc00000, o);
+  writeFileSync(join(nan, 'checkpoint.safetensors'), ck);
+  writeFileSync(join(nan, 'policy.safetensors'), readFileSync(join(nan, 'checkpoint.safetensors')));
+  const cases: [string[], RegExp, string][] = [
+    [
+      ['train', '--resume', noCheckpoint],
+      /checkpoint\.safetensors: is missing though iteration 120 was recorded/,
+      noCheckpoint,
+    ],
+    [['train', '--resume', noStore], /run\.sqlite: is missing: the run cannot resume/, noStore],
+    [
+      ['train', '--resume', badStore],
+      /--resume: got ".*run\.sqlite"; cannot open as a SQLite run store/,
+      badStore,
+    ],
+    [
+      ['train', '--resume', nan],
+      /checkpoint\.safetensors: tensor policy\.logits holds a non-finite value \(NaN\) at index 0/,
+      nan,
+    ],
+    [
+      ['rollout', '--map', '4x4', '--slippery', '--policy', nan, '--episodes', '5'],
+      /tensor (policy\.)?logits holds a non-finite value/,
+      nan,
+    ],
+  ];
+  for (const [args, re, run] of cases) {
+    const before = readFileSync(join(run, 'metrics.jsonl'), 'utf8');
+    const r = await turnwise(args);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, re);
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+    assert.equal(readFileSync(join(run, 'metrics.jsonl'), 'utf8'), before, 'metrics.jsonl untouched');
+    assert.equal(existsSync(join(run, 'lock')), false);
+  }
 });
 
 test('bad training input: one line, exit code 2', async () => {
