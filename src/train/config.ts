@@ -5,6 +5,7 @@
 // `--config run.json` reads a whole config; flags, then --set, override it; the resolved config is
 // saved with the run.
 import { z } from 'zod';
+import { InputError } from '../core/errors.ts';
 import { allowed, getPath, paramsOf, setPath } from '../core/params.ts';
 import { fromZod } from '../core/validate.ts';
 import {
@@ -383,6 +384,42 @@ const POLICY_DEFAULTS = paramsOf(TrainConfigSchema).flatMap((p) =>
   p.meta.defaults?.by === POLICY_KIND ? [{ path: p.path, defaults: p.meta.defaults.values }] : [],
 );
 
+/** Credit methods that compare the samples of one task (a group of one gives them no contrast). */
+const GROUP_METHODS: readonly MethodName[] = ['grpo', 'drgrpo', 'rloo', 'gigpo', 'turn-level', 'reverse-turn'];
+
+/**
+ * Combinations that each field allows alone but that make a run meaningless — refused naming both
+ * fields, before any work: a group method with groups of one (no baseline: nothing is learned, and
+ * RLOO divides by G − 1 = 0), ε_high below ε_low (the clip range would shrink the ratio's upside
+ * below its downside: DAPO's clip-higher is ε_high ≥ ε_low), more minibatches than trajectories.
+ */
+export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parsed): TrainConfig {
+  const name = (k: string) => [field, k].filter((x) => x.length > 0).join('.');
+  const method = creditMethod(c);
+  if (c.algo !== 'es' && c.groupSize < 2 && GROUP_METHODS.includes(method)) {
+    throw new InputError(
+      name('groupSize'),
+      c.groupSize,
+      `credit.method ${method} compares the samples of a task: give groupSize ≥ 2, or credit.method outcome, discounted or gae`,
+    );
+  }
+  if (c.ppo.clipHigh < c.ppo.clipLow) {
+    throw new InputError(name('ppo.clipHigh'), c.ppo.clipHigh, `must be ≥ ppo.clipLow (${c.ppo.clipLow})`);
+  }
+  // Only a minibatch count the user chose: the policy-kind default serves small test batches too.
+  const batch = c.groups * c.groupSize;
+  const chosen = given === undefined || given.ppo.minibatches !== undefined;
+  if (c.algo !== 'es' && chosen && c.ppo.minibatches > batch) {
+    throw new InputError(
+      name('ppo.minibatches'),
+      c.ppo.minibatches,
+      `must be ≤ the batch, groups × groupSize = ${c.groups} × ${c.groupSize} = ${batch} trajectories`,
+    );
+  }
+  return c;
+}
+
 export function parseTrainConfig(raw: unknown, field = 'config'): TrainConfig {
-  return resolveConfig(fromZod(TrainConfigSchema, raw, field));
+  const parsed = fromZod(TrainConfigSchema, raw, field);
+  return checkTrainConfig(resolveConfig(parsed), field, parsed);
 }

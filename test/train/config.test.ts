@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { z } from 'zod';
+import { InputError } from '../../src/core/errors.ts';
 import { defaultOf, metaOf, paramsOf } from '../../src/core/params.ts';
 import {
   CREDIT_PARAM_NAMES,
@@ -164,4 +165,36 @@ test('the defaults each method declares are the ones its estimator applies when 
       assert.notDeepEqual(changed, unset, `${m}.${k}=${other} changes nothing`);
     }
   }
+});
+
+test('nonsense combinations are refused naming both fields; their sensible neighbours pass', () => {
+  const env = { env: 'frozenlake', params: { map: '4x4' } };
+  const refused: [Record<string, unknown>, RegExp][] = [
+    [{ groupSize: 1 }, /^config\.groupSize: got 1; credit\.method grpo compares the samples of a task/],
+    [{ groupSize: 1, credit: { method: 'rloo' } }, /credit\.method rloo compares/],
+    [
+      { ppo: { clipLow: 0.2, clipHigh: 0.1 } },
+      /^config\.ppo\.clipHigh: got 0\.1; must be ≥ ppo\.clipLow \(0\.2\)/,
+    ],
+    [
+      { groups: 2, groupSize: 4, ppo: { minibatches: 9 } },
+      /^config\.ppo\.minibatches: got 9; must be ≤ the batch, groups × groupSize = 2 × 4 = 8/,
+    ],
+  ];
+  for (const [fields, re] of refused) {
+    assert.throws(
+      () => parseTrainConfig({ env, ...fields }),
+      (e: unknown) => e instanceof InputError && re.test(e.message),
+      JSON.stringify(fields),
+    );
+  }
+  const fine: Record<string, unknown>[] = [
+    { groupSize: 1, credit: { method: 'gae' }, algo: 'ppo' },
+    { groupSize: 1, algo: 'es' },
+    { ppo: { clipLow: 0.2, clipHigh: 0.2 } },
+    { groups: 2, groupSize: 4, ppo: { minibatches: 8 } },
+    { groups: 1, groupSize: 2 }, // the default minibatch count is not the user's choice
+  ];
+  for (const fields of fine)
+    assert.doesNotThrow(() => parseTrainConfig({ env, ...fields }), JSON.stringify(fields));
 });
