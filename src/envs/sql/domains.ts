@@ -148,7 +148,7 @@ export const DOMAINS: Record<DomainId, Domain> = {
       kind: 'department',
       kindNoun: 'department',
       measure: 'credits',
-      measureNoun: 'credits',
+      measureNoun: 'number of credits',
     },
     links: {
       table: 'enrolments',

@@ -66,7 +66,7 @@ const TEMPLATES: Template[] = [
       const i = d.items;
       const k = pick(rng, col(rows[i.table], 2));
       return {
-        text: `List the ${i.label}s and ${i.measureNoun}s of the ${i.many} in the ${i.kindNoun} ${k}, highest ${i.measureNoun} first (ties by id).`,
+        text: `For each ${i.one} in the ${i.kindNoun} ${k}, give its ${i.label} and ${i.measureNoun}, highest ${i.measureNoun} first (ties by id).`,
         gold: `SELECT ${i.label}, ${i.measure} FROM ${i.table} WHERE ${i.kind} = ${q(k)} ORDER BY ${i.measure} DESC, id`,
         tables: [i.table],
       };
@@ -133,7 +133,7 @@ const TEMPLATES: Template[] = [
     make: (d) => {
       const i = d.items;
       return {
-        text: `List the ${i.label}s of the ${i.many} whose ${i.measureNoun} is above the average ${i.measureNoun} of all ${i.many}, highest first (ties by id).`,
+        text: `Give the ${i.label} of each ${i.one} whose ${i.measureNoun} is above the average over all ${i.many}, highest first (ties by id).`,
         gold: `SELECT ${i.label} FROM ${i.table} WHERE ${i.measure} > (SELECT AVG(${i.measure}) FROM ${i.table}) ORDER BY ${i.measure} DESC, id`,
         tables: [i.table],
       };
