@@ -83,7 +83,8 @@ function createSql(defs: TableDef[]): string {
     .join('\n');
 }
 
-function build(params: SqlParams, seed: number): SqlWorld {
+/** Builds a task's world from scratch (sqlWorld caches it). */
+export function buildSqlWorld(params: SqlParams, seed: number): SqlWorld {
   const rng = Rng.derive(seed, STREAM.task, 0x5e1);
   const domainId = params.domain === 'mixed' ? DOMAIN_IDS[rng.int(DOMAIN_IDS.length)] : params.domain;
   const level = params.level === 'mixed' ? LEVELS[rng.int(LEVELS.length)] : params.level;
@@ -131,7 +132,7 @@ export function sqlWorld(task: Task): SqlWorld {
   const key = JSON.stringify([params.level, params.domain, params.rows, params.reward, task.seed]);
   let world = cache.get(key);
   if (world === undefined) {
-    world = build(sqlParams(task.params), task.seed);
+    world = buildSqlWorld(sqlParams(task.params), task.seed);
     if (cache.size >= MAX_WORLDS) cache.delete(cache.keys().next().value as string);
     cache.set(key, world);
   }
