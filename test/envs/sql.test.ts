@@ -193,7 +193,7 @@ test('the connection is read-only: writes, ATTACH, PRAGMA writes and load_extens
   const [info] = await stepAll(env, [call('execute_sql', { query: `PRAGMA table_info(${t})` })]);
   assert.equal(info.info.valid, undefined);
   const [count] = await stepAll(env, [call('execute_sql', { query: `SELECT COUNT(*) FROM ${t}` })]);
-  assert.deepEqual((count.observation.last?.output as { rows: unknown[][] }).rows, [[before]]);
+  assert.deepEqual((count.observation.last!.output as { rows: unknown[][] }).rows, [[before]]);
   env.close();
 });
 
@@ -219,7 +219,7 @@ test('runaway queries return within the limit as tool errors', async () => {
     call('execute_sql', { query: `SELECT COUNT(*) FROM ${t} a, ${t} b, ${t} c` }),
   ]);
   const n = env.world.rows[t].length;
-  assert.deepEqual((ok.observation.last?.output as { rows: unknown[][] }).rows, [[n ** 3]]);
+  assert.deepEqual((ok.observation.last!.output as { rows: unknown[][] }).rows, [[n ** 3]]);
   env.close();
 });
 

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import type { Task, Turn } from '../../core/types.ts';
 import { ACTION_NAMES } from '../../envs/frozenlake/index.ts';
-import { describeEnv, envEntry, makeEnv } from '../../envs/index.ts';
+import { describeEnv, envEntry, envSpec, makeEnv } from '../../envs/index.ts';
 import { fmt, json, out, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, seed } from '../options.ts';
 
@@ -42,8 +42,10 @@ export function registerEnv(program: Command): void {
     .option('--json', 'machine-readable output')
     .action((envId: string, flags: CommonFlags & { gold?: boolean }) => {
       const task = taskFrom(envId, flags);
-      if (makeEnv(task).spec.tools !== undefined)
-        return describeToolTask(task, flags.gold === true, flags.json);
+      if (envSpec(task).tools !== undefined) {
+        describeToolTask(task, flags.gold === true, flags.json === true);
+        return;
+      }
       const d = describeEnv(task) as {
         desc: string[];
         nS: number;
@@ -154,7 +156,7 @@ export function registerEnv(program: Command): void {
 }
 
 /** A tool env's task: its question, tables and (with gold) the gold query and result. */
-function describeToolTask(task: Task, gold: boolean, asJson: boolean | undefined): void {
+function describeToolTask(task: Task, gold: boolean, asJson: boolean): void {
   const d = describeEnv(task, { gold }) as {
     domain: string;
     level: number;
@@ -164,8 +166,11 @@ function describeToolTask(task: Task, gold: boolean, asJson: boolean | undefined
     tables: { name: string; rows: number; columns: { name: string; type: string; references?: string }[] }[];
     gold?: { query: string; columns: string[]; rows: unknown[][] };
   };
-  const spec = makeEnv(task).spec;
-  if (asJson) return json({ task, spec, ...d });
+  const spec = envSpec(task);
+  if (asJson) {
+    json({ task, spec, ...d });
+    return;
+  }
   out(`${task.env} ${JSON.stringify(task.params)} task seed ${task.seed}`);
   out(`domain ${d.domain}, level ${d.level} (${d.template})${d.ordered ? ', ordered' : ''}`);
   out(`question: ${d.question}`);
