@@ -91,7 +91,9 @@ export function envOptions(cmd: Command): Command {
     .option('--success-rate <p>', 'probability of moving the intended way on slippery ice (default 1/3)')
     .option('--random', 'a random valid map per task (task seed = --seed + task index)')
     .option('--size <n>', 'side of random maps (default 8, Gymnasium)')
-    .option('--p <p>', 'probability that a random cell is frozen (default 0.8)');
+    .option('--p <p>', 'probability that a random cell is frozen (default 0.8)')
+    .option('--level <n>', 'sql: question difficulty 1, 2, 3 or mixed (default mixed)')
+    .option('--domain <d>', 'sql: database domain shop, school, library or mixed (default mixed)');
 }
 
 export interface EnvFlags {
@@ -101,6 +103,8 @@ export interface EnvFlags {
   random?: boolean;
   size?: string;
   p?: string;
+  level?: string;
+  domain?: string;
 }
 
 export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
@@ -111,5 +115,8 @@ export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
   if (flags.random) raw.random = true;
   if (flags.size !== undefined) raw.size = int('--size', flags.size, 2, 64);
   if (flags.p !== undefined) raw.p = num('--p', flags.p, (x) => x > 0 && x <= 1, 'a probability in (0, 1]');
+  if (flags.level !== undefined)
+    raw.level = flags.level === 'mixed' ? 'mixed' : int('--level', flags.level, 1, 3);
+  if (flags.domain !== undefined) raw.domain = flags.domain;
   return envConfig(envId, raw);
 }

@@ -53,6 +53,32 @@ export interface EnvSpec {
   features?: number;
   /** Gymnasium's registered episode limit for this configuration (used as the default budget). */
   maxTurns?: number;
+  /** A tool env's tools (its actions are `ToolCall`s), as JSON schemas: the same objects feed an LLM
+   * policy's `tools`, the text protocol and MCP. */
+  tools?: readonly ToolSchema[];
+  /** The env offers a gold path and a menu of valid actions (`EnvView.scripted`), from which the
+   * scripted `oracle`, `oracle:eps=` and `random` policies act (tool envs without an exact oracle). */
+  scripted?: boolean;
+}
+
+/** A tool as an LLM function declaration (OpenAI's `function` shape; MCP's name/description/inputSchema). */
+export interface ToolSchema {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+/**
+ * What scripted policies ask of a tool env (policies/scripted.ts): the next action on the gold path and
+ * a finite menu of valid actions, both functions of the turns taken so far in the episode. The menu
+ * holds distinct actions (by JSON), every one accepted by the env (`info.valid !== false`).
+ */
+export interface ScriptedView<A = unknown> {
+  /** The gold path's next action after these turns (the oracle's choice). */
+  goldAction(history: readonly Turn<unknown, unknown>[]): A;
+  /** Valid actions (the random policy's uniform menu; the eps-oracle's detours, gold excluded). */
+  validActions(history: readonly Turn<unknown, unknown>[]): readonly A[];
 }
 
 export interface StepInfo {
@@ -125,6 +151,8 @@ export interface EnvView<O> {
    * it is a number or a string, else its JSON (see `stateKeyOf` in core/policy.ts).
    */
   stateKey?(o: O): string | number;
+  /** The gold path and menu of valid actions of a tool env (when `spec.scripted`). */
+  scripted?(): ScriptedView;
 }
 
 export interface Env<O, A> extends EnvView<O> {

@@ -2,6 +2,7 @@
 import { InputError } from '../core/errors.ts';
 import type { Env, EnvConfig, EnvFactory, EnvSpec, Task } from '../core/types.ts';
 import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
+import { describeSql, exportSqlDatabase, makeSqlEnv, sqlParams, sqlSpec } from './sql/index.ts';
 
 export interface EnvEntry {
   id: string;
@@ -12,8 +13,11 @@ export interface EnvEntry {
   make(task: Task): Env<unknown, unknown>;
   /** The spec of a task's env without building an instance. */
   spec(task: Task): EnvSpec;
-  /** Plain data describing the task's env in full (FrozenLake: the map and Gymnasium's P table). */
-  describe(task: Task): Record<string, unknown>;
+  /** Plain data describing the task's env in full (FrozenLake: the map and Gymnasium's P table; a tool
+   * env: the task, and its gold solution with `gold`). */
+  describe(task: Task, options?: { gold?: boolean }): Record<string, unknown>;
+  /** Writes the task's data to a file (sql: the SQLite database); returns the bytes written. */
+  export?(task: Task, path: string): number;
 }
 
 const ENVS: Record<string, EnvEntry> = {
@@ -28,6 +32,16 @@ const ENVS: Record<string, EnvEntry> = {
       const world = frozenLakeWorld(task);
       return { desc: [...world.desc], nS: world.nS, nA: world.nA, P: transitionTable(world.config) };
     },
+  },
+  sql: {
+    id: 'sql',
+    summary:
+      'InterCode-SQL-like: questions about a generated SQLite database, answered with tool calls (level 1–3)',
+    params: (raw) => ({ ...sqlParams(raw) }),
+    make: (task) => makeSqlEnv(task) as unknown as Env<unknown, unknown>,
+    spec: () => sqlSpec(),
+    describe: (task, options) => describeSql(task, options?.gold === true),
+    export: exportSqlDatabase,
   },
 };
 
@@ -64,6 +78,6 @@ export const envs = {
 
 export { makeTasks } from '../core/tasks.ts';
 
-export function describeEnv(task: Task): Record<string, unknown> {
-  return envEntry(task.env, 'task.env').describe(task);
+export function describeEnv(task: Task, options?: { gold?: boolean }): Record<string, unknown> {
+  return envEntry(task.env, 'task.env').describe(task, options);
 }

@@ -9,6 +9,7 @@ import { ACTIVATIONS, type Activation } from '../nn/layers.ts';
 import { loadNeuralPolicy, mlpPolicyConfig, NeuralPolicy } from './neural.ts';
 import { OraclePolicy } from './oracle.ts';
 import { discreteActions, RandomPolicy } from './random.ts';
+import { ScriptedOraclePolicy, ScriptedRandomPolicy } from './scripted.ts';
 import { loadTabularPolicy, TabularPolicy } from './tabular.ts';
 
 export type AnyPolicy = Policy<unknown, unknown>;
@@ -63,9 +64,10 @@ const flag = (v: string, field: string): number => {
 
 const KINDS: Record<string, PolicyKind> = {
   random: {
-    summary: 'uniform over the actions',
+    summary: 'uniform over the actions (tool envs: over the menu of valid tool calls)',
     params: {},
     make: (_p, env) => {
+      if (env.scripted === true) return new ScriptedRandomPolicy() as AnyPolicy;
       discreteActions(env);
       return new RandomPolicy() as AnyPolicy;
     },
@@ -74,6 +76,12 @@ const KINDS: Record<string, PolicyKind> = {
     summary: 'greedy on the exact Q* (eps=, temp=, horizon= for a budget-blind lookahead)',
     params: { eps: probability, temp: positive, horizon: positiveInt },
     make: (p, env, id) => {
+      if (env.scripted === true && !env.oracle) {
+        // A tool env: the scripted oracle follows the gold path; only eps applies.
+        if (p.temp !== undefined || p.horizon !== undefined)
+          throw new InputError('--policy', id, `on env ${env.id} (scripted oracle) oracle takes only eps`);
+        return new ScriptedOraclePolicy((p.eps as number | undefined) ?? 0, id) as AnyPolicy;
+      }
       if (!env.oracle) throw new InputError('--policy', id, `env ${env.id} has no exact oracle`);
       const num = (x: number | string | undefined) => x as number | undefined;
       return new OraclePolicy(

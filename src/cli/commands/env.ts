@@ -1,20 +1,25 @@
-// turnwise env describe | oracle | play
+// turnwise env describe | export | oracle | play
+import { existsSync } from 'node:fs';
 import { createInterface, emitKeypressEvents } from 'node:readline';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import type { Task, Turn } from '../../core/types.ts';
 import { ACTION_NAMES } from '../../envs/frozenlake/index.ts';
-import { describeEnv, makeEnv } from '../../envs/index.ts';
+import { describeEnv, envEntry, envSpec, makeEnv } from '../../envs/index.ts';
 import { fmt, json, out, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, seed } from '../options.ts';
 
 interface CommonFlags extends EnvFlags {
   seed: string;
+  /** Same as --seed (the name tool envs' docs use); wins when given. */
+  taskSeed?: string;
   json?: boolean;
 }
 
 function taskFrom(envId: string, flags: CommonFlags): Task {
-  return { ...envConfigFromFlags(envId, flags), seed: seed(flags.seed) };
+  const s =
+    flags.taskSeed === undefined ? seed(flags.seed) : int('--task-seed', flags.taskSeed, 0, 2 ** 53 - 1);
+  return { ...envConfigFromFlags(envId, flags), seed: s };
 }
 
 function budgetOf(flags: { budget?: string }, task: Task): number {
@@ -32,9 +37,15 @@ export function registerEnv(program: Command): void {
       .description("the spec, the map and the full transition table (Gymnasium's P[s][a] layout)"),
   )
     .option('--seed <n>', 'task seed (picks the map with --random)', '0')
+    .option('--task-seed <n>', 'task seed (same as --seed)')
+    .option('--gold', 'tool envs: also show the gold solution')
     .option('--json', 'machine-readable output')
-    .action((envId: string, flags: CommonFlags) => {
+    .action((envId: string, flags: CommonFlags & { gold?: boolean }) => {
       const task = taskFrom(envId, flags);
+      if (envSpec(task).tools !== undefined) {
+        describeToolTask(task, flags.gold === true, flags.json === true);
+        return;
+      }
       const d = describeEnv(task) as {
         desc: string[];
         nS: number;
@@ -59,6 +70,32 @@ export function registerEnv(program: Command): void {
         });
       });
       out(table(rows));
+    });
+
+  envOptions(
+    env
+      .command('export')
+      .argument('<env>', 'environment id (sql)')
+      .description("write a task's data to a file (sql: the task's SQLite database)"),
+  )
+    .option('--seed <n>', 'task seed', '0')
+    .option('--task-seed <n>', 'task seed (same as --seed)')
+    .requiredOption('--out <file>', 'the file to write (must not exist)')
+    .option('--json', 'machine-readable output')
+    .action((envId: string, flags: CommonFlags & { out: string }) => {
+      const task = taskFrom(envId, flags);
+      const entry = envEntry(envId);
+      if (entry.export === undefined) throw new InputError('env', envId, 'this env has nothing to export');
+      if (existsSync(flags.out)) throw new InputError('--out', flags.out, 'the file exists; give a new path');
+      let bytes: number;
+      try {
+        bytes = entry.export(task, flags.out);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+        throw new InputError('--out', flags.out, `cannot write it (${code}); give a writable new path`);
+      }
+      if (flags.json) return json({ task, out: flags.out, bytes });
+      out(`wrote ${flags.out} (${bytes} bytes): the database of ${task.env} task ${task.seed}`);
     });
 
   envOptions(
@@ -116,6 +153,38 @@ export function registerEnv(program: Command): void {
       const task = taskFrom(envId, flags);
       await play(task, budgetOf(flags, task), flags.hints === true, flags.json === true);
     });
+}
+
+/** A tool env's task: its question, tables and (with gold) the gold query and result. */
+function describeToolTask(task: Task, gold: boolean, asJson: boolean): void {
+  const d = describeEnv(task, { gold }) as {
+    domain: string;
+    level: number;
+    template: string;
+    question: string;
+    ordered: boolean;
+    tables: { name: string; rows: number; columns: { name: string; type: string; references?: string }[] }[];
+    gold?: { query: string; columns: string[]; rows: unknown[][] };
+  };
+  const spec = envSpec(task);
+  if (asJson) {
+    json({ task, spec, ...d });
+    return;
+  }
+  out(`${task.env} ${JSON.stringify(task.params)} task seed ${task.seed}`);
+  out(`domain ${d.domain}, level ${d.level} (${d.template})${d.ordered ? ', ordered' : ''}`);
+  out(`question: ${d.question}`);
+  out('tables:');
+  for (const t of d.tables) {
+    const cols = t.columns.map((c) => `${c.name} ${c.type}${c.references ? ` → ${c.references}` : ''}`);
+    out(`  ${t.name} (${t.rows} rows): ${cols.join(', ')}`);
+  }
+  out(`tools: ${(spec.tools ?? []).map((x) => x.name).join(', ')}`);
+  if (d.gold !== undefined) {
+    out(`gold: ${d.gold.query}`);
+    out(`gold result (${d.gold.rows.length} rows):`);
+    out(table([d.gold.columns, ...d.gold.rows.map((r) => r.map((v) => (v === null ? 'NULL' : String(v))))]));
+  }
 }
 
 const KEYS: Record<string, number> = {
