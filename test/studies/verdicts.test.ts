@@ -117,10 +117,38 @@ test('lead-reverses: Holm over the tighter budgets decides — a raw p under α 
 test('normal-states, error-contrast, recovery-did, llr-sign flip with their intervals', () => {
   const flips: [FindingId, (s: Summary, c: [number, number]) => void, [number, number], [number, number]][] =
     [
-      ['normal-states', (s, c) => void (s.stepQuality.normal.ci95 = c), [0.4, 0.49], [0.45, 0.51]],
-      ['error-contrast', (s, c) => void (s.stepQuality.contrast.delta.ci95 = c), [0.01, 0.05], [-0.01, 0.05]],
-      ['recovery-did', (s, c) => void (s.recovery.did.did.ci95 = c), [0.001, 0.02], [-0.001, 0.02]],
-      ['llr-sign', (s, c) => void (s.likelihood.llrSuccessBase.ci95 = c), [0.1, 0.5], [-0.1, 0.5]],
+      [
+        'normal-states',
+        (s, c) => {
+          s.stepQuality.normal.ci95 = c;
+        },
+        [0.4, 0.49],
+        [0.45, 0.51],
+      ],
+      [
+        'error-contrast',
+        (s, c) => {
+          s.stepQuality.contrast.delta.ci95 = c;
+        },
+        [0.01, 0.05],
+        [-0.01, 0.05],
+      ],
+      [
+        'recovery-did',
+        (s, c) => {
+          s.recovery.did.did.ci95 = c;
+        },
+        [0.001, 0.02],
+        [-0.001, 0.02],
+      ],
+      [
+        'llr-sign',
+        (s, c) => {
+          s.likelihood.llrSuccessBase.ci95 = c;
+        },
+        [0.1, 0.5],
+        [-0.1, 0.5],
+      ],
     ];
   for (const [id, set, yes, no] of flips) {
     assert.equal(

@@ -90,8 +90,8 @@ export function studyVerdicts(flags: { in: string; json?: boolean }): void {
   const file = flags.in;
   if (!existsSync(file) || !statSync(file).isFile()) throw new InputError('--in', file, 'no such file');
   const findings = budgetFindings(parseSummary(readFileSync(file, 'utf8'), file));
-  if (flags.json) return json(findings);
-  out(findingLines(findings, `Findings recomputed from ${file}`).join('\n'));
+  if (flags.json) json(findings);
+  else out(findingLines(findings, `Findings recomputed from ${file}`).join('\n'));
 }
 
 /** The command itself, with the trainer as a parameter (the CLI passes defaultTrainer; a script or a
