@@ -33,3 +33,36 @@ export function stepReward(
   }
   return n > 0 ? sum / n : null;
 }
+
+/**
+ * The mean regret V*_h(s) − Q*_h(s,a) of the actions a policy itself chose (same turns as stepReward,
+ * states with V*_h(s) = 0 included: their regret is 0). Unlike the ratio Q* ÷ V*, which sits near 1 when
+ * most actions are nearly as good as the best, the regret is not pinned to a ceiling: it halves or
+ * doubles as the policy's steps get better or worse. null when no turn qualifies or there is no oracle.
+ */
+export function stepRegret(
+  trajectories: readonly Trajectory[],
+  viewOf: (task: Task) => EnvView<unknown>,
+): number | null {
+  let sum = 0;
+  let n = 0;
+  const oracles = new Map<Task, Oracle<unknown> | undefined>();
+  for (const tr of trajectories) {
+    let oracle = oracles.get(tr.task);
+    if (!oracles.has(tr.task)) {
+      oracle = viewOf(tr.task).oracle?.() as Oracle<unknown> | undefined;
+      oracles.set(tr.task, oracle);
+    }
+    if (oracle === undefined) return null;
+    for (const turn of tr.turns) {
+      if (turn.forced === true) continue;
+      const h = tr.budget - turn.t;
+      const s = oracle.state(turn.observation);
+      const a = turn.action;
+      const q = typeof a === 'number' && a >= 0 && a < oracle.nA ? oracle.q(h, s)[a] : 0;
+      sum += oracle.v(h, s) - q;
+      n++;
+    }
+  }
+  return n > 0 ? sum / n : null;
+}

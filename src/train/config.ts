@@ -385,7 +385,14 @@ const POLICY_DEFAULTS = paramsOf(TrainConfigSchema).flatMap((p) =>
 );
 
 /** Credit methods that compare the samples of one task (a group of one gives them no contrast). */
-const GROUP_METHODS: readonly MethodName[] = ['grpo', 'drgrpo', 'rloo', 'gigpo', 'turn-level', 'reverse-turn'];
+const GROUP_METHODS: readonly MethodName[] = [
+  'grpo',
+  'drgrpo',
+  'rloo',
+  'gigpo',
+  'turn-level',
+  'reverse-turn',
+];
 
 /**
  * Combinations that each field allows alone but that make a run meaningless — refused naming both

@@ -24,7 +24,7 @@ import {
   type MethodOptions,
 } from '../credit/index.ts';
 import { CREDIT_PARAM_NAMES } from '../credit/params.ts';
-import { stepReward } from '../eval/step-reward.ts';
+import { stepRegret, stepReward } from '../eval/step-reward.ts';
 import { clipGradNorm } from '../nn/optim.ts';
 import { backward } from '../nn/tensor.ts';
 import { rollout } from '../rollout/batch.ts';
@@ -421,6 +421,7 @@ function iterationMetrics(
     'rollout/budget': mean(batch.map((t) => t.budget)),
     'rollout/episodes': batch.length,
     'rollout/step_quality': stepReward(batch, viewOf) ?? Number.NaN,
+    'rollout/step_regret': stepRegret(batch, viewOf) ?? Number.NaN,
     'credit/groups': first.counts.groups,
     'credit/dead_groups': first.counts.dead,
     'credit/all_fail_groups': first.counts.allFail,

@@ -138,15 +138,27 @@ test('budget study end to end (tiny, the real GRPO trainer): contract keys, inva
       'lead-shrinks',
       'lead-reverses',
       'normal-states',
-      'error-states',
-      'recovery',
+      'error-contrast',
+      'recovery-did',
       'nll-plausible',
-      'llr-far',
+      'llr-sign',
       'training-curves',
       'budgetmix-robust',
     ],
   );
-  for (const f of s.findings) assert.ok(typeof f.held === 'boolean' && f.criterion.length > 20, f.id);
+  for (const f of s.findings) {
+    assert.ok(typeof f.held === 'boolean' && f.test.length > 20, f.id);
+    assert.equal(f.world, 'slippery');
+    assert.equal(f.heldFraction, f.held ? 1 : 0);
+  }
+  // The error contrast is win(error) − win(pre-error), and the DiD gain(error) − gain(pre-error).
+  const c = s.stepQuality.contrast;
+  assert.ok(Math.abs(c.delta.value! - (c.winError.value! - c.winPreError.value!)) < 1e-12);
+  assert.ok(Math.abs(c.winError.value! - s.stepQuality.error.value!) < 1e-12, 'same states, same mean');
+  assert.ok(Math.abs(c.winPreError.value! - s.stepQuality.preError.value!) < 1e-12);
+  const d = s.recovery.did;
+  assert.ok(Math.abs(d.did.value! - (d.gainError.value! - d.gainPreError.value!)) < 1e-12);
+  assert.ok(Math.abs(d.gainError.value! - s.recovery.rlMinusBase.exact!) < 1e-12);
   // The trained policies come back for saving, the base among them.
   assert.ok(policies.rl !== policies.base && policies.gigpo instanceof NeuralPolicy);
   // The study's recovery figures are eval/recovery's at the same error states (its exact values are
@@ -197,7 +209,7 @@ test('budget study end to end (tiny, the real GRPO trainer): contract keys, inva
   const text = textOf(root);
   for (const f of s.findings) {
     assert.ok(text.includes(f.claim), `report misses finding: ${f.claim}`);
-    assert.ok(text.includes(f.criterion), `report misses criterion of ${f.id}`);
+    assert.ok(text.includes(f.test), `report misses the test of ${f.id}`);
   }
   const captions = findAll(root, (n) => n.name === 'figcaption').map(textOf);
   assert.ok(captions.length >= 9);
@@ -210,7 +222,7 @@ test('budget study end to end (tiny, the real GRPO trainer): contract keys, inva
   for (const svg of svgs) assert.ok(findAll(svg, (n) => n.name === 'title').length > 0);
 
   const terminal = terminalSummary(s, 'runs/x/report.html');
-  for (const f of s.findings) assert.ok(terminal.includes(f.claim), f.claim);
+  for (const f of s.findings) assert.ok(terminal.includes(f.claim) && terminal.includes(f.test), f.claim);
   assert.match(terminal, /report: runs\/x\/report\.html$/);
 });
 
@@ -241,12 +253,15 @@ test('null control (frozen trainer): differences exactly 0, win rates ½, RL fin
     'lead-shrinks',
     'lead-reverses',
     'normal-states',
-    'error-states',
-    'recovery',
-    'llr-far',
+    'error-contrast',
+    'recovery-did',
+    'llr-sign',
     'budgetmix-robust',
   ])
     assert.equal(held[id], false, id);
+  // Identical policies: the paired contrasts are exactly 0.
+  assert.equal(s.stepQuality.contrast.delta.value, 0);
+  assert.equal(s.recovery.did.did.value, 0);
   assert.match(renderBudgetReport(s), /The trainer changed nothing/);
 });
 

@@ -101,14 +101,21 @@ test('each stage on its own gives the section the pipeline put in the summary (t
   const distinct = new Set(states.errors.states.map((st) => JSON.stringify(st.task))).size;
   await measureRecovery(states.errors.states, views, config, counting);
   const stepped = 2 * (2 * TINY.eval.continuations * S + distinct);
-  assert.equal(made.length, stepped + 3 * S);
+  // Views (never stepped): one per policy and error state for the exact values, and one per state for
+  // RL and for the base at its pre-error state (the recovery difference in differences).
+  assert.equal(made.length, stepped + 3 * S + 2 * S);
   assert.equal(closed, stepped);
 });
 
 test('measureTrainingCurves on hand-built curves: quarter windows, exact trends, missing points skipped', () => {
   const config = parseStudyConfig(TINY); // 8 iterations: windows of 2
   const points = (traj: number[], step: number[]): CurvePoint[] =>
-    traj.map((t, iter) => ({ iter, trajectoryReward: t, stepReward: step[iter] }));
+    traj.map((t, iter) => ({
+      iter,
+      trajectoryReward: t,
+      stepReward: step[iter],
+      stepRegret: 1 - step[iter],
+    }));
   const rl = points([0.25, 0.25, 0.5, 0.9, 0.1, 0.5, 0.75, 0.75], [1, Number.NaN, 1, 0, 0, 1, 0.5, 0.5]);
   const flat = points([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], [0, 0, 0, 0, 0, 0, 0, 0]);
   const c = measureTrainingCurves(
@@ -125,6 +132,8 @@ test('measureTrainingCurves on hand-built curves: quarter windows, exact trends,
   // The NaN point is skipped in its window (first = 1, not NaN) and stored as null in the curve.
   assert.deepEqual(c.trend.rl.stepReward, { first: 1, last: 0.5, value: -0.5, ci95: [-0.5, -0.5] });
   assert.deepEqual(c.stepReward.rl[1], { iter: 1, value: null });
+  // The regret curve has its own trend (here 1 − step reward: first 0, last 0.5).
+  assert.deepEqual(c.trend.rl.stepRegret, { first: 0, last: 0.5, value: 0.5, ci95: [0.5, 0.5] });
   assert.deepEqual(c.trend.budgetmix.trajectoryReward, { first: 0.5, last: 0.5, value: 0, ci95: [0, 0] });
   assert.deepEqual(
     c.trajectoryReward.rl.map((p) => p.value),

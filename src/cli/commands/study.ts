@@ -1,10 +1,12 @@
 // turnwise study budget: the flagship study — what did multi-turn RL really improve? Behaviour-clones
 // a base, asks the trainer for RL and BudgetMix, measures everything on held-out maps and writes
 // RUN/summary.json, RUN/report.html and the three policies; stdout gets the terminal summary (or the
-// summary as JSON), stderr the progress.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// summary as JSON), stderr the progress. `turnwise study verdicts --in RUN/summary.json` recomputes the
+// findings from the quantities a summary stores (so a verdict can be audited, or edited and re-decided).
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
 import { checkOutput } from '../../store/paths.ts';
 import {
   PROFILE_NAMES,
@@ -13,9 +15,11 @@ import {
   type StudyConfig,
   StudyConfigSchema,
 } from '../../studies/budget/config.ts';
+import { budgetFindings } from '../../studies/budget/findings.ts';
 import { runBudgetStudy, type StudyStage } from '../../studies/budget/pipeline.ts';
 import { renderBudgetReport } from '../../studies/budget/report.ts';
-import { terminalSummary } from '../../studies/budget/terminal.ts';
+import { parseSummary } from '../../studies/budget/summary.ts';
+import { findingLines, terminalSummary } from '../../studies/budget/terminal.ts';
 import { defaultTrainer, type RlTrainer } from '../../studies/budget/trainer.ts';
 import { json, out, Progress } from '../io.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
@@ -72,6 +76,23 @@ export function registerStudy(program: Command): void {
 --set eval.T=[10,20,50,100]. Precedence: the profile < flags < --set.`,
     )
     .action((flags: StudyFlags) => studyBudget(flags, defaultTrainer));
+  study
+    .command('verdicts')
+    .description(
+      "recompute a budget study's findings from the quantities its summary.json stores (the stored findings are not read)",
+    )
+    .requiredOption('--in <file>', 'a run’s summary.json')
+    .option('--json', 'print the findings list (the summary’s `findings`) as JSON')
+    .action((flags: { in: string; json?: boolean }) => studyVerdicts(flags));
+}
+
+/** `study verdicts`: the findings, recomputed from the stored quantities of a summary.json. */
+export function studyVerdicts(flags: { in: string; json?: boolean }): void {
+  const file = flags.in;
+  if (!existsSync(file) || !statSync(file).isFile()) throw new InputError('--in', file, 'no such file');
+  const findings = budgetFindings(parseSummary(readFileSync(file, 'utf8'), file));
+  if (flags.json) json(findings);
+  else out(findingLines(findings, `Findings recomputed from ${file}`).join('\n'));
 }
 
 /** The command itself, with the trainer as a parameter (the CLI passes defaultTrainer; a script or a

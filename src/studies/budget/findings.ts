@@ -1,195 +1,264 @@
-// The findings table: each claim of Zhu et al. 2026, "What Does Multi-Turn Reinforcement Learning
-// Really Improve in LLM Agents?", the paper's number, ours, and whether it held here.
+// The findings: each claim of Zhu et al. 2026, "What Does Multi-Turn Reinforcement Learning Really
+// Improve in LLM Agents?", tested on our own policies, with the paper's meaning (issue 11):
+//   rl-beats-base     RL − base at the training budget, every K;
+//   lead-shrinks      at the paper's K = 8: the lead at the tightest T minus the lead at T_train < 0;
+//   lead-reverses     at K = 8: the base ahead at some tighter T, Holm-corrected over the T searched;
+//   normal-states     RL's win rate at ordinary states < ½;
+//   error-contrast    Δ = win(error) − win(pre-error) > 0, paired on each error state's own pre-error state;
+//   recovery-did      RL's exact gain at error states minus its gain at their pre-error states > 0;
+//   nll-plausible     NLL under the base of RL's actions / the base's NLL of its own actions < 1.25;
+//   llr-sign          the base successes' mean LLR log π_RL − log π_base > 0 (METHODS §7: the RL
+//                     successes' LLR is ≥ 0 for any two policies, so it cannot test anything);
+//   training-curves   trajectory reward rose while the regret of the actions taken rose;
+//   budgetmix-robust  BudgetMix > RL at tight T, never below the base, ≥ RL − δ at T_train.
 //
-// Every verdict is decided by a direction and a 95% interval, never by a magnitude: the paper's
-// numbers come from LLM agents whose actions are many tokens (an NLL of 12.20 is per response, an LLR
-// of 228 sums over tokens and turns), ours from a 4-action policy on FrozenLake, so only the signs and
-// the orderings can carry over. A finding is "not held" whenever our intervals do not show it — also
-// when the paper's claim is only that something *can* happen — and "n/a" when it was not measured.
-// The verdicts are a pure function of the measured numbers (this file reads a summary without its
-// findings), so `turnwise report RUN` and the run itself always agree.
+// Every verdict is a pure function of quantities stored in summary.json (each with its 95% interval),
+// so `turnwise study verdicts --in summary.json` recomputes them and anyone can audit one. A verdict is
+// decided by directions, intervals and stated thresholds, never by a magnitude read off the paper: its
+// agents are LLMs (an NLL is per response, an LLR sums over tokens), ours choose one of four moves.
 import { formatNumber } from '../../report/html.ts';
-import type { Interval, PassGrid, StudyFinding, Summary } from './summary.ts';
+import { holm } from './stats.ts';
+import type { Estimate, FindingId, Interval, PassGrid, StudyFinding, Summary } from './summary.ts';
 
 export type Measurements = Omit<Summary, 'findings' | 'timings' | 'seconds'>;
+
+/** The stated thresholds of the verdicts. */
+export const THRESHOLDS = {
+  /** nll-plausible: RL's actions may cost the base at most 25% more nats per action than its own. */
+  nllRatio: 1.25,
+  /** budgetmix-robust: BudgetMix may trail RL by at most this much success at the training budget. */
+  budgetmixDelta: 0.02,
+  /** lead-reverses: family-wise level of the one-sided tests "base ahead" (= a two-sided 95% interval
+   * for a single test). */
+  holmAlpha: 0.025,
+} as const;
 
 const fmt = (x: number | null | undefined, digits = 3): string => formatNumber(x, digits);
 const signed = (x: number | null | undefined, digits = 3): string =>
   formatNumber(x, digits, { signed: true });
 const ci = (c: Interval, digits = 3, sign = false): string =>
   `[${(sign ? signed : fmt)(c[0], digits)}, ${(sign ? signed : fmt)(c[1], digits)}]`;
+const est = (e: Estimate, digits = 3, sign = true): string =>
+  `${(sign ? signed : fmt)(e.value, digits)} ${ci(e.ci95, digits, sign)}`;
 
 /** The interval lies strictly above / below x (a missing end never decides anything). */
 export const above = (c: Interval, x: number): boolean => c[0] !== null && c[0] > x;
 export const below = (c: Interval, x: number): boolean => c[1] !== null && c[1] < x;
 
-function column(grid: PassGrid, T: number): number {
-  return grid.T.indexOf(T);
+const cell = (g: PassGrid, k: number, j: number): Estimate => ({ value: g.passKT[k][j], ci95: g.ci95[k][j] });
+const NONE: Estimate = { value: null, ci95: [null, null] };
+
+interface Verdict {
+  claim: string;
+  paper: string;
+  ours: Estimate;
+  held: boolean | null;
+  test: string;
+  note: string;
 }
 
-export function budgetFindings(s: Measurements): StudyFinding[] {
-  const cfg = s.config;
-  const Ttrain = cfg.rl.budget;
-  const Ttight = cfg.eval.T[0];
-  const d = s.exactPassKT.diff;
-  const jTrain = column(d, Ttrain);
-  const jTight = column(d, Ttight);
-  const K = d.K;
-  const findings: StudyFinding[] = [];
+type Rule = (s: Measurements) => Verdict;
 
-  // 1. RL beats base across K (at the budget RL was trained with).
-  const ahead = K.map((_, k) => above(d.ci95[k][jTrain], 0));
-  const leadAll = ahead.every(Boolean);
-  findings.push({
-    id: 'rl-beats-base',
+/** RL beats the base at every K, at the budget it was trained with. */
+export const rlBeatsBase: Rule = (s) => {
+  const d = s.exactPassKT.diff;
+  const j = d.T.indexOf(s.config.rl.budget);
+  const cells = d.K.map((_, k) => cell(d, k, j));
+  // ours: the K whose interval's lower end is lowest (the one that decides).
+  const low = (e: Estimate) => e.ci95[0] ?? Number.NEGATIVE_INFINITY;
+  const worst = cells.reduce((a, e, k) => (low(e) < low(cells[a]) ? k : a), 0);
+  const behind = d.K.filter((_, k) => !above(cells[k].ci95, 0));
+  return {
     claim: 'RL beats the base model across K (sample counts)',
     paper: 'RL > base at every K',
-    ours: `${signed(d.passKT[0][jTrain])} (K=${K[0]}) … ${signed(d.passKT[K.length - 1][jTrain])} (K=${K.at(-1)}) at T=${Ttrain}`,
-    held: leadAll,
-    criterion: `Exact Pass@(K,T) of RL − base at the training budget T=${Ttrain}: the paired 95% interval over held-out maps lies above 0 for every K.`,
-    note: leadAll ? '' : `not above 0 at K = ${K.filter((_, k) => !ahead[k]).join(', ')}`,
-  });
+    ours: cells[worst] ?? NONE,
+    held: cells.length > 0 && behind.length === 0,
+    test: `Exact Pass@(K,T=${d.T[j]}) of RL − base has its paired 95% interval over maps above 0 at every K of {${d.K.join(', ')}} (ours: the K with the lowest lower end, K=${d.K[worst]}).`,
+    note: behind.length === 0 ? '' : `not above 0 at K = ${behind.join(', ')}`,
+  };
+};
 
-  // 2. The lead shrinks at tight T (read at K = 1, the success rate itself: at large K both policies
-  // saturate towards 1 at generous budgets, which would shrink any lead for reasons unrelated to T).
-  const shrink = s.exactPassKT.shrink.byK;
-  const k0 = shrink[0];
-  const lead1 = above(d.ci95[0][jTrain], 0);
-  const shrinkingK = shrink.filter((x) => below(x.ci95, 0)).map((x) => x.K);
-  findings.push({
-    id: 'lead-shrinks',
-    claim: 'The lead shrinks when the turn budget T is tight',
-    paper: 'smaller lead at tight T',
-    ours: `Δ@1: ${signed(d.passKT[0][jTight])} at T=${Ttight} vs ${signed(d.passKT[0][jTrain])} at T=${Ttrain}`,
-    held: lead1 && below(k0.ci95, 0),
-    criterion: `At K=${K[0]}: RL leads at the training budget T=${Ttrain} (interval above 0), and the lead at the tightest T=${Ttight} minus the lead at T=${Ttrain} has its paired interval below 0.`,
-    note: !lead1
-      ? `no lead at K=${K[0]}, T=${Ttrain} to shrink`
-      : `change ${signed(k0.value)} ${ci(k0.ci95, 3, true)}; shrinks significantly at K = ${shrinkingK.join(', ') || 'none'}`,
-  });
-
-  // 3. … and can reverse: at some K, RL ahead at the training budget and the base ahead at a tighter T.
-  const reversed: string[] = [];
-  K.forEach((k, i) => {
-    if (!above(d.ci95[i][jTrain], 0)) return;
-    d.T.forEach((T, j) => {
-      if (T < Ttrain && below(d.ci95[i][j], 0)) reversed.push(`(K=${k}, T=${T})`);
-    });
-  });
-  let worst = Number.POSITIVE_INFINITY;
-  for (const row of d.passKT) {
-    row.forEach((x, j) => {
-      if (d.T[j] < Ttrain && x !== null && x < worst) worst = x;
-    });
-  }
-  findings.push({
-    id: 'lead-reverses',
-    claim: 'At tight T the lead can reverse (the base ahead)',
-    paper: 'reversed in some settings',
-    ours: `smallest RL − base below T=${Ttrain}: ${signed(Number.isFinite(worst) ? worst : null)}`,
-    held: reversed.length > 0,
-    criterion: `For some K, RL leads at T=${Ttrain} (interval above 0) while at some tighter T the base leads (interval below 0). The paper says "can"; not seeing it here is reported as not held.`,
-    note:
-      reversed.length > 0
-        ? `base ahead at ${reversed.slice(0, 4).join(', ')}${reversed.length > 4 ? ', …' : ''}`
-        : '',
-  });
-
-  // 4–5. Step quality at normal and error states.
-  const n = s.stepQuality.normal;
-  findings.push({
-    id: 'normal-states',
-    claim: 'At ordinary states RL picks the better action less than half the time',
-    paper: '43–47%',
-    ours: `${fmt(n.value)} ${ci(n.ci95)}`,
-    held: below(n.ci95, 0.5),
-    criterion:
-      'RL-vs-base win rate P(RL better) + ½P(tie) at states from both policies’ trajectories (exact over their action distributions): interval over states below 0.5.',
-    note: `${n.states} states; sampled ${fmt(n.sampled.value)} ${ci(n.sampled.ci95)}`,
-  });
-  const e = s.stepQuality.error;
-  findings.push({
-    id: 'error-states',
-    claim: 'At error states RL picks the better action more than half the time',
-    paper: '66–67%',
-    ours: `${fmt(e.value)} ${ci(e.ci95)}`,
-    held: above(e.ci95, 0.5),
-    criterion:
-      'The same win rate at error states (a bad action forced at the previous turn): interval over states above 0.5.',
-    note: `${e.states} states; sampled ${fmt(e.sampled.value)} ${ci(e.sampled.ci95)}`,
-  });
-
-  // 6. Recovery.
-  const r = s.recovery;
-  findings.push({
-    id: 'recovery',
-    claim: 'RL recovers from error states more often than the base',
-    paper: '51.3% vs 38.6% (FrozenLake)',
-    ours: `${fmt(r.rl.exact)} vs ${fmt(r.base.exact)}`,
-    held: above(r.rlMinusBase.exactCi95, 0),
-    criterion:
-      'Exact continuation success V^π_h(s) from the error states, RL − base: paired interval over states above 0 (sampled continuations reported beside).',
-    note: `difference ${signed(r.rlMinusBase.exact)} ${ci(r.rlMinusBase.exactCi95, 3, true)}; sampled ${fmt(r.rl.value)} vs ${fmt(r.base.value)}`,
-  });
-
-  // 7. RL's actions are plausible to the base, per action.
-  const l = s.likelihood;
-  findings.push({
-    id: 'nll-plausible',
-    claim: 'RL’s actions look plausible to the base model (per-action NLL)',
-    paper: 'NLL 12.20 under base vs 10.25 under RL',
-    ours: `${fmt(l.nllRlUnderBase.value)} vs ${fmt(l.nllRlUnderRl.value)}`,
-    held: below(l.nllRlUnderBase.ci95, l.uniformNll),
-    criterion: `Mean NLL of RL’s actions under the base: interval below ln ${Math.round(Math.exp(l.uniformNll))} = ${fmt(l.uniformNll)}, the uniform policy’s — the base rates RL’s choices above chance. (The paper’s NLLs are per response in tokens; only the comparison carries over.)`,
-    note: `ratio base/RL ${fmt(ratioOf(l.nllRlUnderBase.value, l.nllRlUnderRl.value), 2)} (paper 1.19)`,
-  });
-
-  // 8. Successful RL trajectories sit far from the base.
-  findings.push({
-    id: 'llr-far',
-    claim: 'Successful RL trajectories sit far from the base (cumulative LLR)',
-    paper: 'LLR ≈ 228 vs 26',
-    ours: `${fmt(l.llrSuccessRl.value, 2)} vs ${fmt(l.llrSuccessBase.value, 2)}`,
-    held: above(l.llrSuccessRl.ci95, 0) && above(l.llrGap.ci95, 0),
-    criterion:
-      'Σ_t [log π_RL − log π_base] over RL’s successful trajectories: interval above 0, and above that over the base’s successful trajectories (paired over maps). Magnitudes scale with turns and tokens and are not compared.',
-    note: `gap ${signed(l.llrGap.value, 2)} ${ci(l.llrGap.ci95, 2, true)}`,
-  });
-
-  // 9. Training curves.
-  const tr = s.curves.trend.rl;
-  const rose = tr !== undefined && above(tr.trajectoryReward.ci95, 0);
-  const fell = tr !== undefined && below(tr.stepReward.ci95, 0);
-  findings.push({
-    id: 'training-curves',
-    claim: 'During training, trajectory reward rose while step reward fell',
-    paper: 'rose / fell',
-    ours: tr === undefined ? null : `${signed(tr.trajectoryReward.value)} / ${signed(tr.stepReward.value)}`,
-    held: tr === undefined ? null : rose && fell,
-    criterion: `RL run: mean of the last quarter of iterations minus the first quarter (${s.curves.window} iterations each) — trajectory reward interval above 0 and step reward interval below 0.`,
-    note:
-      tr === undefined
-        ? 'no training curves'
-        : `trajectory ${rose ? 'rose' : 'did not rise'}, step ${fell ? 'fell' : 'did not fall'}`,
-  });
-
-  // 10. BudgetMix robust across budgets.
-  const bm = s.exactPassKT.budgetmixDiff;
-  const gains = bm.T.map((_, j) => above(bm.ci95[0][j], 0));
-  const vsRl = s.exactPassKT.budgetmixVsRl;
-  findings.push({
-    id: 'budgetmix-robust',
-    claim: 'BudgetMix is robust across budgets',
-    paper: 'robust across budgets',
-    ours: `BudgetMix − base @1: ${signed(Math.min(...(bm.passKT[0].filter((x) => x !== null) as number[])))} … ${signed(Math.max(...(bm.passKT[0].filter((x) => x !== null) as number[])))}`,
-    held: gains.every(Boolean),
-    criterion:
-      'Exact Pass@(1,T) of BudgetMix − base: the paired interval lies above 0 at every T of the grid (it keeps a lead at every budget).',
-    note: `${gains.every(Boolean) ? '' : `no lead at T = ${bm.T.filter((_, j) => !gains[j]).join(', ')}; `}vs RL at T=${Ttight}: ${signed(vsRl.passKT[0][column(vsRl, Ttight)])} ${ci(vsRl.ci95[0][column(vsRl, Ttight)], 3, true)}`,
-  });
-  return findings;
+function sliceAt(s: Measurements, T: number) {
+  return s.exactPassKT.slice.byT.find((x) => x.T === T);
 }
 
-function ratioOf(a: number | null, b: number | null): number | null {
-  return a === null || b === null || b === 0 ? null : a / b;
+/** At the paper's K: RL leads at T_train, and the lead at the tightest T is smaller. */
+export const leadShrinks: Rule = (s) => {
+  const sl = s.exactPassKT.slice;
+  const Ttrain = s.config.rl.budget;
+  const Ttight = sl.byT[0]?.T;
+  const train = sliceAt(s, Ttrain);
+  const tight = sl.byT[0];
+  const lead = train !== undefined && above(train.lead.ci95, 0);
+  return {
+    claim: 'The lead shrinks when the turn budget T is tight',
+    paper: 'smaller lead at tight T (K=8)',
+    ours: sl.shrink,
+    held: lead && below(sl.shrink.ci95, 0),
+    test: `At K=${sl.K}: RL − base at T=${Ttrain} has its interval above 0, and [RL − base at T=${Ttight}] − [RL − base at T=${Ttrain}] has its paired 95% interval over maps below 0.`,
+    note:
+      train === undefined || tight === undefined
+        ? ''
+        : `lead ${est(tight.lead)} at T=${Ttight} vs ${est(train.lead)} at T=${Ttrain}; headroom-normalised (RL − base)/(1 − base) ${est(tight.headroom)} vs ${est(train.headroom)}`,
+  };
+};
+
+/** At the paper's K: RL leads at T_train while the base leads at some tighter T (Holm over those T). */
+export const leadReverses: Rule = (s) => {
+  const sl = s.exactPassKT.slice;
+  const Ttrain = s.config.rl.budget;
+  const train = sliceAt(s, Ttrain);
+  const tighter = sl.byT.filter((x) => x.T < Ttrain);
+  const adjusted = holm(tighter.map((x) => x.lead.pNonNeg ?? Number.NaN));
+  const best = adjusted.reduce((a, p, i) => (p < (adjusted[a] ?? Number.POSITIVE_INFINITY) ? i : a), 0);
+  const lead = train !== undefined && above(train.lead.ci95, 0);
+  const reversed = tighter.filter((_, i) => adjusted[i] <= THRESHOLDS.holmAlpha).map((x) => x.T);
+  return {
+    claim: 'At tight T the lead can reverse (the base ahead)',
+    paper: 'reversed in some settings',
+    ours: tighter.length > 0 ? { value: tighter[best].lead.value, ci95: tighter[best].lead.ci95 } : NONE,
+    held: tighter.length === 0 ? null : lead && reversed.length > 0,
+    test: `At K=${sl.K}: RL − base at T=${Ttrain} has its interval above 0, and at some tighter T of {${tighter.map((x) => x.T).join(', ')}} the base leads: the one-sided bootstrap p-value of RL − base ≥ 0, Holm-adjusted over those ${tighter.length} budgets, is ≤ ${THRESHOLDS.holmAlpha} (ours: the T with the smallest adjusted p).`,
+    note:
+      tighter.length === 0
+        ? 'no budget below the training budget'
+        : `Holm-adjusted p ${tighter.map((x, i) => `T=${x.T}: ${fmt(adjusted[i])}`).join(', ')}${reversed.length > 0 ? `; base ahead at T = ${reversed.join(', ')}` : ''}`,
+  };
+};
+
+export const normalStates: Rule = (s) => {
+  const n = s.stepQuality.normal;
+  return {
+    claim: 'At ordinary states RL picks the better action less than half the time',
+    paper: '43–47%',
+    ours: { value: n.value, ci95: n.ci95 },
+    held: below(n.ci95, 0.5),
+    test: 'RL’s exact win rate over the base, P(RL’s action has the higher Q*) + ½P(tie), at states drawn from both policies’ trajectories has its 95% interval over states below 0.5.',
+    note: `${n.states} states; ties ${fmt(n.ties)}; sampled ${est(n.sampled, 3, false)}`,
+  };
+};
+
+export const errorContrast: Rule = (s) => {
+  const c = s.stepQuality.contrast;
+  const winAbove = above(c.winError.ci95, 0.5);
+  return {
+    claim: 'RL’s step advantage is at error states, not at ordinary ones',
+    paper: '66–67% at error states vs 43–47% at normal ones',
+    ours: c.delta,
+    held: above(c.delta.ci95, 0),
+    test: `Δ = win(error) − win(pre-error): RL’s exact win rate over the base at each error state minus at its own pre-error state (where the bad action was forced), averaged over the ${c.pairs} pairs, has its 95% interval (resampling the ${c.maps} maps) above 0.`,
+    note: `win(error) ${est(c.winError, 3, false)} (${winAbove ? 'above' : 'not above'} 0.5), win(pre-error) ${est(c.winPreError, 3, false)}`,
+  };
+};
+
+export const recoveryDid: Rule = (s) => {
+  const d = s.recovery.did;
+  return {
+    claim: 'RL recovers from error states beyond its overall gain',
+    paper: '51.3% vs 38.6% recovery (FrozenLake)',
+    ours: d.did,
+    held: above(d.did.ci95, 0),
+    test: 'Difference in differences: RL’s exact continuation gain V^RL − V^base at each error state minus its gain at the paired pre-error state has its 95% interval (resampling maps) above 0.',
+    note: `gain at error states ${est(d.gainError)}, at pre-error states ${est(d.gainPreError)}; exact recovery RL ${fmt(s.recovery.rl.exact)} vs base ${fmt(s.recovery.base.exact)}`,
+  };
+};
+
+export const nllPlausible: Rule = (s) => {
+  const l = s.likelihood;
+  return {
+    claim: 'RL’s actions stay plausible to the base model (per-action NLL)',
+    paper: 'NLL 12.20 under base vs 10.25 under RL (ratio 1.19)',
+    ours: l.nllRatio,
+    held: below(l.nllRatio.ci95, THRESHOLDS.nllRatio),
+    test: `The base’s mean NLL of RL’s actions divided by the base’s mean NLL of its own actions has its 95% interval (paired over maps) below ${THRESHOLDS.nllRatio}.`,
+    note: `NLL under the base: of RL’s actions ${fmt(l.nllRlUnderBase.value)}, of its own ${fmt(l.nllBaseUnderBase.value)}; of RL’s actions under RL ${fmt(l.nllRlUnderRl.value)}`,
+  };
+};
+
+export const llrSign: Rule = (s) => {
+  const l = s.likelihood;
+  return {
+    claim: 'RL up-weights what the base did when it succeeded (sign of the base successes’ LLR)',
+    paper: 'LLR ≈ +26 on the base’s successes',
+    ours: { value: l.llrSuccessBase.value, ci95: l.llrSuccessBase.ci95 },
+    held: above(l.llrSuccessBase.ci95, 0),
+    test: 'The mean cumulative LLR Σ_t [log π_RL − log π_base] over the base’s successful trajectories has its 95% interval (resampling maps) above 0.',
+    note: `per turn ${est(l.llrPerTurnSuccessBase, 4)}; successes − failures: base ${est(l.llrSuccessMinusFailureBase, 2)}, RL ${est(l.llrSuccessMinusFailureRl, 2)}; RL successes ${signed(l.llrSuccessRl.value, 2)} (≥ 0 for any two policies)`,
+  };
+};
+
+export const trainingCurves: Rule = (s) => {
+  const tr = s.curves.trend.rl;
+  const w = s.curves.window;
+  const test = `RL run, mean of the last ${w} iterations minus the first ${w}: the trajectory reward (success rate) has its interval above 0 and the mean regret V*−Q* of the actions taken has its interval above 0.`;
+  const claim = 'During training, trajectory reward rose while step reward fell';
+  const paper = 'rose / fell';
+  if (tr === undefined) return { claim, paper, ours: NONE, held: null, test, note: 'no training curves' };
+  const rose = above(tr.trajectoryReward.ci95, 0);
+  const worse = above(tr.stepRegret.ci95, 0);
+  return {
+    claim,
+    paper,
+    ours: { value: tr.stepRegret.value, ci95: tr.stepRegret.ci95 },
+    held: tr.stepRegret.value === null ? null : rose && worse,
+    test,
+    note: `trajectory reward ${fmt(tr.trajectoryReward.first)} → ${fmt(tr.trajectoryReward.last)} ${est(tr.trajectoryReward)}; regret ${fmt(tr.stepRegret.first, 4)} → ${fmt(tr.stepRegret.last, 4)}; Q*/V* ${fmt(tr.stepReward.first)} → ${fmt(tr.stepReward.last)}`,
+  };
+};
+
+export const budgetmixRobust: Rule = (s) => {
+  const vsRl = s.exactPassKT.budgetmixVsRl;
+  const vsBase = s.exactPassKT.budgetmixDiff;
+  const Ttrain = s.config.rl.budget;
+  const jTrain = vsRl.T.indexOf(Ttrain);
+  const tight = cell(vsRl, 0, 0);
+  const atTrain = cell(vsRl, 0, jTrain);
+  const reversed = vsBase.T.filter((_, j) => below(vsBase.ci95[0][j], 0));
+  const okTight = above(tight.ci95, 0);
+  const okTrain = above(atTrain.ci95, -THRESHOLDS.budgetmixDelta);
+  return {
+    claim: 'BudgetMix is robust across budgets',
+    paper: 'robust across budgets',
+    ours: tight,
+    held: okTight && reversed.length === 0 && okTrain,
+    test: `Exact Pass@(${vsRl.K[0]},T): BudgetMix − RL at the tightest T=${vsRl.T[0]} has its paired interval above 0, BudgetMix − base has its interval below 0 at no T, and BudgetMix − RL at T=${Ttrain} has its interval above −δ = −${THRESHOLDS.budgetmixDelta}.`,
+    note: `vs RL at T=${Ttrain} ${est(atTrain)}${okTrain ? '' : ' (below −δ)'}; vs base ${reversed.length > 0 ? `behind at T = ${reversed.join(', ')}` : 'never behind'}`,
+  };
+};
+
+/** The rules in the summary's order (FINDING_IDS). */
+export const RULES: Record<FindingId, Rule> = {
+  'rl-beats-base': rlBeatsBase,
+  'lead-shrinks': leadShrinks,
+  'lead-reverses': leadReverses,
+  'normal-states': normalStates,
+  'error-contrast': errorContrast,
+  'recovery-did': recoveryDid,
+  'nll-plausible': nllPlausible,
+  'llr-sign': llrSign,
+  'training-curves': trainingCurves,
+  'budgetmix-robust': budgetmixRobust,
+};
+
+/** The findings of one run (one world, one seed: heldFraction is 1 or 0; several seeds average it). */
+export function budgetFindings(s: Measurements): StudyFinding[] {
+  return (Object.keys(RULES) as FindingId[]).map((id) => {
+    const v = RULES[id](s);
+    return {
+      id,
+      world: s.world,
+      claim: v.claim,
+      paper: v.paper,
+      ours: v.ours,
+      held: v.held,
+      heldFraction: v.held === null ? null : v.held ? 1 : 0,
+      test: v.test,
+      note: v.note,
+    };
+  });
+}
+
+/** A finding's tested quantity as text: value and 95% interval. */
+export function oursText(e: Estimate, digits = 3): string {
+  return e.value === null ? 'n/a' : `${fmt(e.value, digits)} ${ci(e.ci95, digits)}`;
 }

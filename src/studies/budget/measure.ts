@@ -10,7 +10,7 @@ import { bootstrapPassKT } from '../../eval/bootstrap.ts';
 import { type PassMode, runPassCounts } from '../../eval/evaluate.ts';
 import { exactPolicyValues } from '../../eval/exact.ts';
 import { type Failures, failures } from '../../eval/failures.ts';
-import { LIKELIHOOD_NOTE, likelihood } from '../../eval/likelihood.ts';
+import { LIKELIHOOD_NOTE, likelihood, scorer } from '../../eval/likelihood.ts';
 import { type PassCounts, passKT } from '../../eval/passkt.ts';
 import { recovery } from '../../eval/recovery.ts';
 import {
@@ -23,11 +23,20 @@ import {
 } from '../../eval/states.ts';
 import { type PairFigures, stepQuality } from '../../eval/step-quality.ts';
 import { makePolicy } from '../../policies/spec.ts';
+import { contextAt } from '../../rollout/context.ts';
+import { withEnvs } from '../../rollout/env-cache.ts';
 import type { StudyConfig } from './config.ts';
 import type { MemoPolicy } from './memo.ts';
 import type { AnyPolicy, MakeEnv, PerPolicy, PerVariant, PolicyName, Variant } from './setup.ts';
 import { namesOf } from './setup.ts';
-import { bootstrapRatios, bootstrapSeries, passFromSuccess, STUDY_KEY, windowTrend } from './stats.ts';
+import {
+  bootstrapRatios,
+  bootstrapSeries,
+  passFromSuccess,
+  type RatioIntervals,
+  STUDY_KEY,
+  windowTrend,
+} from './stats.ts';
 import {
   finiteOrNull,
   intervalOf,
@@ -199,6 +208,33 @@ export function measureExactPass(
     }
   }
   const shrink = bootstrapSeries([shrinkSeries], test.length, nK, [], { ...boot, key: STUDY_KEY.maps });
+  // The paper's slice K*: the lead per T with its p-value (for Holm), and the headroom-normalised lead
+  // Σ_maps (RL − base) / Σ_maps (1 − base) = (mean RL − mean base) / (1 − mean base), resampling maps.
+  const a8 = K.indexOf(sliceK(K));
+  const lead = ex.contrasts[0];
+  const slice = {
+    K: K[a8],
+    byT: T.map((t, j) => {
+      const c = a8 * nT + j;
+      const sums = new Float64Array(test.length);
+      const counts = new Float64Array(test.length);
+      for (let i = 0; i < test.length; i++) {
+        sums[i] = rlMap[i * width + c] - baseMap[i * width + c];
+        counts[i] = 1 - baseMap[i * width + c];
+      }
+      const h = bootstrapRatios([{ sums, counts }], boot);
+      return {
+        T: t,
+        lead: {
+          value: finiteOrNull(lead.mean[c]),
+          ci95: intervalOf(lead.ci[c]),
+          pNonNeg: finiteOrNull(lead.pNonNeg[c]),
+        },
+        headroom: { value: finiteOrNull(h.value[0]), ci95: intervalOf(h.ci[0]) },
+      };
+    }),
+    shrink: { value: finiteOrNull(shrink.mean[0][a8]), ci95: intervalOf(shrink.ci[0][a8]) },
+  };
   return {
     base: grid('base'),
     rl: grid('rl'),
@@ -216,7 +252,16 @@ export function measureExactPass(
         ci95: intervalOf(shrink.ci[0][a]),
       })),
     },
+    slice,
   };
+}
+
+/** The paper reads its budget findings at K = 8 (Zhu et al. 2026, §4); the largest K ≤ 8 of the grid
+ * stands in when 8 is not on it (the smallest K when every K exceeds 8). */
+export const PAPER_K = 8;
+export function sliceK(K: readonly number[]): number {
+  const ok = K.filter((k) => k <= PAPER_K);
+  return ok.length > 0 ? ok[ok.length - 1] : K[0];
 }
 
 /** The summary's `reference`: mean exact success within each T on the held-out maps of the optimum
@@ -297,12 +342,72 @@ export async function measureStepQuality(
   config: StudyConfig,
   onPart: () => void,
 ): Promise<Summary['stepQuality']> {
+  const errorStates = states.errors.states;
   const normal = await stepQualityAt(envs, states.normal, 0, policies, config);
   onPart();
-  const error = await stepQualityAt(envs, states.errors.states, 1, policies, config);
+  const error = await stepQualityAt(envs, errorStates, 1, policies, config);
+  const preError = await stepQualityAt(envs, errorStates.map(preErrorState), 2, policies, config);
   onPart();
   const { attempts, noBadAction, terminal } = states.errors;
-  return { normal, error, errorStates: { attempts, noBadAction, terminal }, budget: tmaxOf(config) };
+  const c = pairedContrast(error.perState, preError.perState, errorStates, bootOf(config));
+  const contrast = {
+    delta: { value: finiteOrNull(c.diff), ci95: intervalOf(c.diffCi) },
+    winError: { value: finiteOrNull(c.value[0]), ci95: intervalOf(c.ci[0]) },
+    winPreError: { value: finiteOrNull(c.value[1]), ci95: intervalOf(c.ci[1]) },
+    pairs: c.pairs,
+    maps: c.maps,
+  };
+  return {
+    normal: normal.figure,
+    error: error.figure,
+    preError: preError.figure,
+    contrast,
+    errorStates: { attempts, noBadAction, terminal },
+    budget: tmaxOf(config),
+  };
+}
+
+/** The state an error state was forced from: its forced turn undone (same map and budget, one more
+ * turn left, the observation the bad action was taken at). */
+export function preErrorState(state: State): State {
+  const forced = state.history[state.history.length - 1];
+  if (forced?.forced !== true) throw new Error('preErrorState: the state does not end in a forced turn');
+  return {
+    task: state.task,
+    observation: forced.observation,
+    history: state.history.slice(0, -1),
+    budget: state.budget,
+    from: state.from,
+  };
+}
+
+/**
+ * A paired contrast over states clustered by map: x_i at state i against y_i at its partner, as ratio
+ * estimators Σ_maps Σ_i x_i / Σ_maps n_map (so diff = mean of x_i − y_i), intervals resampling maps.
+ * Pairs where either side is missing (NaN) are left out of both.
+ */
+export function pairedContrast(
+  x: Float64Array,
+  y: Float64Array,
+  states: readonly Pick<State, 'task'>[],
+  boot: { resamples: number; seed: number },
+): RatioIntervals & { pairs: number; maps: number } {
+  const mapOf = new Map<unknown, number>();
+  for (const st of states) if (!mapOf.has(st.task)) mapOf.set(st.task, mapOf.size);
+  const m = mapOf.size;
+  const side = () => ({ sums: new Float64Array(m), counts: new Float64Array(m) });
+  const [a, b] = [side(), side()];
+  let pairs = 0;
+  states.forEach((st, i) => {
+    if (!Number.isFinite(x[i]) || !Number.isFinite(y[i])) return;
+    const k = mapOf.get(st.task)!;
+    a.sums[k] += x[i];
+    a.counts[k]++;
+    b.sums[k] += y[i];
+    b.counts[k]++;
+    pairs++;
+  });
+  return { ...bootstrapRatios([a, b], boot), pairs, maps: m };
 }
 
 /** Step quality at one set of states; `key` separates the random streams of the two sets. */
@@ -312,7 +417,7 @@ async function stepQualityAt(
   key: number,
   policies: Pick<PerPolicy<MemoPolicy>, 'base' | 'rl'>,
   config: StudyConfig,
-): Promise<StepQualityFigure> {
+): Promise<{ figure: StepQualityFigure; perState: Float64Array }> {
   const exactScore = new Float64Array(states.length);
   const drawnScore = new Float64Array(states.length);
   const q = await stepQuality(envs, states, policies.rl, policies.base, {
@@ -328,7 +433,7 @@ async function stepQualityAt(
     ...bootOf(config),
     key: STUDY_KEY.states + 10 * key,
   });
-  return {
+  const figure = {
     value: finiteOrNull(q.exact?.score),
     ci95: intervalOf(b.ci[0][0]),
     rlBetter: finiteOrNull(q.exact?.aBetter),
@@ -339,6 +444,7 @@ async function stepQualityAt(
     states: q.states,
     sampled: { value: finiteOrNull(q.score), ci95: intervalOf(b.ci[1][0]) },
   };
+  return { figure, perState: exactScore };
 }
 
 /**
@@ -383,13 +489,29 @@ export async function measureRecovery(
     }
     return V[turnsLeft(state) * oracle.nS + oracle.state(state.observation)];
   };
+  const exactSeries = names.map((n) => Float64Array.from(errorStates, (st) => exactAt(n, st)));
   const recExact = bootstrapSeries(
-    names.map((n) => Float64Array.from(errorStates, (st) => exactAt(n, st))),
+    exactSeries,
     errorStates.length,
     1,
     [contrast(names, 'rl', 'base'), contrast(names, 'budgetmix', 'base')],
     { ...bootOf(config), key: STUDY_KEY.states + 5 },
   );
+  // Difference in differences: RL's exact gain at each error state against its gain at the pre-error
+  // state, the same map and one more turn left; clustered by map.
+  const [rlAt, baseAt] = [exactSeries[names.indexOf('rl')], exactSeries[names.indexOf('base')]];
+  const gE = Float64Array.from(errorStates, (_, i) => rlAt[i] - baseAt[i]);
+  const gP = Float64Array.from(errorStates, (st) => {
+    const pre = preErrorState(st);
+    return exactAt('rl', pre) - exactAt('base', pre);
+  });
+  const dd = pairedContrast(gE, gP, errorStates, bootOf(config));
+  const did = {
+    gainError: { value: finiteOrNull(dd.value[0]), ci95: intervalOf(dd.ci[0]) },
+    gainPreError: { value: finiteOrNull(dd.value[1]), ci95: intervalOf(dd.ci[1]) },
+    did: { value: finiteOrNull(dd.diff), ci95: intervalOf(dd.diffCi) },
+    maps: dd.maps,
+  };
   const side = (n: PolicyName): RecoveryFigure => {
     const s = names.indexOf(n);
     const c = n === 'base' ? recs.rl!.b : recs[n]!.a;
@@ -413,6 +535,7 @@ export async function measureRecovery(
     ...(policies.gigpo ? { gigpo: side('gigpo') } : {}),
     rlMinusBase: diff('rl', 0),
     budgetmixMinusBase: diff('budgetmix', 1),
+    did,
     states: errorStates.length,
     continuations,
   };
@@ -436,18 +559,15 @@ export async function measureLikelihood(
   const rlTraj: Trajectory[] = pools.rl.map((r) => r.trajectory);
   const baseTraj: Trajectory[] = pools.base.map((r) => r.trajectory);
   const lik = (await likelihood(envs, rlTraj, baseTraj, policies.rl, policies.base))!;
-  const sums = {
+  const series = () => ({
     nllB: new Float64Array(maps),
     nllR: new Float64Array(maps),
     llrR: new Float64Array(maps),
     llrB: new Float64Array(maps),
-  };
-  const counts = {
-    nllB: new Float64Array(maps),
-    nllR: new Float64Array(maps),
-    llrR: new Float64Array(maps),
-    llrB: new Float64Array(maps),
-  };
+    nllBB: new Float64Array(maps),
+  });
+  const sums = series();
+  const counts = series();
   for (let i = 0; i < maps; i++) {
     const part = (await likelihood(
       envs,
@@ -464,6 +584,7 @@ export async function measureLikelihood(
     put('nllR', part.nllAunderA, part.actions.a - part.infinite.nllAunderA);
     put('llrR', part.llrSuccessA, part.successful.a - part.infinite.llrSuccessA);
     put('llrB', part.llrSuccessB, part.successful.b - part.infinite.llrSuccessB);
+    put('nllBB', part.nllBunderB, part.actions.b - part.infinite.nllBunderB);
   }
   const ratio = (key: keyof typeof sums) => ({ sums: sums[key], counts: counts[key] });
   const nllCi = bootstrapRatios([ratio('nllB'), ratio('nllR')], boot);
@@ -474,6 +595,49 @@ export async function measureLikelihood(
     n,
     infinite,
   });
+  const estimate = (value: number | undefined, ci95: readonly [number, number] | undefined) => ({
+    value: finiteOrNull(value),
+    ci95: intervalOf(ci95),
+  });
+  // The base's own NLL, and RL's NLL under the base relative to it (paired over maps).
+  const own = bootstrapRatios([ratio('nllB'), ratio('nllBB')], boot);
+  const nllBaseUnderBase = figure(
+    lik.nllBunderB,
+    own.ci[1],
+    lik.actions.b - lik.infinite.nllBunderB,
+    lik.infinite.nllBunderB,
+  );
+  // LLR per trajectory, split by outcome, per map: the sign of the base successes' LLR, its per-turn
+  // rate, and successes against failures within each policy.
+  const llr = {
+    base: await trajectoryLlrs(envs, baseTraj, policies.rl, policies.base),
+    rl: await trajectoryLlrs(envs, rlTraj, policies.rl, policies.base),
+  };
+  const byMap = (xs: readonly TrajectoryLlr[], success: boolean, per: 'trajectory' | 'turn') => {
+    const out = { sums: new Float64Array(maps), counts: new Float64Array(maps), n: 0, infinite: 0 };
+    xs.forEach((x, e) => {
+      if (x.success !== success) return;
+      if (!Number.isFinite(x.llr)) {
+        out.infinite++;
+        return;
+      }
+      const i = Math.floor(e / diagnosticSamples);
+      out.sums[i] += x.llr;
+      out.counts[i] += per === 'turn' ? x.turns : 1;
+      out.n++;
+    });
+    return out;
+  };
+  const perTurn = bootstrapRatios([byMap(llr.base, true, 'turn')], boot);
+  const vsFailure = (xs: readonly TrajectoryLlr[]) => {
+    const [ok, failed] = [byMap(xs, true, 'trajectory'), byMap(xs, false, 'trajectory')];
+    const b = bootstrapRatios([ok, failed], boot);
+    return {
+      failure: figure(b.value[1], b.ci[1], failed.n, failed.infinite),
+      gap: estimate(b.diff, b.diffCi),
+    };
+  };
+  const [vsBase, vsRl] = [vsFailure(llr.base), vsFailure(llr.rl)];
   return {
     nllRlUnderBase: figure(
       lik.nllAunderB,
@@ -500,9 +664,51 @@ export async function measureLikelihood(
       lik.infinite.llrSuccessB,
     ),
     llrGap: { value: finiteOrNull(llrCi.diff), ci95: intervalOf(llrCi.diffCi) },
+    nllBaseUnderBase,
+    nllRatio: estimate(own.ratio, own.ratioCi),
+    llrPerTurnSuccessBase: estimate(perTurn.value[0], perTurn.ci[0]),
+    llrFailureBase: vsBase.failure,
+    llrFailureRl: vsRl.failure,
+    llrSuccessMinusFailureBase: vsBase.gap,
+    llrSuccessMinusFailureRl: vsRl.gap,
     uniformNll: Math.log(typeof spec.actions === 'number' ? spec.actions : 1),
     note: LIKELIHOOD_NOTE,
   };
+}
+
+interface TrajectoryLlr {
+  /** Σ_t [log π_A − log π_B] over the trajectory's own (unforced) turns, as eval/likelihood sums it. */
+  llr: number;
+  turns: number;
+  success: boolean;
+}
+
+/** Each trajectory's cumulative LLR of a against b (eval/likelihood's contexts and order of additions). */
+async function trajectoryLlrs(
+  envs: MakeEnv,
+  trajectories: readonly Trajectory[],
+  a: MemoPolicy,
+  b: MemoPolicy,
+): Promise<TrajectoryLlr[]> {
+  const scoreA = scorer(a)!;
+  const scoreB = scorer(b)!;
+  const revealBudget = a.budgetAware || b.budgetAware;
+  return withEnvs(envs.make, async (views) => {
+    const out: TrajectoryLlr[] = [];
+    for (const tr of trajectories) {
+      const env = await views.get(tr.task);
+      let llr = 0;
+      let turns = 0;
+      for (let t = 0; t < tr.turns.length; t++) {
+        if (tr.turns[t].forced === true) continue;
+        const ctx = contextAt(tr, t, env, { revealBudget: tr.revealBudget || revealBudget });
+        llr += (scoreA(ctx, tr.turns[t].action) as number) - (scoreB(ctx, tr.turns[t].action) as number);
+        turns++;
+      }
+      out.push({ llr, turns, success: tr.outcome.success });
+    }
+    return out;
+  });
 }
 
 // ── Training ─────────────────────────────────────────────────────────────────────────────────────
@@ -521,7 +727,7 @@ export function measureTrainingCurves(
   const boot = bootOf(config);
   const variants = namesOf(trained) as Variant[];
   const window = Math.max(1, Math.floor(config.rl.iters / 4));
-  const curve = (key: 'trajectoryReward' | 'stepReward') =>
+  const curve = (key: 'trajectoryReward' | 'stepReward' | 'stepRegret') =>
     Object.fromEntries(
       variants.map((n) => [
         n,
@@ -531,7 +737,7 @@ export function measureTrainingCurves(
   const trend = Object.fromEntries(
     variants.map((n, v) => {
       const c = trained[n]!.curves;
-      const tr = (key: 'trajectoryReward' | 'stepReward', k: number) => {
+      const tr = (key: 'trajectoryReward' | 'stepReward' | 'stepRegret', k: number) => {
         const w = windowTrend(
           c.map((p) => p[key]),
           window,
@@ -544,12 +750,20 @@ export function measureTrainingCurves(
           ci95: intervalOf(w.ci),
         };
       };
-      return [n, { trajectoryReward: tr('trajectoryReward', 0), stepReward: tr('stepReward', 1) }];
+      return [
+        n,
+        {
+          trajectoryReward: tr('trajectoryReward', 0),
+          stepReward: tr('stepReward', 1),
+          stepRegret: tr('stepRegret', 2),
+        },
+      ];
     }),
   );
   return {
     trajectoryReward: curve('trajectoryReward'),
     stepReward: curve('stepReward'),
+    stepRegret: curve('stepRegret'),
     window,
     trend,
   };

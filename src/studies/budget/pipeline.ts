@@ -45,6 +45,10 @@ import type { RlResult, RlTrainer } from './trainer.ts';
 
 export type { StudyStage, Variant } from './setup.ts';
 
+/** The one world so far: 1/3-slippery FrozenLake random maps (a second, less slippery world is issue 11's
+ * later part; every finding carries its world so that both fit one summary). */
+export const WORLD = 'slippery';
+
 export interface StudyProgress {
   stage: StudyStage;
   done: number;
@@ -127,7 +131,8 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
   // 5. The findings, and the summary.
   const measured: Measurements = {
     study: 'budget',
-    version: 1,
+    version: 2,
+    world: WORLD,
     config,
     env: { env: tasks.env.env, params: tasks.env.params },
     policies: describePolicies(expert, base.policy, trained),

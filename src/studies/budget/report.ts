@@ -22,6 +22,7 @@ import {
   stackedBarChart,
   table,
 } from '../../report/index.ts';
+import { oursText } from './findings.ts';
 import type { Interval, PassGrid, Summary } from './summary.ts';
 
 const LABEL: Record<string, string> = { base: 'base', rl: 'RL', budgetmix: 'BudgetMix', gigpo: 'GiGPO' };
@@ -83,13 +84,22 @@ export function renderBudgetReport(s: Summary): string {
         ]
       : []),
     findingsTable(
-      s.findings.map((x) => ({ claim: x.claim, paper: x.paper, ours: x.ours, held: x.held, note: x.note })),
+      s.findings.map((x) => ({
+        claim: `${x.claim} (${x.id})`,
+        paper: x.paper,
+        ours: oursText(x.ours),
+        held: x.held,
+        note: x.note,
+      })),
       {
         caption: `Findings: ${held} of ${s.findings.length} held here (the paper’s number, ours, and the verdict)`,
       },
     ),
     '<h3>How each verdict is decided</h3>',
-    `<ol>\n${s.findings.map((x) => `<li>${escapeText(x.claim)}: ${escapeText(x.criterion)}</li>`).join('\n')}\n</ol>`,
+    paragraph(
+      `Each verdict is a pure function of quantities stored in summary.json (world: ${s.world}); \`turnwise study verdicts --in summary.json\` recomputes them. The test of each, in one sentence:`,
+    ),
+    `<ol>\n${s.findings.map((x) => `<li><b>${escapeText(x.id)}</b> — ${escapeText(x.claim)}. ${escapeText(x.test)}</li>`).join('\n')}\n</ol>`,
   ]);
 
   // ── Setup ─────────────────────────────────────────────────────────────────────────────────────
@@ -465,24 +475,34 @@ export function renderBudgetReport(s: Summary): string {
     });
   const training = section('Training curves', [
     paragraph(
-      `From the trainer, one point per iteration: the success rate of that iteration’s training rollouts (trajectory reward) and the mean exact step quality Q*_h(s,a)/V*_h(s) of the actions taken (step reward; 1 = always an optimal action). They can move in opposite directions. Trend: mean of the last ${curves.window} iterations minus the first ${curves.window}, with an interval from resampling iterations within each window.`,
+      `From the trainer, one point per iteration: the success rate of that iteration’s training rollouts (trajectory reward) and the mean exact step quality Q*_h(s,a)/V*_h(s) of the actions taken (step reward; 1 = always an optimal action). They can move in opposite directions. The step reward sits near its ceiling of 1 when most actions are nearly as good as the best, so the training-curves verdict reads the mean regret V*_h(s) − Q*_h(s,a) of the actions taken, which is not pinned to a bound. Trend: mean of the last ${curves.window} iterations minus the first ${curves.window}, with an interval from resampling iterations within each window.`,
     ),
     fig(
       'Trajectory reward (left axis, solid) and step reward (right axis, dashed) over training, for each trained policy. The paper saw trajectory reward rise while step reward fell.',
       grid(trainedNames.map(curveChart)),
     ),
     table(
-      ['policy', 'trajectory reward: first → last', 'change', 'step reward: first → last', 'change'],
+      [
+        'policy',
+        'trajectory reward: first → last',
+        'change',
+        'step reward: first → last',
+        'change',
+        'regret of actions taken: first → last',
+        'change',
+      ],
       trainedNames.map((p) => {
         const tr = curves.trend[p];
         return tr === undefined
-          ? [LABEL[p], null, null, null, null]
+          ? [LABEL[p], null, null, null, null, null, null]
           : [
               LABEL[p],
               `${f(tr.trajectoryReward.first)} → ${f(tr.trajectoryReward.last)}`,
               withCi(tr.trajectoryReward.value, tr.trajectoryReward.ci95, 3, true),
               `${f(tr.stepReward.first)} → ${f(tr.stepReward.last)}`,
               withCi(tr.stepReward.value, tr.stepReward.ci95, 3, true),
+              `${f(tr.stepRegret.first, 4)} → ${f(tr.stepRegret.last, 4)}`,
+              withCi(tr.stepRegret.value, tr.stepRegret.ci95, 4, true),
             ];
       }),
       { caption: 'Trends over training (last quarter − first quarter, 95% intervals)' },

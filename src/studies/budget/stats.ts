@@ -24,8 +24,9 @@ export interface SeriesIntervals {
   /** mean[s][c]: the mean over clusters of series s, column c. */
   mean: number[][];
   ci: Interval[][];
-  /** For each requested contrast: the mean and the interval of Σ_s coef_s · series_s, per column. */
-  contrasts: { mean: number[]; ci: Interval[] }[];
+  /** For each requested contrast: the mean and the interval of Σ_s coef_s · series_s, per column, and
+   * the one-sided bootstrap p-value of "the contrast is < 0": (1 + #{resamples ≥ 0}) / (R + 1). */
+  contrasts: { mean: number[]; ci: Interval[]; pNonNeg: number[] }[];
 }
 
 /**
@@ -55,7 +56,11 @@ export function bootstrapSeries(
     return {
       mean,
       ci: series.map(none),
-      contrasts: contrasts.map((_, j) => ({ mean: contrastMean[j], ci: none() })),
+      contrasts: contrasts.map((_, j) => ({
+        mean: contrastMean[j],
+        ci: none(),
+        pNonNeg: new Array<number>(width).fill(Number.NaN),
+      })),
     };
   }
   // est[s][c · R + r]
@@ -77,14 +82,18 @@ export function bootstrapSeries(
     }
   }
   // Contrasts first: percentileInterval sorts the per-series resamples in place.
-  const contrastCi = contrasts.map((coef) =>
+  const contrastP = contrasts.map(() => new Array<number>(width).fill(Number.NaN));
+  const contrastCi = contrasts.map((coef, j) =>
     Array.from({ length: width }, (_, c) => {
       const d = new Float64Array(R);
+      let nonNeg = 0;
       for (let r = 0; r < R; r++) {
         let x = 0;
         for (let s = 0; s < S; s++) if (coef[s] !== 0) x += coef[s] * est[s][c * R + r];
         d[r] = x;
+        if (x >= 0) nonNeg++;
       }
+      contrastP[j][c] = (1 + nonNeg) / (R + 1);
       return percentileInterval(d);
     }),
   );
@@ -94,7 +103,7 @@ export function bootstrapSeries(
   return {
     mean,
     ci,
-    contrasts: contrasts.map((_, j) => ({ mean: contrastMean[j], ci: contrastCi[j] })),
+    contrasts: contrasts.map((_, j) => ({ mean: contrastMean[j], ci: contrastCi[j], pNonNeg: contrastP[j] })),
   };
 }
 
@@ -105,6 +114,9 @@ export interface RatioIntervals {
   /** value[0] − value[1] and its interval, paired over the same resampled clusters (two series only). */
   diff?: number;
   diffCi?: Interval;
+  /** value[0] / value[1] and its interval, paired the same way (two series only). */
+  ratio?: number;
+  ratioCi?: Interval;
 }
 
 /**
@@ -150,6 +162,11 @@ export function bootstrapRatios(
     out.diff = value[0] - value[1];
     const fd = finite(d);
     out.diffCi = fd.length > 0 ? percentileInterval(fd) : [Number.NaN, Number.NaN];
+    const q = new Float64Array(R);
+    for (let r = 0; r < R; r++) q[r] = est[0][r] / est[1][r];
+    out.ratio = value[0] / value[1];
+    const fq = finite(q);
+    out.ratioCi = fq.length > 0 ? percentileInterval(fq) : [Number.NaN, Number.NaN];
   }
   out.ci = est.map((e) => {
     const f = finite(e);
@@ -196,6 +213,25 @@ export function windowTrend(
     d[r] = b / tail.length - a / head.length;
   }
   return { first, last, value: last - first, ci: percentileInterval(d) };
+}
+
+/**
+ * Holm's step-down adjusted p-values (Holm 1979): sort the m p-values ascending, multiply the i-th
+ * (1-based) by m − i + 1, carry the running maximum, cap at 1; back in the input order. Rejecting where
+ * the adjusted p ≤ α controls the family-wise error rate at α. Non-finite p-values stay NaN and do not
+ * count towards m.
+ */
+export function holm(p: readonly number[]): number[] {
+  const idx = p.map((_, i) => i).filter((i) => Number.isFinite(p[i]));
+  idx.sort((a, b) => p[a] - p[b]);
+  const m = idx.length;
+  const out = p.map(() => Number.NaN);
+  let run = 0;
+  idx.forEach((i, r) => {
+    run = Math.max(run, Math.min(1, (m - r) * p[i]));
+    out[i] = run;
+  });
+  return out;
 }
 
 /** 1 − (1 − p)^K, accurate for small p (the chance that one of K independent tries succeeds). */

@@ -91,25 +91,51 @@ const Failures = z
   })
   .strict();
 
+/** The findings, in the order the summary lists them. */
+export const FINDING_IDS = [
+  'rl-beats-base',
+  'lead-shrinks',
+  'lead-reverses',
+  'normal-states',
+  'error-contrast',
+  'recovery-did',
+  'nll-plausible',
+  'llr-sign',
+  'training-curves',
+  'budgetmix-robust',
+] as const;
+
 export const FindingSchema = z
   .object({
-    id: z.string(),
+    id: z.enum(FINDING_IDS),
+    /** The world (env variant) the verdict was measured in. */
+    world: z.string(),
     claim: z.string(),
-    paper: z.union([z.string(), z.number(), z.null()]),
-    ours: z.union([z.string(), z.number(), z.null()]),
+    /** The paper's figure, in words. */
+    paper: z.string(),
+    /** The quantity the verdict tests, with its 95% interval, as stored elsewhere in the summary. */
+    ours: Estimate,
     held: z.boolean().nullable(),
-    /** How the verdict is decided, in words (direction and interval, never a magnitude). */
-    criterion: z.string(),
+    /** Fraction of seeds in which it held (null when it could not be decided in any). */
+    heldFraction: Num,
+    /** The rule that decides `held` from the stored quantities, in one sentence. */
+    test: z.string(),
+    /** What is shown beside the tested quantity (secondary figures; they do not decide the verdict). */
     note: z.string(),
   })
   .strict();
+
+/** An estimate with the one-sided bootstrap p-value of "it is < 0" (for Holm's correction). */
+const Tested = z.object({ value: Num, ci95: IntervalSchema, pNonNeg: Num }).strict();
 
 const ByK = z.array(z.object({ K: Int, value: Num, ci95: IntervalSchema }).strict());
 
 export const SummarySchema = z
   .object({
     study: z.literal('budget'),
-    version: z.literal(1),
+    version: z.literal(2),
+    /** The world the study ran in ("slippery": 1/3-slippery FrozenLake random maps). */
+    world: z.string(),
     config: StudyConfigSchema,
     env: z.object({ env: z.string(), params: z.record(z.string(), z.unknown()) }).strict(),
     policies: z
@@ -167,12 +193,30 @@ export const SummarySchema = z
         budgetmixVsRl: PassGridSchema,
         /** Per K: [RL − base at the tightest T] − [RL − base at the training budget]; < 0 = the lead shrinks. */
         shrink: z.object({ Ttight: Int, Ttrain: Int, byK: ByK }).strict(),
+        /** The paper's slice: K = 8 (or the largest K ≤ 8 of the grid). Per T: RL − base with its
+         * p-value, and the headroom-normalised lead (RL − base)/(1 − base) (a ratio of means over maps);
+         * `shrink` = lead(T_tight) − lead(T_train) at this K, paired over maps. */
+        slice: z
+          .object({
+            K: Int,
+            byT: z.array(z.object({ T: Int, lead: Tested, headroom: Estimate }).strict()),
+            shrink: Estimate,
+          })
+          .strict(),
       })
       .strict(),
     stepQuality: z
       .object({
         normal: StepQualitySide,
         error: StepQualitySide,
+        /** The same at each error state's own pre-error state (the state where the bad action was forced,
+         * with its turns left), in the error states' order. */
+        preError: StepQualitySide,
+        /** The error contrast Δ = win(error) − win(pre-error), paired state by state; win rates and Δ
+         * with intervals that resample maps (all states of a map together). */
+        contrast: z
+          .object({ delta: Estimate, winError: Estimate, winPreError: Estimate, pairs: Int, maps: Int })
+          .strict(),
         /** Forcing attempts behind the error states; those with no bad action; those the forced action ended. */
         errorStates: z.object({ attempts: Int, noBadAction: Int, terminal: Int }).strict(),
         /** The budget the states come from (the largest T). */
@@ -187,6 +231,9 @@ export const SummarySchema = z
         gigpo: RecoverySide.optional(),
         rlMinusBase: RecoverySide,
         budgetmixMinusBase: RecoverySide,
+        /** Difference in differences: RL's exact gain V^RL − V^base at each error state, at its pre-error
+         * state (one more turn left), and gain(error) − gain(pre-error); intervals resample maps. */
+        did: z.object({ gainError: Estimate, gainPreError: Estimate, did: Estimate, maps: Int }).strict(),
         states: Int,
         continuations: Int,
       })
@@ -201,6 +248,17 @@ export const SummarySchema = z
         llrSuccessBase: LikelihoodFigure,
         /** llrSuccessRl − llrSuccessBase, paired over maps. */
         llrGap: Estimate,
+        /** Mean −log π_base over the base's own actions (the reference for RL's NLL under the base). */
+        nllBaseUnderBase: LikelihoodFigure,
+        /** nllRlUnderBase / nllBaseUnderBase, paired over maps. */
+        nllRatio: Estimate,
+        /** Per turn: Σ LLR / Σ turns over the base's successful trajectories; the mean LLR of each
+         * policy's failed trajectories, and successes − failures within each policy (paired over maps). */
+        llrPerTurnSuccessBase: Estimate,
+        llrFailureBase: LikelihoodFigure,
+        llrFailureRl: LikelihoodFigure,
+        llrSuccessMinusFailureBase: Estimate,
+        llrSuccessMinusFailureRl: Estimate,
         /** ln |A|: the NLL of any action under the uniform policy. */
         uniformNll: z.number(),
         note: z.string(),
@@ -210,9 +268,13 @@ export const SummarySchema = z
       .object({
         trajectoryReward: Policies(z.array(Point)).partial({ base: true }),
         stepReward: Policies(z.array(Point)).partial({ base: true }),
+        stepRegret: Policies(z.array(Point)).partial({ base: true }),
         /** Iterations per window of the trend (a quarter of the run). */
         window: Int,
-        trend: z.record(z.string(), z.object({ trajectoryReward: Trend, stepReward: Trend }).strict()),
+        trend: z.record(
+          z.string(),
+          z.object({ trajectoryReward: Trend, stepReward: Trend, stepRegret: Trend }).strict(),
+        ),
       })
       .strict(),
     /** How the sampled episodes at the largest T ended. */
@@ -232,6 +294,8 @@ export type RecoveryFigure = z.infer<typeof RecoverySide>;
 export type StepQualityFigure = z.infer<typeof StepQualitySide>;
 export type LikelihoodValue = z.infer<typeof LikelihoodFigure>;
 export type TrendFigure = z.infer<typeof Trend>;
+export type Estimate = z.infer<typeof Estimate>;
+export type FindingId = (typeof FINDING_IDS)[number];
 
 /** A summary read from disk: JSON, then the schema; one-line InputError naming the file otherwise. */
 export function parseSummary(text: string, file: string): Summary {

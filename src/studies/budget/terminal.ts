@@ -2,7 +2,8 @@
 // the exact success curves, RL − base, the findings with their verdicts, the time taken. A pure
 // function of the summary; the report has everything else.
 import { formatNumber } from '../../report/html.ts';
-import type { Interval, Summary } from './summary.ts';
+import { oursText } from './findings.ts';
+import type { Interval, StudyFinding, Summary } from './summary.ts';
 
 const f = (x: number | null | undefined, digits = 3) => formatNumber(x, digits);
 const sg = (x: number | null | undefined, digits = 3) => formatNumber(x, digits, { signed: true });
@@ -60,22 +61,18 @@ export function terminalSummary(s: Summary, reportPath?: string): string {
   const r = s.recovery;
   const l = s.likelihood;
   lines.push('');
+  const c = sq.contrast;
   lines.push(
-    `step quality (RL vs base win rate): normal ${f(sq.normal.value)} [${f(sq.normal.ci95[0])}, ${f(sq.normal.ci95[1])}], error ${f(sq.error.value)} [${f(sq.error.ci95[0])}, ${f(sq.error.ci95[1])}]`,
+    `step quality (RL vs base win rate): normal ${f(sq.normal.value)} [${f(sq.normal.ci95[0])}, ${f(sq.normal.ci95[1])}], error ${f(c.winError.value)}, its pre-error states ${f(c.winPreError.value)} (${c.pairs} pairs)`,
   );
   lines.push(
-    `recovery from error states (exact): base ${f(r.base.exact)}, RL ${f(r.rl.exact)}, BudgetMix ${f(r.budgetmix.exact)}`,
+    `recovery from error states (exact): base ${f(r.base.exact)}, RL ${f(r.rl.exact)}, BudgetMix ${f(r.budgetmix.exact)}; RL's gain ${sg(r.did.gainError.value)} there vs ${sg(r.did.gainPreError.value)} at the pre-error states`,
   );
   lines.push(
-    `NLL of RL's actions: under base ${f(l.nllRlUnderBase.value)}, under RL ${f(l.nllRlUnderRl.value)}; LLR of successes: RL ${f(l.llrSuccessRl.value, 2)}, base ${f(l.llrSuccessBase.value, 2)}`,
+    `NLL under the base: of RL's actions ${f(l.nllRlUnderBase.value)}, of its own ${f(l.nllBaseUnderBase.value)}; LLR (RL/base) of successes: base's ${sg(l.llrSuccessBase.value, 2)}, RL's ${sg(l.llrSuccessRl.value, 2)}`,
   );
   lines.push('');
-  const held = s.findings.filter((x) => x.held === true).length;
-  lines.push(`Findings (${PAPER_SHORT}): ${held} of ${s.findings.length} held here`);
-  for (const x of s.findings) {
-    const mark = x.held === true ? 'held    ' : x.held === false ? 'not held' : 'n/a     ';
-    lines.push(`  ${mark}  ${x.claim} — ours ${x.ours ?? 'n/a'}; paper ${x.paper ?? 'n/a'}`);
-  }
+  lines.push(...findingLines(s.findings, `Findings (${PAPER_SHORT})`));
   lines.push('');
   const training = names.slice(1).reduce((a, p) => a + (s.timings[p] ?? 0), 0);
   lines.push(
@@ -86,3 +83,18 @@ export function terminalSummary(s: Summary, reportPath?: string): string {
 }
 
 const PAPER_SHORT = 'Zhu et al. 2026';
+
+/** The findings as text: a header with the count held, then per finding its verdict, id, claim, the
+ * tested quantity with its interval, and the one-sentence test (also what `study verdicts` prints). */
+export function findingLines(findings: readonly StudyFinding[], title = 'Findings'): string[] {
+  const held = findings.filter((x) => x.held === true).length;
+  const worlds = [...new Set(findings.map((x) => x.world))].join(', ');
+  const lines = [`${title}, world ${worlds}: ${held} of ${findings.length} held here`];
+  const width = Math.max(...findings.map((x) => x.id.length));
+  for (const x of findings) {
+    const mark = x.held === true ? 'held    ' : x.held === false ? 'not held' : 'n/a     ';
+    lines.push(`  ${mark}  ${x.id.padEnd(width)}  ${x.claim} — ours ${oursText(x.ours)}; paper ${x.paper}`);
+    lines.push(`  ${' '.repeat(8)}  ${' '.repeat(width)}  test: ${x.test}`);
+  }
+  return lines;
+}

@@ -1,7 +1,7 @@
 import { Rng, STREAM } from '../../core/rng.ts';
 import type { Task, Trajectory } from '../../core/types.ts';
 import { envs, makeEnv } from '../../envs/index.ts';
-import { stepReward } from '../../eval/step-reward.ts';
+import { stepRegret, stepReward } from '../../eval/step-reward.ts';
 import type { NeuralPolicy } from '../../policies/neural.ts';
 import { rollout } from '../../rollout/batch.ts';
 import { parseTrainConfig } from '../../train/config.ts';
@@ -32,6 +32,8 @@ export interface CurvePoint {
   iter: number;
   trajectoryReward: number;
   stepReward: number;
+  /** Mean regret V*_h(s) − Q*_h(s,a) of the actions taken (eval/step-reward stepRegret). */
+  stepRegret: number;
 }
 
 export interface RlResult {
@@ -82,6 +84,7 @@ export const grpoTrainer: RlTrainer = async (req) => {
       iter: m.iter,
       trajectoryReward: m.values['rollout/success'],
       stepReward: m.values['rollout/step_quality'],
+      stepRegret: m.values['rollout/step_regret'],
     })),
   };
 };
@@ -132,7 +135,12 @@ export const frozenTrainer: RlTrainer = async (req) => {
   for (let iter = 0; iter < req.iters; iter++) {
     const batch = iterationRollouts(req, iter, acting);
     const success = batch.filter((t) => t.outcome.success).length / batch.length;
-    curves.push({ iter, trajectoryReward: success, stepReward: stepReward(batch, makeEnv) ?? Number.NaN });
+    curves.push({
+      iter,
+      trajectoryReward: success,
+      stepReward: stepReward(batch, makeEnv) ?? Number.NaN,
+      stepRegret: stepRegret(batch, makeEnv) ?? Number.NaN,
+    });
     req.onProgress?.(iter + 1, req.iters);
   }
   return { policy, curves };
