@@ -168,7 +168,7 @@ test('bad input: one line on stderr naming the problem, exit code 2, no stack', 
     [['rollout', '--policy', 'random', '--episodes', '3', '--tasks', '2'], /either --episodes or --tasks/],
     [
       ['rollout', '--policy', 'random', '--episodes', '2', '--out', join(dir, 'no/such/dir/x.jsonl')],
-      /--out: .*its directory .*no/such/dir does not exist/,
+      /--out: .*its directory .*no\/such\/dir does not exist/,
     ],
     [['summary', '--in', join(dir, 'missing.jsonl')], /--in: got .*cannot read it \(ENOENT\)/],
     [['rollout', '--policy', 'random', '--frobnicate'], /unknown option '--frobnicate'/],
