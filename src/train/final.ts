@@ -17,7 +17,7 @@ export interface FinalEval {
   exact: number | null;
   /** V*_budget averaged over those tasks: the best any policy can do (null without an oracle). */
   optimal: number | null;
-  /** success / optimal. */
+  /** exact / optimal (success / optimal without an exact figure). */
   ratio: number | null;
   episodes: number;
   tasks: number;
@@ -59,7 +59,8 @@ export async function finalEval(
     success,
     exact,
     optimal,
-    ratio: optimal ? success / optimal : null,
+    // Exact over optimal where both are exact (a sampled success over an exact optimum can exceed 100%).
+    ratio: optimal ? (exact ?? success) / optimal : null,
     episodes: r.length,
     tasks: nTasks,
     budget,

@@ -196,6 +196,8 @@ test('training with async envs gives the sync run’s metrics and parameters exa
   assert.deepEqual(b.final, a.final);
   assert.deepEqual(Array.from(b.learner.params[0][1].data), Array.from(a.learner.params[0][1].data));
   assert.ok(a.metrics.some((m) => m.values['train/turns'] > 0));
+  // "of optimal" is exact over optimal (sampled success over the exact optimum could pass 100%).
+  assert.equal(a.final!.ratio, a.final!.exact! / a.final!.optimal!);
 });
 
 test('nn stays the engine under a custom learner (a table Tensor with gradients)', () => {

@@ -37,7 +37,7 @@ function qualityRows(label: string, q: StepQuality): (string | number)[] {
   ];
 }
 
-function print(r: CompareReport, resamples: number): void {
+function print(r: CompareReport, resamples: number, actions: number): void {
   const { a, b } = r.passKT;
   out(`A = ${a.policy} (${a.mode} mode), B = ${b.policy} (${b.mode} mode)`);
   out(`\nPass@(K,T) of A, 95% bootstrap intervals over tasks (${resamples} resamples)`);
@@ -48,7 +48,9 @@ function print(r: CompareReport, resamples: number): void {
   out(passTable(a.K, a.T, r.passKT.diff, r.passKT.diffCi95));
 
   if (r.stepQuality) {
-    out('\nStep quality at the same states: M actions each, scored by the exact Q*_h(s,a), h = turns left');
+    out(
+      `\nStep quality at the same states: ${actions} actions each, scored by the exact Q*_h(s,a), h = turns left`,
+    );
     out(
       table([
         ['states', 'n', 'A better', 'tie', 'B better', 'regret A', 'regret B', 'A better + ½tie', '(exact)'],
@@ -181,6 +183,6 @@ export function registerCompare(program: Command): void {
       out(
         `${o.config.env} ${JSON.stringify(o.config.params)}: ${o.tasks.length} tasks × ${o.samples} samples`,
       );
-      print(report, o.resamples);
+      print(report, o.resamples, actions);
     });
 }
