@@ -1,6 +1,6 @@
 // Output paths are refused before any work starts, naming the flag, the path and why.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -93,6 +93,13 @@ test('every command that writes refuses a bad --out before working, and writes n
       /--db: .*afile is a file, not a directory/,
     ],
   ];
+  const done = join(dir, 'done');
+  mkdirSync(done);
+  writeFileSync(join(done, 'summary.json'), '{}');
+  cases.push([
+    ['study', 'budget', '--profile', 'quick', '--out', done],
+    /--out: .*already holds a finished run \(summary\.json\); give another directory, or --force/,
+  ]);
   const before = readdirSync(dir).sort();
   for (const [args, re] of cases) {
     const r = await turnwise(args);

@@ -30,6 +30,7 @@ export interface StudyFlags {
   seed?: string;
   set?: string[];
   json?: boolean;
+  force?: boolean;
   [flag: string]: unknown;
 }
 
@@ -65,7 +66,11 @@ export function registerStudy(program: Command): void {
       `${PROFILE_NAMES.join(' | ')} (quick ≤ 60 s; default is what npm start runs)`,
       'default',
     )
-    .option('--out <dir>', 'run directory (default: runs/budget-<profile>-<seed>)')
+    .option(
+      '--out <dir>',
+      'run directory (default: runs/budget-<profile>-<seed>, replaced on each run); an --out that holds a study is refused without --force',
+    )
+    .option('--force', 'replace the study in an existing --out directory')
     .option('--json', 'print the summary (summary.json) instead of the terminal summary')
     .addOption(setOption('study config', 'rl.iters=100'));
   addParamOptions(budget, FLAGS)
@@ -101,6 +106,15 @@ export async function studyBudget(flags: StudyFlags, trainer: RlTrainer): Promis
   const config = studyConfig(flags);
   const dir = flags.out ?? join('runs', `budget-${config.profile}-${config.seed}`);
   checkOutput(dir, '--out', 'dir');
+  // Like train: a directory the user named is not silently overwritten (the default one is the
+  // study's own scratch place, replaced by every `npm start`).
+  if (flags.out !== undefined && !flags.force && existsSync(join(dir, 'summary.json'))) {
+    throw new InputError(
+      '--out',
+      dir,
+      'already holds a finished run (summary.json); give another directory, or --force to replace it',
+    );
+  }
   const t0 = performance.now();
   // One progress bar per stage and total (TTY only), one plain line per stage (always).
   let bar: Progress | undefined;
