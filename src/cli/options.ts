@@ -1,8 +1,9 @@
 // Reading flags: every value is checked and refused with a one-line InputError naming the flag.
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.ts';
-import type { EnvConfig } from '../core/types.ts';
-import { envConfig } from '../envs/index.ts';
+import { checkInSpaces } from '../core/policy.ts';
+import type { EnvConfig, Trajectory } from '../core/types.ts';
+import { ENV_IDS, envConfig, envSpec } from '../envs/index.ts';
 
 export function int(
   flag: string,
@@ -119,4 +120,11 @@ export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
     raw.level = flags.level === 'mixed' ? 'mixed' : int('--level', flags.level, 1, 3);
   if (flags.domain !== undefined) raw.domain = flags.domain;
   return envConfig(envId, raw);
+}
+
+/** For trajectory readers: refuse a line whose observations or actions its (registered) env cannot
+ * have; trajectories of envs turnwise does not know are taken as they are. */
+export function checkSpacesOfRegistered(t: Trajectory, where: string): void {
+  if (!ENV_IDS.includes(t.task.env)) return;
+  checkInSpaces(t, envSpec(t.task), where);
 }

@@ -51,3 +51,39 @@ export function stateKeyOf<O>(env: EnvView<O>, o: O): string | number {
   if (typeof o === 'number' || typeof o === 'string') return o;
   return JSON.stringify(o);
 }
+
+/**
+ * Refuses a recorded trajectory whose observations or actions its env cannot have: an observation
+ * outside a finite observation space, or a discrete action outside the action space that the env did
+ * not mark invalid (an invalid action is a legitimate record: `info.valid = false`). `where` names the
+ * line (file:line) for the message.
+ */
+export function checkInSpaces(
+  t: { turns: readonly { observation: unknown; action: unknown; info: { valid?: boolean } }[] },
+  spec: EnvSpec,
+  where: string,
+): void {
+  t.turns.forEach((turn, i) => {
+    const o = turn.observation;
+    if (
+      spec.observations !== undefined &&
+      (typeof o !== 'number' || !Number.isInteger(o) || o < 0 || o >= spec.observations)
+    ) {
+      throw new InputError(
+        `${where}.turns.${i}.observation`,
+        o,
+        `env ${spec.id} has observations 0..${spec.observations - 1}`,
+      );
+    }
+    const a = turn.action;
+    if (typeof spec.actions === 'number' && turn.info.valid !== false) {
+      if (typeof a !== 'number' || !Number.isInteger(a) || a < 0 || a >= spec.actions) {
+        throw new InputError(
+          `${where}.turns.${i}.action`,
+          a,
+          `env ${spec.id} has actions 0..${spec.actions - 1} (an action it refused is recorded with info.valid = false)`,
+        );
+      }
+    }
+  });
+}

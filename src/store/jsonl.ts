@@ -137,15 +137,31 @@ export function readJsonl<S extends z.ZodType>(path: string, schema: S, field = 
 }
 
 /** The trajectories of a file, one at a time (refuses an empty file once it has been read through). */
-export function* iterateTrajectories(path: string, field = '--in'): Generator<Trajectory> {
+export function* iterateTrajectories(
+  path: string,
+  field = '--in',
+  check?: (t: Trajectory, where: string) => void,
+): Generator<Trajectory> {
   let any = false;
-  for (const t of iterateJsonl(path, TrajectorySchema, field)) {
+  for (const [line, number] of fileLines(path, field)) {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (e) {
+      throw InputError.raw(`${path}:${number}`, `not valid JSON (${(e as Error).message})`);
+    }
+    const t = asTrajectory(fromZod(TrajectorySchema, value, `${path}:${number}`));
+    check?.(t, `${path}:${number}`);
     any = true;
-    yield asTrajectory(t);
+    yield t;
   }
   if (!any) throw new InputError(field, path, 'the file holds no trajectories');
 }
 
-export function readTrajectories(path: string, field = '--in'): Trajectory[] {
-  return [...iterateTrajectories(path, field)];
+export function readTrajectories(
+  path: string,
+  field = '--in',
+  check?: (t: Trajectory, where: string) => void,
+): Trajectory[] {
+  return [...iterateTrajectories(path, field, check)];
 }

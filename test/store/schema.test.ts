@@ -146,6 +146,19 @@ test('a bad line is refused by `summary --in` with its line and field, and by th
       /bad-3\.jsonl:2\.turns\.0\.trace\.tokens\.0: /,
     ],
   ];
+  // Valid JSON Schema, impossible for the env: refused by the reader (the schema cannot know the map).
+  const spaces: [string, (t: Record<string, unknown>) => void, RegExp][] = [
+    [
+      'action 99 on FrozenLake',
+      (t) => ((t.turns as Record<string, unknown>[])[0].action = 99),
+      /:2\.turns\.0\.action: got 99; env frozenlake has actions 0\.\.3/,
+    ],
+    [
+      'observation 1000 on 4x4',
+      (t) => ((t.turns as Record<string, unknown>[])[0].observation = 1000),
+      /:2\.turns\.0\.observation: got 1000; env frozenlake has observations 0\.\.15/,
+    ],
+  ];
   for (const [k, [what, spoil, message]] of cases.entries()) {
     const bad = structuredClone(good) as unknown as Record<string, unknown>[];
     spoil(bad[1]);
@@ -157,6 +170,28 @@ test('a bad line is refused by `summary --in` with its line and field, and by th
     assert.match(r.stderr, message, what);
     assert.equal(r.stderr.trim().split('\n').length, 1, `${what}: one line`);
   }
+  for (const [k, [what, spoil, message]] of spaces.entries()) {
+    const bad = structuredClone(good) as unknown as Record<string, unknown>[];
+    spoil(bad[1]);
+    const file = join(dir, `space-${k}.jsonl`);
+    writeFileSync(file, `${bad.map((t) => JSON.stringify(t)).join('\n')}\n`);
+    for (const cmd of [
+      ['summary', '--in', file],
+      ['credit', '--in', file, '--method', 'grpo'],
+    ]) {
+      const r = await turnwise(cmd);
+      assert.equal(r.code, 2, `${what} ${cmd[0]}: ${r.stderr}`);
+      assert.match(r.stderr, message, `${what} ${cmd[0]}`);
+    }
+  }
+  // An action the env refused is a legitimate record.
+  const refused = structuredClone(good) as unknown as Record<string, unknown>[];
+  const turn0 = (refused[1].turns as Record<string, unknown>[])[0];
+  turn0.action = 99;
+  turn0.info = { valid: false };
+  const ok = join(dir, 'refused.jsonl');
+  writeFileSync(ok, `${refused.map((t) => JSON.stringify(t)).join('\n')}\n`);
+  assert.equal((await turnwise(['summary', '--in', ok])).code, 0);
 });
 
 test('`turnwise schema` lists its schemas and refuses an unknown name', async () => {

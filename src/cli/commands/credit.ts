@@ -28,7 +28,14 @@ import {
   exactValuesFromSpecs,
 } from '../../studies/credit-fidelity.ts';
 import { fmt, json, out, table } from '../io.ts';
-import { type EnvFlags, envConfigFromFlags, envOptions, int, seed } from '../options.ts';
+import {
+  checkSpacesOfRegistered,
+  type EnvFlags,
+  envConfigFromFlags,
+  envOptions,
+  int,
+  seed,
+} from '../options.ts';
 
 interface ParamFlags {
   gamma?: string;
@@ -111,7 +118,7 @@ export function registerCredit(program: Command): void {
       if (flags.method === undefined)
         throw new InputError('--method', undefined, `expected one of: ${METHOD_NAMES.join(', ')}, exact`);
       const [spec] = applyFlags([parseMethodSpec(flags.method, '--method', ['exact'])], paramFlags(flags));
-      const trajectories = readTrajectories(flags.in);
+      const trajectories = readTrajectories(flags.in, '--in', checkSpacesOfRegistered);
       const advantages = creditForSpec(trajectories, spec, () =>
         exactValuesFromSpecs(spec.name === 'exact' ? '--method' : '--values'),
       );

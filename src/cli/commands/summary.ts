@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { SummaryAccumulator } from '../../rollout/summary.ts';
 import { iterateTrajectories } from '../../store/jsonl.ts';
 import { fmt, json, out, table } from '../io.ts';
+import { checkSpacesOfRegistered } from '../options.ts';
 
 export function registerSummary(program: Command): void {
   program
@@ -14,7 +15,7 @@ export function registerSummary(program: Command): void {
       // One pass, one line in memory at a time: a per-policy accumulator and the overall one.
       const all = new SummaryAccumulator();
       const byPolicy = new Map<string, SummaryAccumulator>();
-      for (const t of iterateTrajectories(flags.in)) {
+      for (const t of iterateTrajectories(flags.in, '--in', checkSpacesOfRegistered)) {
         all.add(t);
         let acc = byPolicy.get(t.policy);
         if (acc === undefined) {
