@@ -120,6 +120,12 @@ function retryAfter(h: Headers): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
+/** Why fetch failed: undici hides the socket's code in `cause` (ECONNREFUSED, ECONNRESET, bad port). */
+function networkReason(e: unknown): string {
+  const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (e as Error).message;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class OpenAIPolicy implements Policy<unknown, number> {
@@ -164,8 +170,7 @@ export class OpenAIPolicy implements Policy<unknown, number> {
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (e) {
-      const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
-      throw new InputError('--policy', baseUrl, `cannot reach the server (${cause})`);
+      throw new InputError('--policy', baseUrl, `cannot reach the server (${networkReason(e)})`);
     }
     if (res.status === 401 || res.status === 403) {
       throw new InputError(
@@ -296,9 +301,8 @@ export class OpenAIPolicy implements Policy<unknown, number> {
         });
         text = await res.text();
       } catch (e) {
-        const err = e as Error & { cause?: { code?: string } };
-        if (err.name === 'TimeoutError') throw new Transient(`timeout after ${o.timeoutMs} ms`);
-        throw new Transient(`connection error (${err.cause?.code ?? err.message})`);
+        if ((e as Error).name === 'TimeoutError') throw new Transient(`timeout after ${o.timeoutMs} ms`);
+        throw new Transient(`connection error (${networkReason(e)})`);
       }
       if (res.status === 429 || res.status >= 500) {
         throw new Transient(`HTTP ${res.status}`, retryAfter(res.headers));
