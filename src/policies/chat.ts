@@ -158,8 +158,8 @@ export function buildMessages(p: PromptInput): ChatMessage[] {
   const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(chat, mode) }];
   const first = p.keep === undefined ? 0 : Math.max(0, history.length - p.keep);
   const leftAt = (t: number) => (turnsLeft === undefined ? undefined : turnsLeft + (turn - t));
-  // The message for turn t goes as a tool result when the turn before was a valid tool call.
-  const push = (t: number, content: string) => {
+  // A turn message goes as a tool result when the turn before was a valid tool call.
+  const push = (content: string) => {
     const prev = messages[messages.length - 1];
     const call = prev.tool_calls?.[0];
     if (call !== undefined) messages.push({ role: 'tool', tool_call_id: call.id, content });
@@ -174,13 +174,13 @@ export function buildMessages(p: PromptInput): ChatMessage[] {
   };
   for (let i = first; i < history.length; i++) {
     const h = history[i];
-    push(h.t, turnMessage(h.t, leftAt(h.t), feedbackAfter(i - 1), p.text(h.observation)));
+    push(turnMessage(h.t, leftAt(h.t), feedbackAfter(i - 1), p.text(h.observation)));
     const a = h.action;
     if (h.info.valid !== false && typeof a === 'number' && a >= 0 && a < chat.names.length) {
       messages.push(actionMessage(chat, mode, a, h.t));
     } else messages.push({ role: 'assistant', content: h.trace?.text ?? '' });
   }
-  push(turn, turnMessage(turn, turnsLeft, feedbackAfter(history.length - 1), p.text(p.observation)));
+  push(turnMessage(turn, turnsLeft, feedbackAfter(history.length - 1), p.text(p.observation)));
   return messages;
 }
 

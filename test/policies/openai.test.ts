@@ -18,6 +18,7 @@ import {
 
 const config = envConfig('frozenlake', { map: '4x4' });
 const env = envs.make({ ...config, seed: 0 });
+const view = (o: number) => env.text?.(o) ?? '';
 const spec = env.spec;
 
 interface Seen {
@@ -98,7 +99,7 @@ test('malformed model output is an invalid turn with its reason, told to the mod
   const last = seen[5].body.messages;
   assert.equal(
     last[last.length - 1].content,
-    chat.turnMessage(5, undefined, { invalid: 'empty message' }, env.text(0)),
+    chat.turnMessage(5, undefined, { invalid: 'empty message' }, view(0)),
   );
   assert.equal(last[2].content, 'I think I will go right');
   assert.match(last[3].content ?? '', /^Turn 2\.\nLast action invalid: no tool call; nothing moved\./);
@@ -141,14 +142,14 @@ test('text mode reads the last <answer> tag; the API key goes in the header only
 });
 
 test('the chat encoding round-trips: turn messages parse back to turn, turns left, feedback and view', () => {
-  const view = env.text(5);
+  const board = view(5);
   for (const [turn, left, feedback] of [
     [0, undefined, undefined],
     [7, 1, { reward: 0 }],
     [99, 100, { invalid: 'unknown tool "x"; call move' }],
   ] as const) {
-    const parsed = chat.parseTurnMessage(chat.turnMessage(turn, left, feedback, view));
-    assert.deepEqual(parsed, { turn, turnsLeft: left, feedback, view });
+    const parsed = chat.parseTurnMessage(chat.turnMessage(turn, left, feedback, board));
+    assert.deepEqual(parsed, { turn, turnsLeft: left, feedback, view: board });
   }
   assert.equal(chat.parseTurnMessage('hello'), undefined);
   const r = Rng.derive(1, 2, 3);
