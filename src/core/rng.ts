@@ -41,6 +41,32 @@ function hashKeys(keys: readonly number[]): [number, number, number, number] {
 /** Named streams so that an env and a policy in one episode never share random numbers. */
 export const STREAM = { env: 1, policy: 2, map: 3, task: 4, train: 5, eval: 6, inject: 7 } as const;
 
+/** Yields the given 32-bit words first, then the inner generator's. */
+class ReplayGenerator implements RandomGenerator {
+  private readonly head: number[];
+  private readonly inner: RandomGenerator;
+
+  constructor(head: number[], inner: RandomGenerator) {
+    this.head = head;
+    this.inner = inner;
+  }
+
+  next(): number {
+    const w = this.head.shift();
+    return w === undefined ? this.inner.next() : w;
+  }
+
+  clone(): ReplayGenerator {
+    return new ReplayGenerator([...this.head], this.inner.clone());
+  }
+
+  getState(): readonly number[] {
+    if (this.head.length > 0)
+      throw new Error('a replaying generator has no state until its uniform is drawn');
+    return this.inner.getState();
+  }
+}
+
 export class Rng {
   private readonly g: RandomGenerator;
 
@@ -81,6 +107,28 @@ export class Rng {
     const a = this.g.next() >>> 6; // 26 bits
     const b = this.g.next() >>> 5; // 27 bits
     return a * SCALE_26 + b * SCALE_53;
+  }
+
+  /** The 53-bit integer k behind the next float(): it consumes what float() would, and
+   * float() = k · 2^-53 exactly. A remote policy sends k as its request `seed`, and the server acts
+   * with `Rng.replay(k)`, so a served policy draws the very uniform the in-process one would. */
+  uniform53(): number {
+    const a = this.g.next() >>> 6;
+    const b = this.g.next() >>> 5;
+    return a * 2 ** 27 + b;
+  }
+
+  /** A generator whose first float() is k · 2^-53 (see uniform53) and whose later draws come from
+   * Rng.derive(k): served equals in-process for every policy that draws one uniform per turn. */
+  static replay(k: number): Rng {
+    if (!Number.isSafeInteger(k) || k < 0)
+      throw new RangeError(`replay seed must be an integer ≥ 0, got ${k}`);
+    const bits = k % 2 ** 53;
+    const a = Math.floor(bits / 2 ** 27);
+    const b = bits % 2 ** 27;
+    return new Rng(
+      new ReplayGenerator([(a << 6) | 0, (b << 5) | 0], xoroshiro128plusFromState(hashKeys([k]))),
+    );
   }
 
   /** Uniform integer in [0, n). The bias of flooring a 53-bit float is below 2^-40 for n < 2^13. */

@@ -59,6 +59,21 @@ export interface EnvSpec {
   /** The env offers a gold path and a menu of valid actions (`EnvView.scripted`), from which the
    * scripted `oracle`, `oracle:eps=` and `random` policies act (tool envs without an exact oracle). */
   scripted?: boolean;
+  /** How a chat model is asked for a discrete action (policies/chat.ts); absent: the env has no chat
+   * encoding and LLM policies refuse it. */
+  chat?: ChatSpec;
+}
+
+/** A discrete action space as chat models see it: the task in words, and one tool whose one string
+ * argument names the action (`move(direction: Left|Down|Right|Up)`), or the name in `<answer>` tags. */
+export interface ChatSpec {
+  /** The system prompt's description of the task and of the text view. */
+  instructions: string;
+  /** The tool's name and its argument's name. */
+  tool: string;
+  argument: string;
+  /** The name of each action index, length spec.actions. */
+  names: readonly string[];
 }
 
 /** A tool as an LLM function declaration (OpenAI's `function` shape; MCP's name/description/inputSchema). */
@@ -205,6 +220,9 @@ export interface TurnTrace {
   finishReason?: string;
   /** Retries the call needed before it succeeded. */
   retries?: number;
+  /** Why the raw output is not an action (no tool call, unknown tool, bad arguments, empty message);
+   * the turn's action is then one the env refuses (`valid: false`) and the agent is told this reason. */
+  invalid?: string;
 }
 
 export interface Turn<O = unknown, A = unknown> {

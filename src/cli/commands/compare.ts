@@ -7,7 +7,7 @@ import { envs } from '../../envs/index.ts';
 import { type CompareReport, compare, STATES_FROM, type StatesFrom } from '../../eval/compare.ts';
 import { resolveMode } from '../../eval/evaluate.ts';
 import type { StepQuality } from '../../eval/step-quality.ts';
-import { makePolicy } from '../../policies/spec.ts';
+import { openPolicy } from '../../policies/spec.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { int } from '../options.ts';
 import { interval, type PassFlags, passOptions, passTable, readPassFlags, warnOneTask } from './eval.ts';
@@ -143,8 +143,8 @@ export function registerCompare(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(async (flags: CompareFlags) => {
       const o = readPassFlags(flags);
-      const a = makePolicy(flags.a, o.spec, '--a');
-      const b = makePolicy(flags.b, o.spec, '--b');
+      const a = await openPolicy(flags.a, o.spec, '--a');
+      const b = await openPolicy(flags.b, o.spec, '--b');
       const modeA = resolveMode(a, o.mode);
       const modeB = resolveMode(b, o.mode);
       const states = int('--states', flags.states, 1, 1_000_000);

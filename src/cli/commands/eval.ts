@@ -4,7 +4,7 @@ import { InputError } from '../../core/errors.ts';
 import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import type { Interval } from '../../eval/bootstrap.ts';
 import { checkIncreasing, evaluate, PASS_MODES, type PassMode, resolveMode } from '../../eval/evaluate.ts';
-import { makePolicy } from '../../policies/spec.ts';
+import { openPolicy } from '../../policies/spec.ts';
 import { fmt, json, out, Progress, table, warn } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
 
@@ -101,7 +101,7 @@ export function registerEval(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(async (flags: PassFlags & { policy: string }) => {
       const o = readPassFlags(flags);
-      const policy = makePolicy(flags.policy, o.spec);
+      const policy = await openPolicy(flags.policy, o.spec);
       const mode = resolveMode(policy, o.mode);
       const progress = new Progress(
         'eval',

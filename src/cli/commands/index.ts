@@ -11,6 +11,7 @@ import { registerEval } from './eval.ts';
 import { registerReport } from './report.ts';
 import { registerRollout } from './rollout.ts';
 import { registerSchema } from './schema.ts';
+import { registerServe } from './serve.ts';
 import { registerStudy } from './study.ts';
 import { registerSummary } from './summary.ts';
 import { registerTrain } from './train.ts';
@@ -30,4 +31,5 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerStudy,
   registerReport,
   registerSchema,
+  registerServe,
 ];

@@ -4,7 +4,7 @@ import { InputError } from '../../core/errors.ts';
 import type { Task, Trajectory } from '../../core/types.ts';
 import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import { meanExactSuccess } from '../../eval/exact.ts';
-import { makePolicy } from '../../policies/spec.ts';
+import { openPolicy } from '../../policies/spec.ts';
 import { rollout } from '../../rollout/batch.ts';
 import { SummaryAccumulator } from '../../rollout/summary.ts';
 import { JsonlWriter } from '../../store/jsonl.ts';
@@ -92,7 +92,7 @@ export function registerRollout(program: Command): void {
       const spec = envSpec(taskRange(0, 1)[0]);
       const budget =
         flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
-      const policy = makePolicy(flags.policy, spec);
+      const policy = await openPolicy(flags.policy, spec);
       const revealBudget = flags.revealBudget ?? policy.budgetAware;
       if (policy.budgetAware && !revealBudget) {
         throw new InputError(

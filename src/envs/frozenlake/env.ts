@@ -102,6 +102,14 @@ export class FrozenLakeWorld {
       observations: this.nS,
       features: 3 * this.nS,
       maxTurns: REGISTERED_LIMIT,
+      chat: {
+        instructions:
+          'You are playing FrozenLake on a grid. Each turn you see the board, one row per line: P is you, _ frozen ice, O a hole, G the goal, X you in a hole, √ you on the goal. Reach G without falling into a hole.' +
+          (config.slippery ? ' The ice is slippery: a move may slide you sideways.' : ''),
+        tool: 'move',
+        argument: 'direction',
+        names: ACTION_NAMES,
+      },
     };
   }
 

@@ -1,0 +1,235 @@
+// The chat encoding of a discrete-action env: the messages an LLM policy sends (policies/openai.ts) and
+// that `turnwise serve` reads back (serve/), so the two sides cannot drift. One conversation per
+// episode:
+//
+//   system     spec.chat.instructions + how to answer (the tool, or `<answer>Name</answer>`)
+//   user       Turn 1 (100 turns left).          ← "(… turns left)" only when the budget is revealed
+//              Observation:
+//              <env.text(observation)>
+//   assistant  tool call move({"direction":"Right"})   |   <answer>Right</answer>
+//   tool/user  Turn 2 (99 turns left).
+//              Last action: reward 0.             |   Last action invalid: no tool call; nothing moved.
+//              Observation:
+//              …
+//
+// The turn index and the turns left are written in every turn message, so that a prompt that keeps
+// only the last N turns (`history=N`) still tells a budget-aware policy where it is. In tools mode the
+// turn after a valid tool call is the tool's result (role `tool`), as the OpenAI protocol requires.
+import type { ChatSpec, EnvSpec, Turn } from '../core/types.ts';
+
+export type ChatMode = 'tools' | 'text';
+
+/** The action a policy records when the model's output is not an action: outside every discrete action
+ * space, so the env answers `valid: false` and nothing moves. */
+export const INVALID_ACTION = -1;
+
+/** An OpenAI chat message, as much of it as this encoding uses. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | null;
+  tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}
+
+export interface ChatTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+/** The env's chat encoding, or undefined when it has none. */
+export function chatSpec(spec: EnvSpec): ChatSpec | undefined {
+  return typeof spec.actions === 'number' ? spec.chat : undefined;
+}
+
+export function systemPrompt(chat: ChatSpec, mode: ChatMode): string {
+  const names = chat.names.join(', ');
+  return mode === 'tools'
+    ? `${chat.instructions}\nEach turn, call the tool ${chat.tool} once, with ${chat.argument} one of ${names}.`
+    : `${chat.instructions}\nEach turn, answer with one action in tags, for example <answer>${chat.names[0]}</answer>; the action is one of ${names}.`;
+}
+
+/** The one tool of tools mode: `move(direction: Left|Down|Right|Up)` for FrozenLake. */
+export function chatTool(chat: ChatSpec): ChatTool {
+  return {
+    type: 'function',
+    function: {
+      name: chat.tool,
+      description: `Take one action: ${chat.names.join(', ')}.`,
+      parameters: {
+        type: 'object',
+        properties: { [chat.argument]: { type: 'string', enum: [...chat.names] } },
+        required: [chat.argument],
+        additionalProperties: false,
+      },
+    },
+  };
+}
+
+/** What the previous turn did, as the next turn message says it. */
+export type Feedback = { reward: number } | { invalid: string };
+
+export function turnMessage(
+  turn: number,
+  turnsLeft: number | undefined,
+  feedback: Feedback | undefined,
+  view: string,
+): string {
+  const left = turnsLeft === undefined ? '' : ` (${turnsLeft} ${turnsLeft === 1 ? 'turn' : 'turns'} left)`;
+  const lines = [`Turn ${turn + 1}${left}.`];
+  if (feedback !== undefined) {
+    lines.push(
+      'invalid' in feedback
+        ? `Last action invalid: ${feedback.invalid}; nothing moved.`
+        : `Last action: reward ${feedback.reward}.`,
+    );
+  }
+  lines.push('Observation:', view);
+  return lines.join('\n');
+}
+
+export interface ParsedTurnMessage {
+  turn: number;
+  turnsLeft: number | undefined;
+  feedback: Feedback | undefined;
+  view: string;
+}
+
+const HEAD = /^Turn (\d+)(?: \((\d+) turns? left\))?\.$/;
+
+/** The inverse of turnMessage; undefined when the text is not a turn message. */
+export function parseTurnMessage(text: string): ParsedTurnMessage | undefined {
+  const lines = text.split('\n');
+  const head = HEAD.exec(lines[0] ?? '');
+  if (head === null) return undefined;
+  let i = 1;
+  let feedback: Feedback | undefined;
+  const invalid = /^Last action invalid: (.*); nothing moved\.$/.exec(lines[i] ?? '');
+  const reward = /^Last action: reward (.*)\.$/.exec(lines[i] ?? '');
+  if (invalid !== null) {
+    feedback = { invalid: invalid[1] };
+    i++;
+  } else if (reward !== null && Number.isFinite(Number(reward[1]))) {
+    feedback = { reward: Number(reward[1]) };
+    i++;
+  }
+  if (lines[i] !== 'Observation:') return undefined;
+  return {
+    turn: Number(head[1]) - 1,
+    turnsLeft: head[2] === undefined ? undefined : Number(head[2]),
+    feedback,
+    view: lines.slice(i + 1).join('\n'),
+  };
+}
+
+/** The assistant message that carries an action: the tool call, or the tagged answer. */
+export function actionMessage(chat: ChatSpec, mode: ChatMode, action: number, t: number): ChatMessage {
+  const name = chat.names[action];
+  if (mode === 'text') return { role: 'assistant', content: `<answer>${name}</answer>` };
+  return {
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      {
+        id: `call_${t}`,
+        type: 'function',
+        function: { name: chat.tool, arguments: JSON.stringify({ [chat.argument]: name }) },
+      },
+    ],
+  };
+}
+
+export interface PromptInput {
+  chat: ChatSpec;
+  mode: ChatMode;
+  /** The text view of an observation. */
+  text: (o: unknown) => string;
+  observation: unknown;
+  history: readonly Turn[];
+  turn: number;
+  turnsLeft: number | undefined;
+  /** Keep only the last N turns of the history (undefined: all of it). */
+  keep?: number;
+}
+
+/** The whole prompt of a turn: system, then the kept history (turn message, the model's answer), then
+ * this turn's message. A turn's total of turns left is its own: turnsLeft + (turn − t). */
+export function buildMessages(p: PromptInput): ChatMessage[] {
+  const { chat, mode, history, turn, turnsLeft } = p;
+  const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(chat, mode) }];
+  const first = p.keep === undefined ? 0 : Math.max(0, history.length - p.keep);
+  const leftAt = (t: number) => (turnsLeft === undefined ? undefined : turnsLeft + (turn - t));
+  // A turn message goes as a tool result when the turn before was a valid tool call.
+  const push = (content: string) => {
+    const prev = messages[messages.length - 1];
+    const call = prev.tool_calls?.[0];
+    if (call !== undefined) messages.push({ role: 'tool', tool_call_id: call.id, content });
+    else messages.push({ role: 'user', content });
+  };
+  const feedbackAfter = (i: number): Feedback | undefined => {
+    if (i < 0) return undefined;
+    const prev = history[i];
+    return prev.info.valid === false
+      ? { invalid: prev.trace?.invalid ?? 'not an action' }
+      : { reward: prev.reward };
+  };
+  for (let i = first; i < history.length; i++) {
+    const h = history[i];
+    push(turnMessage(h.t, leftAt(h.t), feedbackAfter(i - 1), p.text(h.observation)));
+    const a = h.action;
+    if (h.info.valid !== false && typeof a === 'number' && a >= 0 && a < chat.names.length) {
+      messages.push(actionMessage(chat, mode, a, h.t));
+    } else messages.push({ role: 'assistant', content: h.trace?.text ?? '' });
+  }
+  push(turnMessage(turn, turnsLeft, feedbackAfter(history.length - 1), p.text(p.observation)));
+  return messages;
+}
+
+/** The model's reply parsed into an action index, or the reason it is not one. */
+export type ParsedReply = { action: number; text: string } | { invalid: string; text: string };
+
+interface ReplyMessage {
+  content?: string | null;
+  tool_calls?: { function?: { name?: string; arguments?: string } }[] | null;
+}
+
+function nameToAction(chat: ChatSpec, name: unknown): number {
+  if (typeof name !== 'string') return -1;
+  const want = name.trim().toLowerCase();
+  return chat.names.findIndex((n) => n.toLowerCase() === want);
+}
+
+/** Reads a tool call (tools mode) or a tagged answer (text mode); anything else is `invalid` with the
+ * reason the agent will be told. */
+export function parseReply(chat: ChatSpec, mode: ChatMode, message: ReplyMessage | undefined): ParsedReply {
+  const content = typeof message?.content === 'string' ? message.content : '';
+  const allowed = chat.names.join(', ');
+  if (mode === 'tools') {
+    const call = message?.tool_calls?.[0]?.function;
+    if (call === undefined) {
+      return { invalid: content.trim() === '' ? 'empty message' : 'no tool call', text: content };
+    }
+    const text = `${call.name ?? ''}(${call.arguments ?? ''})`;
+    if (call.name !== chat.tool) {
+      return { invalid: `unknown tool ${JSON.stringify(call.name ?? '')}; call ${chat.tool}`, text };
+    }
+    let args: unknown;
+    try {
+      args = JSON.parse(call.arguments ?? '');
+    } catch {
+      return { invalid: 'the arguments are not JSON', text };
+    }
+    const value =
+      typeof args === 'object' && args !== null
+        ? (args as Record<string, unknown>)[chat.argument]
+        : undefined;
+    const action = nameToAction(chat, value);
+    if (action < 0) return { invalid: `${chat.argument} must be one of ${allowed}`, text };
+    return { action, text };
+  }
+  if (content.trim() === '') return { invalid: 'empty message', text: content };
+  const answers = [...content.matchAll(/<answer>([\s\S]*?)<\/answer>/g)];
+  if (answers.length === 0) return { invalid: 'no <answer>…</answer> in the message', text: content };
+  const action = nameToAction(chat, answers[answers.length - 1][1]);
+  if (action < 0) return { invalid: `the answer must be one of ${allowed}`, text: content };
+  return { action, text: content };
+}

@@ -1,0 +1,333 @@
+// Any OpenAI-compatible chat endpoint as a policy over a discrete-action env (vLLM, SGLang, llama.cpp's
+// server, Ollama, OpenAI, or `turnwise serve` for an in-process policy). The prompt is the env's chat
+// encoding (policies/chat.ts) of the observation and the history; the reply's tool call or tagged
+// answer is parsed into an action index. Malformed output is an observation, never a crash: the turn's
+// action is INVALID_ACTION (the env answers valid: false) and the reason is recorded in the trace and
+// told to the model next turn.
+//
+// Determinism: each request's `seed` is ctx.rng.uniform53() — a function of (run seed, task, sample,
+// turn) — and `turnwise serve` draws its policy's uniform from exactly that number (Rng.replay), so a
+// served policy acts as it would in-process. Retries (429, 5xx, connection errors, timeouts, bodies that
+// do not parse) back off exponentially with jitter and honour Retry-After; a request that still fails
+// throws, and the rollout ends that episode as `error` with the reason.
+//
+// Scoring (logProb) is not implemented: it needs prompt log-probs (vLLM's prompt_logprobs or echo on
+// /v1/completions), which this client does not request yet; diagnostics that need it refuse the policy.
+import { ContextOverflow, InputError } from '../core/errors.ts';
+import type { Action, ChatSpec, EnvSpec, Policy, TurnContext, TurnTrace } from '../core/types.ts';
+import {
+  buildMessages,
+  type ChatMessage,
+  type ChatMode,
+  chatTool,
+  INVALID_ACTION,
+  parseReply,
+} from './chat.ts';
+
+export interface OpenAIOptions {
+  /** The API base, e.g. http://127.0.0.1:8000/v1 (no trailing slash). */
+  baseUrl: string;
+  model: string;
+  mode: ChatMode;
+  /** Sampling temperature; absent: the server's default. */
+  temperature?: number;
+  maxTokens: number;
+  /** Keep the last N turns of the history in the prompt; absent: all of them. */
+  history?: number;
+  /** Requests in flight at once, shared by every episode that uses this policy. */
+  concurrency: number;
+  /** Per-request timeout. */
+  timeoutMs: number;
+  /** Retries after the first attempt. */
+  retries: number;
+  /** First backoff delay; attempt i waits about backoffMs · 2^i (jittered), at most maxBackoffMs. */
+  backoffMs: number;
+  maxBackoffMs: number;
+  /** Ask for per-token log-probs (and the top alternatives when > 0). */
+  logprobs: boolean;
+  topLogprobs: number;
+  /** Whether the model is told the turns left and uses them; absent: what the server's model listing
+   * says (`turnwise serve` states it for its policy), else false. */
+  budgetAware?: boolean;
+}
+
+/** The key is held here and sent as a header only; it never enters an id, a trace or an error. */
+const keys = new WeakMap<OpenAIPolicy, string>();
+
+class Semaphore {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(n: number) {
+    this.free = n;
+  }
+
+  async acquire(): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next !== undefined) next();
+    else this.free++;
+  }
+}
+
+/** A failure worth retrying (429, 5xx, connection, timeout, a body that does not parse). */
+class Transient extends Error {
+  readonly waitMs: number | undefined;
+
+  constructor(message: string, waitMs?: number) {
+    super(message);
+    this.waitMs = waitMs;
+  }
+}
+
+interface ChatResponse {
+  model?: string;
+  system_fingerprint?: string | null;
+  choices: {
+    message?: {
+      content?: string | null;
+      tool_calls?: { function?: { name?: string; arguments?: string } }[] | null;
+    };
+    finish_reason?: string | null;
+    logprobs?: { content?: { token?: string; logprob?: number; id?: number }[] | null } | null;
+    token_ids?: number[];
+  }[];
+  usage?: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    prompt_tokens_details?: { cached_tokens?: number };
+  };
+}
+
+const CONTEXT = /context length|context window|maximum context|too many tokens|prompt is too long/i;
+
+/** Retry-After in ms: OpenAI's `retry-after-ms`, else `Retry-After` as seconds or an HTTP date. */
+function retryAfter(h: Headers): number | undefined {
+  const ms = Number(h.get('retry-after-ms'));
+  if (h.get('retry-after-ms') !== null && Number.isFinite(ms) && ms >= 0) return ms;
+  const ra = h.get('retry-after');
+  if (ra === null) return undefined;
+  const s = Number(ra);
+  if (Number.isFinite(s) && s >= 0) return s * 1000;
+  const at = Date.parse(ra);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** Why fetch failed: undici hides the socket's code in `cause` (ECONNREFUSED, ECONNRESET, bad port). */
+function networkReason(e: unknown): string {
+  const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (e as Error).message;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class OpenAIPolicy implements Policy<unknown, number> {
+  readonly id: string;
+  budgetAware: boolean;
+  readonly options: OpenAIOptions;
+  private readonly chat: ChatSpec;
+  private readonly tools;
+  private readonly limit: Semaphore;
+
+  constructor(options: OpenAIOptions, env: EnvSpec, id: string, apiKey?: string) {
+    if (typeof env.actions !== 'number' || env.chat === undefined) {
+      throw new InputError('--policy', id, `env ${env.id} has no chat encoding for LLM policies`);
+    }
+    this.options = options;
+    this.id = id;
+    this.chat = env.chat;
+    this.tools = [chatTool(env.chat)];
+    this.budgetAware = options.budgetAware ?? false;
+    this.limit = new Semaphore(options.concurrency);
+    if (apiKey !== undefined && apiKey !== '') keys.set(this, apiKey);
+  }
+
+  private headers(): Record<string, string> {
+    const h: Record<string, string> = { 'content-type': 'application/json' };
+    const key = keys.get(this);
+    if (key !== undefined) h.authorization = `Bearer ${key}`;
+    return h;
+  }
+
+  /**
+   * Checks the endpoint before any episode: it answers, accepts the key and lists the model. Throws an
+   * InputError (one line, exit 2 in the CLI) otherwise. Adopts the listing's `turnwise.budget_aware`
+   * when the spec did not say budgetAware.
+   */
+  async connect(): Promise<void> {
+    const { baseUrl, model, timeoutMs } = this.options;
+    let res: Response;
+    try {
+      res = await fetch(`${baseUrl}/models`, {
+        headers: this.headers(),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (e) {
+      throw new InputError('--policy', baseUrl, `cannot reach the server (${networkReason(e)})`);
+    }
+    if (res.status === 401 || res.status === 403) {
+      throw new InputError(
+        '--policy',
+        baseUrl,
+        `the server refused the key (HTTP ${res.status}); set OPENAI_API_KEY`,
+      );
+    }
+    if (!res.ok) throw new InputError('--policy', baseUrl, `GET /models answered HTTP ${res.status}`);
+    let listing: { data?: { id?: string; turnwise?: { budget_aware?: boolean } }[] };
+    try {
+      listing = (await res.json()) as typeof listing;
+    } catch {
+      throw new InputError('--policy', baseUrl, 'GET /models did not answer JSON');
+    }
+    const models = Array.isArray(listing.data) ? listing.data : [];
+    const entry = models.find((m) => m.id === model);
+    if (entry === undefined) {
+      const ids = models.map((m) => m.id).join(', ');
+      throw new InputError(
+        '--policy',
+        model,
+        `the server does not list this model; it lists ${ids || 'none'}`,
+      );
+    }
+    if (this.options.budgetAware === undefined && entry.turnwise?.budget_aware === true)
+      this.budgetAware = true;
+  }
+
+  async act(ctx: TurnContext<unknown>): Promise<Action<number>> {
+    const o = this.options;
+    const env = ctx.env;
+    if (env.text === undefined) throw new Error(`env ${env.spec.id} has no text view`);
+    const text = env.text.bind(env);
+    const messages: ChatMessage[] = buildMessages({
+      chat: this.chat,
+      mode: o.mode,
+      text,
+      observation: ctx.observation,
+      history: ctx.history,
+      turn: ctx.turn,
+      turnsLeft: ctx.turnsLeft,
+      keep: o.history,
+    });
+    const body: Record<string, unknown> = {
+      model: o.model,
+      messages,
+      seed: ctx.rng.uniform53(),
+      max_tokens: o.maxTokens,
+    };
+    if (o.temperature !== undefined) body.temperature = o.temperature;
+    if (o.mode === 'tools') body.tools = this.tools;
+    if (o.logprobs) {
+      body.logprobs = true;
+      if (o.topLogprobs > 0) body.top_logprobs = o.topLogprobs;
+    }
+    const t0 = performance.now();
+    const { response, retries } = await this.request(JSON.stringify(body));
+    const latencyMs = performance.now() - t0;
+    return this.read(response, retries, latencyMs);
+  }
+
+  private read(res: ChatResponse, retries: number, latencyMs: number): Action<number> {
+    const choice = res.choices[0];
+    const parsed = parseReply(this.chat, this.options.mode, choice.message);
+    const trace: TurnTrace = { text: parsed.text };
+    const entries = choice.logprobs?.content;
+    let logp = 0;
+    if (Array.isArray(entries) && entries.length > 0 && entries.every((e) => typeof e.logprob === 'number')) {
+      trace.logprobs = entries.map((e) => e.logprob as number);
+      logp = trace.logprobs.reduce((s, x) => s + x, 0);
+      // Token ids: llama.cpp puts them in logprobs.content[].id; vLLM in choices[].token_ids.
+      if (entries.every((e) => Number.isInteger(e.id) && (e.id as number) >= 0)) {
+        trace.tokens = entries.map((e) => e.id as number);
+      } else if (Array.isArray(choice.token_ids) && choice.token_ids.length === entries.length) {
+        trace.tokens = [...choice.token_ids];
+      }
+    }
+    if (res.model !== undefined) trace.model = res.model;
+    if (typeof res.system_fingerprint === 'string') trace.modelVersion = res.system_fingerprint;
+    const u = res.usage;
+    if (u !== undefined && Number.isInteger(u.prompt_tokens) && Number.isInteger(u.completion_tokens)) {
+      trace.usage = { prompt: u.prompt_tokens as number, completion: u.completion_tokens as number };
+      const cached = u.prompt_tokens_details?.cached_tokens;
+      if (Number.isInteger(cached)) trace.usage.cached = cached;
+    }
+    trace.latencyMs = latencyMs;
+    if (typeof choice.finish_reason === 'string') trace.finishReason = choice.finish_reason;
+    trace.retries = retries;
+    if ('invalid' in parsed) {
+      trace.invalid = parsed.invalid;
+      return { action: INVALID_ACTION, logp, trace };
+    }
+    return { action: parsed.action, logp, trace };
+  }
+
+  /** POST /chat/completions with retries; resolves to the parsed response and the retries it took. */
+  private async request(body: string): Promise<{ response: ChatResponse; retries: number }> {
+    const o = this.options;
+    let last = '';
+    for (let attempt = 0; attempt <= o.retries; attempt++) {
+      try {
+        return { response: await this.attempt(body), retries: attempt };
+      } catch (e) {
+        if (!(e instanceof Transient)) throw e;
+        last = e.message;
+        if (attempt === o.retries) break;
+        // Exponential backoff with "equal jitter" (half fixed, half uniform); Retry-After wins.
+        const base = Math.min(o.maxBackoffMs, o.backoffMs * 2 ** attempt);
+        await sleep(e.waitMs ?? base / 2 + (Math.random() * base) / 2);
+      }
+    }
+    throw new Error(`openai: ${o.model} failed after ${o.retries + 1} attempts: ${last}`);
+  }
+
+  private async attempt(body: string): Promise<ChatResponse> {
+    const o = this.options;
+    await this.limit.acquire();
+    try {
+      let res: Response;
+      let text: string;
+      try {
+        res = await fetch(`${o.baseUrl}/chat/completions`, {
+          method: 'POST',
+          headers: this.headers(),
+          body,
+          signal: AbortSignal.timeout(o.timeoutMs),
+        });
+        text = await res.text();
+      } catch (e) {
+        if ((e as Error).name === 'TimeoutError') throw new Transient(`timeout after ${o.timeoutMs} ms`);
+        throw new Transient(`connection error (${networkReason(e)})`);
+      }
+      if (res.status === 429 || res.status >= 500) {
+        throw new Transient(`HTTP ${res.status}`, retryAfter(res.headers));
+      }
+      if (!res.ok) {
+        let message = text.slice(0, 200);
+        try {
+          const m = (JSON.parse(text) as { error?: { message?: string } }).error?.message;
+          if (typeof m === 'string') message = m;
+        } catch {}
+        if (CONTEXT.test(message)) throw new ContextOverflow(`openai: ${message}`);
+        throw new Error(`openai: HTTP ${res.status}: ${message}`);
+      }
+      let json: ChatResponse;
+      try {
+        json = JSON.parse(text) as ChatResponse;
+      } catch {
+        throw new Transient('malformed response body (not JSON)');
+      }
+      if (!Array.isArray(json?.choices) || json.choices.length === 0 || typeof json.choices[0] !== 'object') {
+        throw new Transient('malformed response body (no choices)');
+      }
+      return json;
+    } finally {
+      this.limit.release();
+    }
+  }
+}
