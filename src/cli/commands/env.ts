@@ -160,7 +160,10 @@ function describeToolTask(task: Task, gold: boolean, asJson: boolean): void {
   const entry = envEntry(task.env);
   if (entry.describeText !== undefined) {
     const raw = describeEnv(task, { gold });
-    if (asJson) return json({ task, spec: envSpec(task), ...raw });
+    if (asJson) {
+      json({ task, spec: envSpec(task), ...raw });
+      return;
+    }
     out(`${task.env} ${JSON.stringify(task.params)} task seed ${task.seed}`);
     out(entry.describeText(raw).join('\n'));
     out(`tools: ${(envSpec(task).tools ?? []).map((x) => x.name).join(', ')}`);

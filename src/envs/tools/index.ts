@@ -53,9 +53,9 @@ export function describeToolsText(d: Record<string, unknown>): string[] {
   const gold = d.gold as { calls: { name: string; arguments: unknown }[]; results: unknown[] } | undefined;
   if (gold !== undefined) {
     lines.push('gold:');
-    gold.calls.forEach((c, i) =>
-      lines.push(`  ${c.name}(${JSON.stringify(c.arguments)}) → ${JSON.stringify(gold.results[i])}`),
-    );
+    gold.calls.forEach((c, i) => {
+      lines.push(`  ${c.name}(${JSON.stringify(c.arguments)}) → ${JSON.stringify(gold.results[i])}`);
+    });
     lines.push('  finish({})');
   }
   return lines;
