@@ -93,8 +93,11 @@ export function envOptions(cmd: Command): Command {
     .option('--random', 'a random valid map per task (task seed = --seed + task index)')
     .option('--size <n>', 'side of random maps (default 8, Gymnasium)')
     .option('--p <p>', 'probability that a random cell is frozen (default 0.8)')
-    .option('--level <n>', 'sql: question difficulty 1, 2, 3 or mixed (default mixed)')
-    .option('--domain <d>', 'sql: database domain shop, school, library or mixed (default mixed)');
+    .option('--level <n>', 'sql, tools: difficulty 1, 2, 3 or mixed (default mixed)')
+    .option(
+      '--domain <d>',
+      'sql: shop, school, library or mixed; tools: files, bank or mixed (default mixed)',
+    );
 }
 
 export interface EnvFlags {

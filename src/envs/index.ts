@@ -3,6 +3,7 @@ import { InputError } from '../core/errors.ts';
 import type { Env, EnvConfig, EnvFactory, EnvSpec, Task } from '../core/types.ts';
 import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
 import { describeSql, exportSqlDatabase, makeSqlEnv, sqlParams, sqlSpec } from './sql/index.ts';
+import { describeTools, describeToolsText, makeToolsEnv, toolsParams, toolsSpec } from './tools/index.ts';
 
 export interface EnvEntry {
   id: string;
@@ -16,6 +17,8 @@ export interface EnvEntry {
   /** Plain data describing the task's env in full (FrozenLake: the map and Gymnasium's P table; a tool
    * env: the task, and its gold solution with `gold`). */
   describe(task: Task, options?: { gold?: boolean }): Record<string, unknown>;
+  /** A tool env's description as lines of text (`turnwise env describe`); absent: the sql layout. */
+  describeText?(description: Record<string, unknown>): string[];
   /** Writes the task's data to a file (sql: the SQLite database); returns the bytes written. */
   export?(task: Task, path: string): number;
 }
@@ -42,6 +45,16 @@ const ENVS: Record<string, EnvEntry> = {
     spec: () => sqlSpec(),
     describe: (task, options) => describeSql(task, options?.gold === true),
     export: exportSqlDatabase,
+  },
+  tools: {
+    id: 'tools',
+    summary:
+      'BFCL-multi-turn-like: multi-step requests over a simulated file system and bank, with state and response checkers (level 1–3)',
+    params: (raw) => ({ ...toolsParams(raw) }),
+    make: (task) => makeToolsEnv(task) as unknown as Env<unknown, unknown>,
+    spec: () => toolsSpec(),
+    describe: (task, options) => describeTools(task, options?.gold === true),
+    describeText: describeToolsText,
   },
 };
 

@@ -157,6 +157,18 @@ export function registerEnv(program: Command): void {
 
 /** A tool env's task: its question, tables and (with gold) the gold query and result. */
 function describeToolTask(task: Task, gold: boolean, asJson: boolean): void {
+  const entry = envEntry(task.env);
+  if (entry.describeText !== undefined) {
+    const raw = describeEnv(task, { gold });
+    if (asJson) {
+      json({ task, spec: envSpec(task), ...raw });
+      return;
+    }
+    out(`${task.env} ${JSON.stringify(task.params)} task seed ${task.seed}`);
+    out(entry.describeText(raw).join('\n'));
+    out(`tools: ${(envSpec(task).tools ?? []).map((x) => x.name).join(', ')}`);
+    return;
+  }
   const d = describeEnv(task, { gold }) as {
     domain: string;
     level: number;

@@ -1,0 +1,296 @@
+// The tools env (BFCL-multi-turn-like): a request of several steps over stateful simulated APIs (a file
+// system and a bank), carried out with function calls `{name, arguments}` (tools.ts) and ended by
+// `finish`. The observation is the request, what the last call returned, and an opaque key of the API
+// state (`state`, what stateKey returns; the text view does not show it).
+//
+// How an episode ends:
+//   finish, both checkers pass (checkers.ts)                     → success, reward 1
+//   finish, the state or the responses differ from the gold      → `wrong-answer`
+//   a call on a file or account that does not exist (or closed)  → `misperception` (valid = false)
+//   a call that destroys a goal attribute (rm of the last source
+//   of a needed file's contents, closing a needed account)       → `irreversible`
+//   the params.misuse-th malformed call (unknown function,
+//   arguments that fail the schema)                              → `invalid-action` (valid = false)
+// Earlier malformed calls, an existing destination for cp/mv, insufficient funds and a transfer to the
+// same account are tool errors the agent sees (`info.valid = false`, `info.error` the category).
+// `info.quality` after every call: the share of the goal's changed attributes satisfied minus the share
+// destroyed.
+import type { Env, EnvSpec, ScriptedView, StepInfo, StepResult, ToolCall, Turn } from '../../core/types.ts';
+import { type ApiState, canonical, cloneState, execute } from './apis.ts';
+import { destroyed, quality, responseChecker, stateChecker } from './checkers.ts';
+import type { ToolsWorld } from './task.ts';
+import { parseToolCall, TOOLS_TOOLS, type ToolsToolName } from './tools.ts';
+
+export interface ToolsLastCall {
+  tool: string;
+  ok: boolean;
+  output?: Record<string, unknown>;
+  error?: string;
+}
+
+export interface ToolsObservation {
+  request: string;
+  last: ToolsLastCall | null;
+  /** An opaque key of the API state (a hash of its canonical JSON) and whether the episode is over. */
+  state: string;
+}
+
+export const TOOLS_MAX_TURNS = 20;
+
+export function toolsSpec(): EnvSpec {
+  return {
+    id: 'tools',
+    actions: 'text',
+    oracle: false,
+    snapshots: true,
+    maxTurns: TOOLS_MAX_TURNS,
+    tools: TOOLS_TOOLS,
+    scripted: true,
+  };
+}
+
+interface ToolsSnapshot {
+  api: ApiState;
+  results: string[];
+  misuse: number;
+  done: boolean;
+  obs: ToolsObservation;
+}
+
+/** FNV-1a (two 32-bit lanes) of a string, as 16 hex digits. */
+function hash(s: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c ^ (a >>> 7), 0x5bd1e995) >>> 0;
+  }
+  return a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0');
+}
+
+export class ToolsEnv implements Env<ToolsObservation, ToolCall> {
+  readonly spec: EnvSpec = toolsSpec();
+  readonly world: ToolsWorld;
+  private api: ApiState;
+  /** The agent's execution results so far (canonical JSON), for the response checker. */
+  private results: string[] = [];
+  private misuse = 0;
+  private done = false;
+  private closed = false;
+  private obs: ToolsObservation;
+
+  constructor(world: ToolsWorld) {
+    this.world = world;
+    this.api = cloneState(world.initial);
+    this.obs = this.observe(null);
+  }
+
+  /** The current API state (a copy). */
+  get state(): ApiState {
+    return cloneState(this.api);
+  }
+
+  private observe(last: ToolsLastCall | null): ToolsObservation {
+    return { request: this.world.request, last, state: hash(`${canonical(this.api)}|${this.done}`) };
+  }
+
+  private live(): void {
+    if (this.closed) throw new Error('tools env: used after close()');
+  }
+
+  reset(_seed: number): ToolsObservation {
+    this.live();
+    this.api = cloneState(this.world.initial);
+    this.results = [];
+    this.misuse = 0;
+    this.done = false;
+    this.obs = this.observe(null);
+    return this.obs;
+  }
+
+  step(action: ToolCall): StepResult<ToolsObservation> {
+    this.live();
+    const tool = typeof (action as Partial<ToolCall> | null)?.name === 'string' ? action.name : '?';
+    if (this.done) return this.toolError(tool, 'the episode is over (finished)', 'over', true);
+    const call = parseToolCall(action);
+    if (!call.ok) {
+      this.misuse++;
+      const ends = this.misuse >= this.world.params.misuse;
+      if (ends) this.done = true;
+      return this.toolError(tool, call.message, 'schema', ends, ends ? { failure: 'invalid-action' } : {});
+    }
+    const { goal, attrs } = this.world;
+    if (call.name === 'finish') {
+      this.done = true;
+      const st = stateChecker(this.api, goal);
+      const rs = responseChecker(this.world.goldResults, this.results);
+      const success = st.ok && rs.ok;
+      const info: StepInfo = {
+        tool,
+        success,
+        stateOk: st.ok,
+        responseOk: rs.ok,
+        diffs: st.diffs,
+        missing: rs.missing.length,
+        quality: quality(this.api, goal, attrs),
+      };
+      if (!success) info.failure = 'wrong-answer';
+      const output = { state: st.ok ? 'as requested' : `differs: ${st.diffs.join(', ')}`, responses: rs.ok };
+      this.obs = this.observe({ tool, ok: true, output });
+      return { observation: this.obs, reward: success ? 1 : 0, terminated: true, info };
+    }
+    const r = execute(this.api, call.name as ToolsToolName, call.args);
+    if (!r.ok) {
+      const mis = r.code === 'no-such-file' || r.code === 'no-such-account';
+      if (mis) this.done = true;
+      return this.toolError(tool, r.message, r.code, mis, mis ? { failure: 'misperception' } : {});
+    }
+    this.api = r.state;
+    this.results.push(JSON.stringify(r.output));
+    const lost = r.mutating ? destroyed(this.api, goal, attrs) : [];
+    const info: StepInfo = { tool, quality: quality(this.api, goal, attrs) };
+    if (lost.length > 0) {
+      this.done = true;
+      info.failure = 'irreversible';
+      info.success = false;
+      info.destroyed = lost;
+    }
+    this.obs = this.observe({ tool, ok: true, output: r.output });
+    return { observation: this.obs, reward: 0, terminated: lost.length > 0, info };
+  }
+
+  private toolError(
+    tool: string,
+    message: string,
+    code: string,
+    terminated = false,
+    extra: StepInfo = {},
+  ): StepResult<ToolsObservation> {
+    this.obs = this.observe({ tool, ok: false, error: message });
+    const info: StepInfo = { tool, valid: false, error: code, ...extra };
+    if (extra.failure !== undefined) info.success = false;
+    if (code !== 'over') info.quality = quality(this.api, this.world.goal, this.world.attrs);
+    return { observation: this.obs, reward: 0, terminated, info };
+  }
+
+  /** The API state (and whether the episode is over), not the history or the last output. */
+  stateKey(o: ToolsObservation): string {
+    return o.state;
+  }
+
+  text(o: ToolsObservation): string {
+    return renderToolsObservation(o);
+  }
+
+  snapshot(): ToolsSnapshot {
+    return JSON.parse(
+      JSON.stringify({
+        api: this.api,
+        results: this.results,
+        misuse: this.misuse,
+        done: this.done,
+        obs: this.obs,
+      }),
+    ) as ToolsSnapshot;
+  }
+
+  restore(snapshot: unknown, _seed?: number): void {
+    this.live();
+    const s = JSON.parse(JSON.stringify(snapshot)) as ToolsSnapshot;
+    this.api = s.api;
+    this.results = s.results;
+    this.misuse = s.misuse;
+    this.done = s.done;
+    this.obs = s.obs;
+  }
+
+  scripted(): ScriptedView<ToolCall> {
+    return toolsScripted(this.world);
+  }
+
+  /** Nothing external is held; afterwards the env refuses to be used. A second call does nothing. */
+  close(): void {
+    this.closed = true;
+  }
+}
+
+/** The observation as text for an LLM: the request, the functions, and the last call's result. */
+export function renderToolsObservation(o: ToolsObservation): string {
+  const lines = [
+    o.request,
+    `Functions: ${TOOLS_TOOLS.map((t) => t.name).join(', ')} — finish ends the episode.`,
+  ];
+  const last = o.last;
+  if (last === null) return lines.join('\n');
+  if (!last.ok) lines.push(`${last.tool} failed: ${last.error}`);
+  else lines.push(`${last.tool} returned: ${JSON.stringify(last.output)}`);
+  return lines.join('\n');
+}
+
+const keyOf = (a: unknown) =>
+  JSON.stringify(typeof a === 'object' && a !== null ? [(a as ToolCall).name, (a as ToolCall).arguments] : a);
+const mk = (name: ToolsToolName, args: Record<string, string | number> = {}): ToolCall => ({
+  name,
+  arguments: args,
+});
+
+/** The API state after the history's calls (replayed from the initial state). */
+export function replayState(world: ToolsWorld, history: readonly Turn<unknown, unknown>[]): ApiState {
+  let s = world.initial;
+  for (const t of history) {
+    const c = parseToolCall(t.action);
+    if (!c.ok || c.name === 'finish') continue;
+    const r = execute(s, c.name, c.args);
+    if (r.ok) s = r.state;
+  }
+  return s;
+}
+
+/** The gold path (the request's calls in order, then finish) and a menu of valid calls on the state the
+ * history leaves: ls, list_accounts, finish; per file cat, rm, append "ok", cp and mv to a free name;
+ * per open account get_balance, deposit 10, withdraw 10 (balance ≥ 10), close_account, and a transfer
+ * of 10 to the next open account. */
+export function toolsScripted(world: ToolsWorld): ScriptedView<ToolCall> {
+  const path = world.steps.map((s) => s.call);
+  return {
+    goldAction(history) {
+      const taken = new Map<string, number>();
+      for (const t of history) taken.set(keyOf(t.action), (taken.get(keyOf(t.action)) ?? 0) + 1);
+      for (const a of path) {
+        const k = keyOf(a);
+        const n = taken.get(k) ?? 0;
+        if (n === 0) return a;
+        taken.set(k, n - 1);
+      }
+      return mk('finish');
+    },
+    validActions(history) {
+      const s = replayState(world, history);
+      const files = Object.keys(s.files).sort();
+      const accounts = Object.keys(s.accounts)
+        .sort()
+        .filter((id) => s.accounts[id].open);
+      const free = (f: string, prefix: string) => {
+        let d = `${prefix}${f}`;
+        while (Object.hasOwn(s.files, d)) d = `${prefix}${d}`;
+        return d;
+      };
+      const menu: ToolCall[] = [mk('ls'), mk('list_accounts'), mk('finish')];
+      for (const f of files) {
+        menu.push(mk('cat', { file: f }), mk('rm', { file: f }), mk('append', { file: f, text: 'ok' }));
+        menu.push(mk('cp', { src: f, dst: free(f, 'copy-') }), mk('mv', { src: f, dst: free(f, 'old-') }));
+      }
+      accounts.forEach((id, i) => {
+        menu.push(mk('get_balance', { account: id }), mk('deposit', { account: id, amount: 10 }));
+        if (s.accounts[id].balance >= 10) {
+          menu.push(mk('withdraw', { account: id, amount: 10 }));
+          if (accounts.length > 1)
+            menu.push(mk('transfer', { from: id, to: accounts[(i + 1) % accounts.length], amount: 10 }));
+        }
+        menu.push(mk('close_account', { account: id }));
+      });
+      return menu;
+    },
+  };
+}
