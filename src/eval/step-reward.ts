@@ -4,14 +4,16 @@
 // policy's and are left out, and so are states with V*_h(s) = 0, where no action can still succeed.
 import type { EnvView, Oracle, Task, Trajectory } from '../core/types.ts';
 
-/** null when no turn qualifies or the env has no oracle. `viewOf` gives the env (a view, never
- * stepped) of a trajectory's task. */
-export function stepReward(
+/**
+ * Calls `fn(V*_h(s), Q*_h(s,a))` for every turn a policy itself chose (forced turns are not its own), h
+ * the turns left under the episode's budget; an invalid action counts as Q* = 0. False when a task's env
+ * has no oracle. `viewOf` gives the env (a view, never stepped) of a trajectory's task.
+ */
+function eachOwnTurn(
   trajectories: readonly Trajectory[],
   viewOf: (task: Task) => EnvView<unknown>,
-): number | null {
-  let sum = 0;
-  let n = 0;
+  fn: (v: number, q: number) => void,
+): boolean {
   const oracles = new Map<Task, Oracle<unknown> | undefined>();
   for (const tr of trajectories) {
     let oracle = oracles.get(tr.task);
@@ -19,19 +21,32 @@ export function stepReward(
       oracle = viewOf(tr.task).oracle?.() as Oracle<unknown> | undefined;
       oracles.set(tr.task, oracle);
     }
-    if (oracle === undefined) return null;
+    if (oracle === undefined) return false;
     for (const turn of tr.turns) {
       if (turn.forced === true) continue;
       const h = tr.budget - turn.t;
       const s = oracle.state(turn.observation);
-      const v = oracle.v(h, s);
-      if (!(v > 0)) continue;
       const a = turn.action;
-      sum += (typeof a === 'number' && a >= 0 && a < oracle.nA ? oracle.q(h, s)[a] : 0) / v;
-      n++;
+      fn(oracle.v(h, s), typeof a === 'number' && a >= 0 && a < oracle.nA ? oracle.q(h, s)[a] : 0);
     }
   }
-  return n > 0 ? sum / n : null;
+  return true;
+}
+
+/** The mean Q* ÷ V* of a policy's own actions over states with V* > 0; null when no turn qualifies or
+ * the env has no oracle. */
+export function stepReward(
+  trajectories: readonly Trajectory[],
+  viewOf: (task: Task) => EnvView<unknown>,
+): number | null {
+  let sum = 0;
+  let n = 0;
+  const ok = eachOwnTurn(trajectories, viewOf, (v, q) => {
+    if (!(v > 0)) return;
+    sum += q / v;
+    n++;
+  });
+  return ok && n > 0 ? sum / n : null;
 }
 
 /**
@@ -46,23 +61,9 @@ export function stepRegret(
 ): number | null {
   let sum = 0;
   let n = 0;
-  const oracles = new Map<Task, Oracle<unknown> | undefined>();
-  for (const tr of trajectories) {
-    let oracle = oracles.get(tr.task);
-    if (!oracles.has(tr.task)) {
-      oracle = viewOf(tr.task).oracle?.() as Oracle<unknown> | undefined;
-      oracles.set(tr.task, oracle);
-    }
-    if (oracle === undefined) return null;
-    for (const turn of tr.turns) {
-      if (turn.forced === true) continue;
-      const h = tr.budget - turn.t;
-      const s = oracle.state(turn.observation);
-      const a = turn.action;
-      const q = typeof a === 'number' && a >= 0 && a < oracle.nA ? oracle.q(h, s)[a] : 0;
-      sum += oracle.v(h, s) - q;
-      n++;
-    }
-  }
-  return n > 0 ? sum / n : null;
+  const ok = eachOwnTurn(trajectories, viewOf, (v, q) => {
+    sum += v - q;
+    n++;
+  });
+  return ok && n > 0 ? sum / n : null;
 }

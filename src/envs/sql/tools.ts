@@ -1,7 +1,8 @@
 // The sql env's tools: each declared once as a zod schema of its arguments, from which both the check
 // of an action and the exported JSON Schema (OpenAI tools, MCP) derive.
 import { z } from 'zod';
-import type { ToolCall, ToolSchema } from '../../core/types.ts';
+import type { ToolSchema } from '../../core/types.ts';
+import { checkToolCall } from '../tool-call.ts';
 
 const query = z.string().min(1).max(20_000).describe('one SQLite query (SELECT or WITH …)');
 
@@ -43,21 +44,10 @@ export type ParsedCall =
 
 /** Checks an action against the tool declarations: a known name and arguments that fit its schema. */
 export function parseCall(action: unknown): ParsedCall {
-  if (typeof action !== 'object' || action === null || Array.isArray(action))
-    return { ok: false, message: 'an action is a tool call {"name": TOOL, "arguments": {…}}' };
-  const { name, arguments: args } = action as Partial<ToolCall>;
-  if (typeof name !== 'string' || !Object.hasOwn(ARGS, name))
-    return {
-      ok: false,
-      message: `unknown tool ${JSON.stringify(name)}; tools are ${SQL_TOOL_NAMES.join(', ')}`,
-    };
-  const r = ARGS[name as SqlToolName].safeParse(args ?? {});
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    const where = issue.path.length > 0 ? `.${issue.path.join('.')}` : '';
-    return { ok: false, message: `${name}: arguments${where}: ${issue.message}` };
-  }
-  const data = r.data as Record<string, string>;
+  const r = checkToolCall(action, ARGS, 'tool');
+  if (!r.ok) return r;
+  const { name } = r;
+  const data = r.args as Record<string, string>;
   if (name === 'describe_table') return { ok: true, name, table: data.table };
   if (name === 'execute_sql' || name === 'submit') return { ok: true, name, query: data.query };
   return { ok: true, name: 'list_tables' };

@@ -1,7 +1,8 @@
 // The tools env's functions: each declared once as a zod schema of its arguments, from which both the
 // check of an action and the exported JSON Schema (OpenAI tools, MCP) derive.
 import { z } from 'zod';
-import type { ToolCall, ToolSchema } from '../../core/types.ts';
+import type { ToolSchema } from '../../core/types.ts';
+import { checkToolCall } from '../tool-call.ts';
 
 const file = z
   .string()
@@ -63,19 +64,6 @@ export type ParsedToolCall =
 
 /** Checks an action against the declarations: a known name and arguments that fit its schema. */
 export function parseToolCall(action: unknown): ParsedToolCall {
-  if (typeof action !== 'object' || action === null || Array.isArray(action))
-    return { ok: false, message: 'an action is a tool call {"name": TOOL, "arguments": {…}}' };
-  const { name, arguments: args } = action as Partial<ToolCall>;
-  if (typeof name !== 'string' || !Object.hasOwn(ARGS, name))
-    return {
-      ok: false,
-      message: `unknown function ${JSON.stringify(name)}; functions are ${TOOLS_TOOL_NAMES.join(', ')}`,
-    };
-  const r = ARGS[name as ToolsToolName].safeParse(args ?? {});
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    const where = issue.path.length > 0 ? `.${issue.path.join('.')}` : '';
-    return { ok: false, message: `${name}: arguments${where}: ${issue.message}` };
-  }
-  return { ok: true, name: name as ToolsToolName, args: r.data as Record<string, string | number> };
+  const r = checkToolCall(action, ARGS, 'function');
+  return r.ok ? { ok: true, name: r.name, args: r.args as Record<string, string | number> } : r;
 }
