@@ -190,6 +190,9 @@ export function registerRollout(program: Command): void {
         revealBudget,
         seed: runSeed,
         seconds,
+        ...(cache === undefined
+          ? {}
+          : { cache: { file: cache.file, replayed: cache.hits, recorded: cache.writes } }),
       };
       if (flags.json) return json(result);
       out(
@@ -213,5 +216,7 @@ export function registerRollout(program: Command): void {
       );
       if (flags.out) out(`wrote ${n} trajectories to ${flags.out}`);
       if (flags.db) out(`recorded run ${runId} in ${flags.db}`);
+      if (cache !== undefined)
+        out(`cache ${cache.file}: ${cache.hits} responses replayed, ${cache.writes} recorded`);
     });
 }
