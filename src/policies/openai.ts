@@ -72,6 +72,18 @@ export interface ResponseCache {
   put(key: string, model: string, entry: CachedResponse): void;
 }
 
+/** What `turnwise probe` reports of a server. */
+export interface Capabilities {
+  chat: boolean;
+  tools: boolean;
+  logprobs: boolean;
+  topLogprobs: boolean;
+  tokenIds: boolean;
+  promptLogprobs: boolean;
+  seed: boolean;
+  n: boolean;
+}
+
 /** JSON with object keys sorted at every depth: equal bodies give equal text whatever their key order. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -299,6 +311,63 @@ export class OpenAIPolicy implements Policy<unknown, number> {
     const latencyMs = performance.now() - t0;
     if (key !== undefined) this.cache?.put(key, o.model, { body: raw, retries, latencyMs });
     return this.read(response, retries, latencyMs);
+  }
+
+  /**
+   * What the server supports, by small real requests (one per capability, each on its own: a 4xx or
+   * a reply without the field is false). `messages` is a first-turn prompt the model can answer.
+   */
+  async probe(messages: ChatMessage[]): Promise<Capabilities> {
+    const o = this.options;
+    const post = async (path: string, extra: Record<string, unknown>) => {
+      try {
+        const res = await fetch(`${o.baseUrl}${path}`, {
+          method: 'POST',
+          headers: this.headers(),
+          body: JSON.stringify({ model: o.model, max_tokens: 16, ...extra }),
+          signal: AbortSignal.timeout(o.timeoutMs),
+        });
+        if (!res.ok) return undefined;
+        return (await res.json()) as Record<string, unknown> & ChatResponse;
+      } catch {
+        return undefined;
+      }
+    };
+    const chat = (extra: Record<string, unknown>) => post('/chat/completions', { messages, ...extra });
+    const first = (r: ChatResponse | undefined) => (Array.isArray(r?.choices) ? r.choices[0] : undefined);
+    const entries = (r: ChatResponse | undefined) => {
+      const c = first(r)?.logprobs?.content;
+      return Array.isArray(c) && c.length > 0 && c.every((e) => typeof e.logprob === 'number')
+        ? c
+        : undefined;
+    };
+    const seedA = await chat({ seed: 12345, temperature: 1, logprobs: true });
+    const seedB = await chat({ seed: 12345, temperature: 1, logprobs: true });
+    const tools = await chat({ tools: this.tools });
+    const top = await chat({ logprobs: true, top_logprobs: 2 });
+    const ids = await chat({ logprobs: true, return_token_ids: true });
+    const prompt = await chat({ prompt_logprobs: 1 });
+    const echo = await post('/completions', { prompt: 'Hello', echo: true, logprobs: 1, max_tokens: 1 });
+    const n = await chat({ n: 2, seed: 1 });
+    const idList = entries(ids);
+    const tokenIds =
+      (idList?.every((e) => Number.isInteger(e.id)) ?? false) || Array.isArray(first(ids)?.token_ids);
+    const echoed = (echo?.choices as { logprobs?: { token_logprobs?: unknown[] } }[] | undefined)?.[0]
+      ?.logprobs?.token_logprobs;
+    const toolCalls = first(tools)?.message?.tool_calls;
+    const reply = (r: ChatResponse | undefined) =>
+      JSON.stringify([first(r)?.message ?? null, entries(r)?.map((e) => [e.token, e.logprob]) ?? null]);
+    return {
+      chat: typeof first(seedA)?.message === 'object',
+      tools: Array.isArray(toolCalls) && toolCalls.length > 0,
+      logprobs: entries(seedA) !== undefined,
+      topLogprobs:
+        ((entries(top)?.[0] as { top_logprobs?: unknown[] } | undefined)?.top_logprobs?.length ?? 0) > 0,
+      tokenIds,
+      promptLogprobs: Array.isArray(prompt?.prompt_logprobs) || (Array.isArray(echoed) && echoed.length > 1),
+      seed: seedA !== undefined && seedB !== undefined && reply(seedA) === reply(seedB),
+      n: Array.isArray(n?.choices) && n.choices.length === 2,
+    };
   }
 
   private read(res: ChatResponse, retries: number, latencyMs: number): Action<number> {
