@@ -11,8 +11,14 @@
 // do not parse) back off exponentially with jitter and honour Retry-After; a request that still fails
 // throws, and the rollout ends that episode as `error` with the reason.
 //
+// Replay: with a ResponseCache (store/replay-cache.ts, injected by the CLI's --cache FILE.sqlite) every
+// completed request is recorded under requestKey(body) the moment its response arrives, with the retries
+// and latency it took; a request the cache holds is answered from it with no HTTP at all (nor does
+// connect() reach the server when the cache holds the model listing), and its trace is the recorded one.
+//
 // Scoring (logProb) is not implemented: it needs prompt log-probs (vLLM's prompt_logprobs or echo on
 // /v1/completions), which this client does not request yet; diagnostics that need it refuse the policy.
+import { createHash } from 'node:crypto';
 import { ContextOverflow, InputError } from '../core/errors.ts';
 import type { Action, ChatSpec, EnvSpec, Policy, TurnContext, TurnTrace } from '../core/types.ts';
 import {
@@ -50,6 +56,54 @@ export interface OpenAIOptions {
    * says (`turnwise serve` states it for its policy), else false. */
   budgetAware?: boolean;
 }
+
+/** One recorded response: the raw body, and the retries and latency the request took. */
+export interface CachedResponse {
+  body: string;
+  retries: number;
+  latencyMs: number;
+}
+
+/** Where completed requests are recorded and replayed from (store/replay-cache.ts is the SQLite one). */
+export interface ResponseCache {
+  /** Refuses (InputError) a cache recorded for other models. */
+  claim(model: string, field?: string): void;
+  get(key: string): CachedResponse | undefined;
+  put(key: string, model: string, entry: CachedResponse): void;
+}
+
+/** What `turnwise probe` reports of a server. */
+export interface Capabilities {
+  chat: boolean;
+  tools: boolean;
+  logprobs: boolean;
+  topLogprobs: boolean;
+  tokenIds: boolean;
+  promptLogprobs: boolean;
+  seed: boolean;
+  n: boolean;
+}
+
+/** JSON with object keys sorted at every depth: equal bodies give equal text whatever their key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** The cache key of a chat request: sha256 of its canonical JSON body (model, messages, tools, seed,
+ * sampling parameters — the key is a header and never part of it). */
+export function requestKey(body: unknown): string {
+  return `chat:${createHash('sha256').update(canonical(body)).digest('hex')}`;
+}
+
+/** The cache key of the model listing connect() reads. */
+export const LISTING_KEY = 'GET /models';
 
 /** The key is held here and sent as a header only; it never enters an id, a trace or an error. */
 const keys = new WeakMap<OpenAIPolicy, string>();
@@ -135,6 +189,7 @@ export class OpenAIPolicy implements Policy<unknown, number> {
   private readonly chat: ChatSpec;
   private readonly tools;
   private readonly limit: Semaphore;
+  private cache: ResponseCache | undefined;
 
   constructor(options: OpenAIOptions, env: EnvSpec, id: string, apiKey?: string) {
     if (typeof env.actions !== 'number' || env.chat === undefined) {
@@ -147,6 +202,12 @@ export class OpenAIPolicy implements Policy<unknown, number> {
     this.budgetAware = options.budgetAware ?? false;
     this.limit = new Semaphore(options.concurrency);
     if (apiKey !== undefined && apiKey !== '') keys.set(this, apiKey);
+  }
+
+  /** Records every completed request in `cache` and answers from it what it holds. */
+  useCache(cache: ResponseCache, field = '--cache'): void {
+    cache.claim(this.options.model, field);
+    this.cache = cache;
   }
 
   private headers(): Record<string, string> {
@@ -163,6 +224,8 @@ export class OpenAIPolicy implements Policy<unknown, number> {
    */
   async connect(): Promise<void> {
     const { baseUrl, model, timeoutMs } = this.options;
+    const cached = this.cache?.get(LISTING_KEY);
+    if (cached !== undefined) return this.adopt(cached.body);
     let res: Response;
     try {
       res = await fetch(`${baseUrl}/models`, {
@@ -180,9 +243,22 @@ export class OpenAIPolicy implements Policy<unknown, number> {
       );
     }
     if (!res.ok) throw new InputError('--policy', baseUrl, `GET /models answered HTTP ${res.status}`);
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (e) {
+      throw new InputError('--policy', baseUrl, `cannot read GET /models (${networkReason(e)})`);
+    }
+    this.adopt(text);
+    this.cache?.put(LISTING_KEY, model, { body: text, retries: 0, latencyMs: 0 });
+  }
+
+  /** Checks a model listing (the text of GET /models) and adopts what it says of the model. */
+  private adopt(text: string): void {
+    const { baseUrl, model } = this.options;
     let listing: { data?: { id?: string; turnwise?: { budget_aware?: boolean } }[] };
     try {
-      listing = (await res.json()) as typeof listing;
+      listing = JSON.parse(text) as typeof listing;
     } catch {
       throw new InputError('--policy', baseUrl, 'GET /models did not answer JSON');
     }
@@ -227,10 +303,71 @@ export class OpenAIPolicy implements Policy<unknown, number> {
       body.logprobs = true;
       if (o.topLogprobs > 0) body.top_logprobs = o.topLogprobs;
     }
+    const key = this.cache === undefined ? undefined : requestKey(body);
+    const hit = key === undefined ? undefined : this.cache?.get(key);
+    if (hit !== undefined) return this.read(JSON.parse(hit.body) as ChatResponse, hit.retries, hit.latencyMs);
     const t0 = performance.now();
-    const { response, retries } = await this.request(JSON.stringify(body));
+    const { response, text: raw, retries } = await this.request(JSON.stringify(body));
     const latencyMs = performance.now() - t0;
+    if (key !== undefined) this.cache?.put(key, o.model, { body: raw, retries, latencyMs });
     return this.read(response, retries, latencyMs);
+  }
+
+  /**
+   * What the server supports, by small real requests (one per capability, each on its own: a 4xx or
+   * a reply without the field is false). `messages` is a first-turn prompt the model can answer.
+   */
+  async probe(messages: ChatMessage[]): Promise<Capabilities> {
+    const o = this.options;
+    const post = async (path: string, extra: Record<string, unknown>) => {
+      try {
+        const res = await fetch(`${o.baseUrl}${path}`, {
+          method: 'POST',
+          headers: this.headers(),
+          body: JSON.stringify({ model: o.model, max_tokens: 16, ...extra }),
+          signal: AbortSignal.timeout(o.timeoutMs),
+        });
+        if (!res.ok) return undefined;
+        return (await res.json()) as Record<string, unknown> & ChatResponse;
+      } catch {
+        return undefined;
+      }
+    };
+    const chat = (extra: Record<string, unknown>) => post('/chat/completions', { messages, ...extra });
+    const first = (r: ChatResponse | undefined) => (Array.isArray(r?.choices) ? r.choices[0] : undefined);
+    const entries = (r: ChatResponse | undefined) => {
+      const c = first(r)?.logprobs?.content;
+      return Array.isArray(c) && c.length > 0 && c.every((e) => typeof e.logprob === 'number')
+        ? c
+        : undefined;
+    };
+    const seedA = await chat({ seed: 12345, temperature: 1, logprobs: true });
+    const seedB = await chat({ seed: 12345, temperature: 1, logprobs: true });
+    const tools = await chat({ tools: this.tools });
+    const top = await chat({ logprobs: true, top_logprobs: 2 });
+    const ids = await chat({ logprobs: true, return_token_ids: true });
+    const prompt = await chat({ prompt_logprobs: 1 });
+    const echo = await post('/completions', { prompt: 'Hello', echo: true, logprobs: 1, max_tokens: 1 });
+    const n = await chat({ n: 2, seed: 1 });
+    const idList = entries(ids);
+    const tokenIds =
+      (idList?.every((e) => Number.isInteger(e.id)) ?? false) || Array.isArray(first(ids)?.token_ids);
+    const echoed = (echo?.choices as { logprobs?: { token_logprobs?: unknown[] } }[] | undefined)?.[0]
+      ?.logprobs?.token_logprobs;
+    const toolCalls = first(tools)?.message?.tool_calls;
+    const reply = (r: ChatResponse | undefined) =>
+      JSON.stringify([first(r)?.message ?? null, entries(r)?.map((e) => [e.token, e.logprob]) ?? null]);
+    return {
+      chat: typeof first(seedA)?.message === 'object',
+      tools: Array.isArray(toolCalls) && toolCalls.length > 0,
+      logprobs: entries(seedA) !== undefined,
+      topLogprobs:
+        ((entries(top)?.[0] as { top_logprobs?: unknown[] } | undefined)?.top_logprobs?.length ?? 0) > 0,
+      tokenIds,
+      promptLogprobs: Array.isArray(prompt?.prompt_logprobs) || (Array.isArray(echoed) && echoed.length > 1),
+      seed: seedA !== undefined && seedB !== undefined && reply(seedA) === reply(seedB),
+      n: Array.isArray(n?.choices) && n.choices.length === 2,
+    };
   }
 
   private read(res: ChatResponse, retries: number, latencyMs: number): Action<number> {
@@ -268,12 +405,12 @@ export class OpenAIPolicy implements Policy<unknown, number> {
   }
 
   /** POST /chat/completions with retries; resolves to the parsed response and the retries it took. */
-  private async request(body: string): Promise<{ response: ChatResponse; retries: number }> {
+  private async request(body: string): Promise<{ response: ChatResponse; text: string; retries: number }> {
     const o = this.options;
     let last = '';
     for (let attempt = 0; attempt <= o.retries; attempt++) {
       try {
-        return { response: await this.attempt(body), retries: attempt };
+        return { ...(await this.attempt(body)), retries: attempt };
       } catch (e) {
         if (!(e instanceof Transient)) throw e;
         last = e.message;
@@ -286,7 +423,7 @@ export class OpenAIPolicy implements Policy<unknown, number> {
     throw new Error(`openai: ${o.model} failed after ${o.retries + 1} attempts: ${last}`);
   }
 
-  private async attempt(body: string): Promise<ChatResponse> {
+  private async attempt(body: string): Promise<{ response: ChatResponse; text: string }> {
     const o = this.options;
     await this.limit.acquire();
     try {
@@ -325,7 +462,7 @@ export class OpenAIPolicy implements Policy<unknown, number> {
       if (!Array.isArray(json?.choices) || json.choices.length === 0 || typeof json.choices[0] !== 'object') {
         throw new Transient('malformed response body (no choices)');
       }
-      return json;
+      return { response: json, text };
     } finally {
       this.limit.release();
     }

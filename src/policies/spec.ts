@@ -7,7 +7,7 @@ import { InputError } from '../core/errors.ts';
 import type { EnvSpec, Policy } from '../core/types.ts';
 import { ACTIVATIONS, type Activation } from '../nn/layers.ts';
 import { loadNeuralPolicy, mlpPolicyConfig, NeuralPolicy } from './neural.ts';
-import { type OpenAIOptions, OpenAIPolicy } from './openai.ts';
+import { type OpenAIOptions, OpenAIPolicy, type ResponseCache } from './openai.ts';
 import { OraclePolicy } from './oracle.ts';
 import { discreteActions, RandomPolicy } from './random.ts';
 import { ScriptedOraclePolicy, ScriptedRandomPolicy } from './scripted.ts';
@@ -289,9 +289,16 @@ export function isConnectable(p: AnyPolicy): p is AnyPolicy & { connect(): Promi
 }
 
 /** makePolicy, then the policy's own check that it can act (an endpoint that answers and lists the
- * model) — what the CLI calls so that bad input fails before any episode. */
-export async function openPolicy(spec: string, env: EnvSpec, field = '--policy'): Promise<AnyPolicy> {
+ * model) — what the CLI calls so that bad input fails before any episode. With a replay cache, an
+ * openai: policy records its requests there and answers from it what it holds (others ignore it). */
+export async function openPolicy(
+  spec: string,
+  env: EnvSpec,
+  field = '--policy',
+  cache?: ResponseCache,
+): Promise<AnyPolicy> {
   const policy = makePolicy(spec, env, field);
+  if (cache !== undefined && policy instanceof OpenAIPolicy) policy.useCache(cache);
   if (isConnectable(policy)) await policy.connect();
   return policy;
 }

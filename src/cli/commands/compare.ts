@@ -8,11 +8,13 @@ import { type CompareReport, compare, STATES_FROM, type StatesFrom } from '../..
 import { resolveMode } from '../../eval/evaluate.ts';
 import type { StepQuality } from '../../eval/step-quality.ts';
 import { openPolicy } from '../../policies/spec.ts';
+import { CACHE_HELP, openCache } from '../cache.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { int } from '../options.ts';
 import { interval, type PassFlags, passOptions, passTable, readPassFlags, warnOneTask } from './eval.ts';
 
 interface CompareFlags extends PassFlags {
+  cache?: string;
   a: string;
   b: string;
   states: string;
@@ -140,11 +142,13 @@ export function registerCompare(program: Command): void {
     .option('--states-from <who>', 'take the states from the trajectories of a, b or both', 'both')
     .option('--actions <m>', 'actions each policy draws per state (M)', '16')
     .option('--continuations <n>', 'continuations per error state and policy', '8')
+    .option('--cache <file.sqlite>', CACHE_HELP)
     .option('--json', 'machine-readable output')
     .action(async (flags: CompareFlags) => {
       const o = readPassFlags(flags);
-      const a = await openPolicy(flags.a, o.spec, '--a');
-      const b = await openPolicy(flags.b, o.spec, '--b');
+      const cache = openCache(flags.cache, [flags.a, flags.b]);
+      const a = await openPolicy(flags.a, o.spec, '--a', cache);
+      const b = await openPolicy(flags.b, o.spec, '--b', cache);
       const modeA = resolveMode(a, o.mode);
       const modeB = resolveMode(b, o.mode);
       const states = int('--states', flags.states, 1, 1_000_000);

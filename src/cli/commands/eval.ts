@@ -5,6 +5,7 @@ import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import type { Interval } from '../../eval/bootstrap.ts';
 import { checkIncreasing, evaluate, PASS_MODES, type PassMode, resolveMode } from '../../eval/evaluate.ts';
 import { openPolicy } from '../../policies/spec.ts';
+import { CACHE_HELP, openCache } from '../cache.ts';
 import { fmt, json, out, Progress, table, warn } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
 
@@ -99,9 +100,11 @@ export function registerEval(program: Command): void {
   )
     .requiredOption('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
     .option('--json', 'machine-readable output')
-    .action(async (flags: PassFlags & { policy: string }) => {
+    .option('--cache <file.sqlite>', CACHE_HELP)
+    .action(async (flags: PassFlags & { policy: string; cache?: string }) => {
       const o = readPassFlags(flags);
-      const policy = await openPolicy(flags.policy, o.spec);
+      const cache = openCache(flags.cache, [flags.policy]);
+      const policy = await openPolicy(flags.policy, o.spec, '--policy', cache);
       const mode = resolveMode(policy, o.mode);
       const progress = new Progress(
         'eval',

@@ -8,6 +8,7 @@ import { registerCredit } from './credit.ts';
 import { registerDemo } from './demo.ts';
 import { registerEnv } from './env.ts';
 import { registerEval } from './eval.ts';
+import { registerProbe } from './probe.ts';
 import { registerReport } from './report.ts';
 import { registerRollout } from './rollout.ts';
 import { registerSchema } from './schema.ts';
@@ -32,4 +33,5 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerReport,
   registerSchema,
   registerServe,
+  registerProbe,
 ];

@@ -10,6 +10,7 @@ import { SummaryAccumulator } from '../../rollout/summary.ts';
 import { JsonlWriter } from '../../store/jsonl.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { RunStore } from '../../store/sqlite.ts';
+import { cacheOption, openCache } from '../cache.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, seed } from '../options.ts';
 
@@ -26,6 +27,7 @@ interface RolloutFlags extends EnvFlags {
   out?: string;
   db?: string;
   run?: string;
+  cache?: string;
   json?: boolean;
 }
 
@@ -41,12 +43,14 @@ function* lazyTasks(range: (first: number, count: number) => Task[], n: number):
 }
 
 export function registerRollout(program: Command): void {
-  envOptions(
-    program
-      .command('rollout')
-      .description(
-        'roll a policy out: --episodes N (N tasks × 1 sample) or --tasks N --samples K, under --budget T',
-      ),
+  cacheOption(
+    envOptions(
+      program
+        .command('rollout')
+        .description(
+          'roll a policy out: --episodes N (N tasks × 1 sample) or --tasks N --samples K, under --budget T',
+        ),
+    ),
   )
     .option('--env <id>', 'environment id', 'frozenlake')
     .requiredOption('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
@@ -92,7 +96,8 @@ export function registerRollout(program: Command): void {
       const spec = envSpec(taskRange(0, 1)[0]);
       const budget =
         flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
-      const policy = await openPolicy(flags.policy, spec);
+      const cache = openCache(flags.cache, [flags.policy]);
+      const policy = await openPolicy(flags.policy, spec, '--policy', cache);
       const revealBudget = flags.revealBudget ?? policy.budgetAware;
       if (policy.budgetAware && !revealBudget) {
         throw new InputError(
@@ -160,6 +165,7 @@ export function registerRollout(program: Command): void {
         store.setStatus(runId, 'done');
         store.close();
       }
+      cache?.close();
 
       const summary = acc.result();
       const exact = await meanExactSuccess(
@@ -184,6 +190,9 @@ export function registerRollout(program: Command): void {
         revealBudget,
         seed: runSeed,
         seconds,
+        ...(cache === undefined
+          ? {}
+          : { cache: { file: cache.file, replayed: cache.hits, recorded: cache.writes } }),
       };
       if (flags.json) return json(result);
       out(
@@ -207,5 +216,7 @@ export function registerRollout(program: Command): void {
       );
       if (flags.out) out(`wrote ${n} trajectories to ${flags.out}`);
       if (flags.db) out(`recorded run ${runId} in ${flags.db}`);
+      if (cache !== undefined)
+        out(`cache ${cache.file}: ${cache.hits} responses replayed, ${cache.writes} recorded`);
     });
 }

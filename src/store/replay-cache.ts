@@ -1,0 +1,93 @@
+// The replay cache of `--cache FILE.sqlite` (issue 12): every completed request of an openai: policy,
+// one row per request, written (better-sqlite3, WAL) as soon as its response arrives, so that a run
+// killed with kill -9 and rerun with the same file repeats none of them. Rows are keyed by the canonical
+// hash of the request body (policies/openai.ts requestKey: model, messages, tools, seed, sampling
+// parameters; never the API key). The file records the models it holds; a policy of a model the file
+// does not hold refuses it (InputError, exit 2) unless the file is empty.
+import Database from 'better-sqlite3';
+import { InputError } from '../core/errors.ts';
+
+/** What the cache keeps of one request: the raw response body, and the retries and latency it took
+ * (replayed as they were, so a replayed trajectory equals the recorded one byte for byte). */
+export interface CachedResponse {
+  body: string;
+  retries: number;
+  latencyMs: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS models (model TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS responses (
+  key TEXT PRIMARY KEY,
+  model TEXT NOT NULL,
+  body TEXT NOT NULL,
+  retries INTEGER NOT NULL,
+  latency_ms REAL NOT NULL,
+  created TEXT NOT NULL
+);`;
+
+export class ReplayCache {
+  readonly file: string;
+  private readonly db: Database.Database;
+  private readonly getStmt: Database.Statement<
+    [string],
+    { body: string; retries: number; latency_ms: number }
+  >;
+  private readonly putStmt: Database.Statement<[string, string, string, number, number, string]>;
+  /** Requests answered from the file, and rows written, since it was opened. */
+  hits = 0;
+  writes = 0;
+
+  constructor(file: string, field = '--cache') {
+    this.file = file;
+    try {
+      this.db = new Database(file);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('busy_timeout = 5000');
+      this.db.exec(SCHEMA);
+      this.getStmt = this.db.prepare('SELECT body, retries, latency_ms FROM responses WHERE key = ?');
+      this.putStmt = this.db.prepare(
+        'INSERT OR IGNORE INTO responses (key, model, body, retries, latency_ms, created) VALUES (?, ?, ?, ?, ?, ?)',
+      );
+    } catch (e) {
+      throw new InputError(field, file, `cannot open as a replay cache (${(e as Error).message})`);
+    }
+  }
+
+  /** Claims the file for a model: refuses a file that holds other models only (InputError). */
+  claim(model: string, field = '--cache'): void {
+    const models = (this.db.prepare('SELECT model FROM models').all() as { model: string }[]).map(
+      (r) => r.model,
+    );
+    if (models.length > 0 && !models.includes(model)) {
+      throw new InputError(
+        field,
+        this.file,
+        `a replay cache of ${models.join(', ')}, not of ${model}; give another file`,
+      );
+    }
+    this.db.prepare('INSERT OR IGNORE INTO models (model) VALUES (?)').run(model);
+  }
+
+  get(key: string): CachedResponse | undefined {
+    const row = this.getStmt.get(key);
+    if (row === undefined) return undefined;
+    this.hits++;
+    return { body: row.body, retries: row.retries, latencyMs: row.latency_ms };
+  }
+
+  put(key: string, model: string, entry: CachedResponse): void {
+    this.putStmt.run(key, model, entry.body, entry.retries, entry.latencyMs, new Date().toISOString());
+    this.writes++;
+  }
+
+  /** The number of responses the file holds. */
+  size(): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM responses').get() as { n: number }).n;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
