@@ -2,7 +2,7 @@
 // declared and whose arguments fit that tool's zod schema. Shared by every tool env (sql, tools), so
 // that a malformed call gets the same kind of message everywhere.
 import type { z } from 'zod';
-import type { ToolCall } from '../core/types.ts';
+import type { EnvSpec, ToolCall, ToolSchema } from '../core/types.ts';
 
 export type CheckedCall<N extends string> =
   | { ok: true; name: N; args: Record<string, unknown> }
@@ -29,4 +29,10 @@ export function checkToolCall<N extends string>(
     return { ok: false, message: `${name}: arguments${where}: ${issue.message}` };
   }
   return { ok: true, name: name as N, args: r.data as Record<string, unknown> };
+}
+
+/** The spec every tool env shares: text actions (tool calls), snapshots, no exact oracle, scripted
+ * policies from its gold path and menu. */
+export function toolEnvSpec(id: string, tools: readonly ToolSchema[], maxTurns: number): EnvSpec {
+  return { id, actions: 'text', oracle: false, snapshots: true, maxTurns, tools, scripted: true };
 }

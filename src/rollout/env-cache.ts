@@ -49,10 +49,6 @@ export class EnvCache {
     return envs.some(isPromise) ? Promise.all(envs) : (envs as AnyEnv[]);
   }
 
-  get size(): number {
-    return this.envs.size;
-  }
-
   /** Closes every env made so far (each once), then forgets them. */
   close(): MaybePromise<void> {
     const all = [...this.envs.values()];

@@ -114,44 +114,45 @@ export function* fileLines(path: string, field = '--in'): Generator<[line: strin
   }
 }
 
+/** Every line of a JSONL file, parsed and validated one at a time (memory: one line), with its place
+ * (`file:line`) for messages about it. */
+function* validatedLines<S extends z.ZodType>(
+  path: string,
+  schema: S,
+  field: string,
+): Generator<[value: z.infer<S>, where: string]> {
+  for (const [line, number] of fileLines(path, field)) {
+    const where = `${path}:${number}`;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (e) {
+      throw InputError.raw(where, `not valid JSON (${(e as Error).message})`);
+    }
+    yield [fromZod(schema, value, where), where];
+  }
+}
+
 /** Every line of a JSONL file, parsed and validated one at a time (memory: one line). */
 export function* iterateJsonl<S extends z.ZodType>(
   path: string,
   schema: S,
   field = '--in',
 ): Generator<z.infer<S>> {
-  for (const [line, number] of fileLines(path, field)) {
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (e) {
-      throw InputError.raw(`${path}:${number}`, `not valid JSON (${(e as Error).message})`);
-    }
-    yield fromZod(schema, value, `${path}:${number}`);
-  }
+  for (const [value] of validatedLines(path, schema, field)) yield value;
 }
 
-/** Every line of a JSONL file, parsed and validated; blank lines are skipped. */
-export function readJsonl<S extends z.ZodType>(path: string, schema: S, field = '--in'): z.infer<S>[] {
-  return [...iterateJsonl(path, schema, field)];
-}
-
-/** The trajectories of a file, one at a time (refuses an empty file once it has been read through). */
+/** The trajectories of a file, one at a time; `check` may refuse one by its place (refuses an empty
+ * file once it has been read through). */
 export function* iterateTrajectories(
   path: string,
   field = '--in',
   check?: (t: Trajectory, where: string) => void,
 ): Generator<Trajectory> {
   let any = false;
-  for (const [line, number] of fileLines(path, field)) {
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (e) {
-      throw InputError.raw(`${path}:${number}`, `not valid JSON (${(e as Error).message})`);
-    }
-    const t = asTrajectory(fromZod(TrajectorySchema, value, `${path}:${number}`));
-    check?.(t, `${path}:${number}`);
+  for (const [value, where] of validatedLines(path, TrajectorySchema, field)) {
+    const t = asTrajectory(value);
+    check?.(t, where);
     any = true;
     yield t;
   }

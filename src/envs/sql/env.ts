@@ -16,6 +16,7 @@
 // query's result with the gold result (0 when it gave no rows); absent for list_tables/describe_table.
 import type Database from 'better-sqlite3';
 import type { Env, EnvSpec, ScriptedView, StepInfo, StepResult, ToolCall, Turn } from '../../core/types.ts';
+import { toolEnvSpec } from '../tool-call.ts';
 import { DEFAULT_LIMITS, type QueryErrorCode, type QueryLimits, runQuery } from './query.ts';
 import { exactScore, interCodeScore, multisetIoU, rowKey } from './reward.ts';
 import { openReadOnly, type SqlWorld } from './task.ts';
@@ -49,15 +50,7 @@ export interface SqlObservation {
 export const SQL_MAX_TURNS = 20;
 
 export function sqlSpec(): EnvSpec {
-  return {
-    id: 'sql',
-    actions: 'text',
-    oracle: false,
-    snapshots: true,
-    maxTurns: SQL_MAX_TURNS,
-    tools: SQL_TOOLS,
-    scripted: true,
-  };
+  return toolEnvSpec('sql', SQL_TOOLS, SQL_MAX_TURNS);
 }
 
 interface SqlSnapshot {

@@ -16,6 +16,7 @@
 // `info.quality` after every call: the share of the goal's changed attributes satisfied minus the share
 // destroyed.
 import type { Env, EnvSpec, ScriptedView, StepInfo, StepResult, ToolCall, Turn } from '../../core/types.ts';
+import { toolEnvSpec } from '../tool-call.ts';
 import { type ApiState, canonical, cloneState, execute } from './apis.ts';
 import { destroyed, quality, responseChecker, stateChecker } from './checkers.ts';
 import type { ToolsWorld } from './task.ts';
@@ -38,15 +39,7 @@ export interface ToolsObservation {
 export const TOOLS_MAX_TURNS = 20;
 
 export function toolsSpec(): EnvSpec {
-  return {
-    id: 'tools',
-    actions: 'text',
-    oracle: false,
-    snapshots: true,
-    maxTurns: TOOLS_MAX_TURNS,
-    tools: TOOLS_TOOLS,
-    scripted: true,
-  };
+  return toolEnvSpec('tools', TOOLS_TOOLS, TOOLS_MAX_TURNS);
 }
 
 interface ToolsSnapshot {
