@@ -2,6 +2,13 @@
 import { InputError } from '../core/errors.ts';
 import type { Env, EnvConfig, EnvFactory, EnvSpec, Task } from '../core/types.ts';
 import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
+import {
+  describeSearch,
+  describeSearchText,
+  makeSearchEnv,
+  searchParams,
+  searchSpec,
+} from './search/index.ts';
 import { describeSql, exportSqlDatabase, makeSqlEnv, sqlParams, sqlSpec } from './sql/index.ts';
 import { describeTools, describeToolsText, makeToolsEnv, toolsParams, toolsSpec } from './tools/index.ts';
 
@@ -55,6 +62,16 @@ const ENVS: Record<string, EnvEntry> = {
     spec: () => toolsSpec(),
     describe: (task, options) => describeTools(task, options?.gold === true),
     describeText: describeToolsText,
+  },
+  search: {
+    id: 'search',
+    summary:
+      'ABSeeker/BrowseComp-like: multi-hop questions over a generated corpus with BM25 search, clue accounting per turn (level = hops 1–3)',
+    params: (raw) => ({ ...searchParams(raw) }),
+    make: (task) => makeSearchEnv(task) as unknown as Env<unknown, unknown>,
+    spec: () => searchSpec(),
+    describe: (task, options) => describeSearch(task, options?.gold === true),
+    describeText: describeSearchText,
   },
 };
 

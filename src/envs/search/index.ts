@@ -1,0 +1,65 @@
+// The search env as a registered env: params, tasks → worlds (cached), env construction, and the task's
+// description (with its clue chain and answer).
+import type { Task } from '../../core/types.ts';
+import { SearchEnv } from './env.ts';
+import { searchWorld } from './task.ts';
+
+export * from './corpus.ts';
+export * from './env.ts';
+export * from './searcher.ts';
+export * from './task.ts';
+export * from './tools.ts';
+
+export function makeSearchEnv(task: Task): SearchEnv {
+  return new SearchEnv(searchWorld(task));
+}
+
+/** Plain data describing a task: its level, question and corpus size; with `gold` the answer, the hops
+ * (with their gold queries) and the clue ids. */
+export function describeSearch(task: Task, gold = false): Record<string, unknown> {
+  const w = searchWorld(task);
+  const out: Record<string, unknown> = {
+    level: w.level,
+    question: w.question,
+    documents: w.corpus.docs.length,
+  };
+  if (gold) {
+    const name = (id: string) => w.corpus.byId.get(id)?.name ?? id;
+    out.gold = {
+      answer: w.answer,
+      hops: w.hops.map((h) => ({ ...h, fromName: name(h.from), toName: name(h.to) })),
+      clues: w.clues,
+    };
+  }
+  return out;
+}
+
+/** The description as lines of text (turnwise env describe). */
+export function describeSearchText(d: Record<string, unknown>): string[] {
+  const lines = [`level ${d.level} (${d.level} hops), ${d.documents} documents`, `question: ${d.question}`];
+  const gold = d.gold as
+    | {
+        answer: string;
+        hops: {
+          from: string;
+          fromName: string;
+          relation: string;
+          to: string;
+          toName: string;
+          query: string;
+        }[];
+        clues: string[];
+      }
+    | undefined;
+  if (gold !== undefined) {
+    lines.push('gold:');
+    gold.hops.forEach((h, i) => {
+      lines.push(
+        `  ${i + 1}. search(${JSON.stringify(h.query)}) → ${h.from} ${h.fromName}; open(${h.from}): ${h.relation} = ${h.toName}`,
+      );
+    });
+    lines.push(`  answer(${JSON.stringify(gold.answer)})`);
+    lines.push(`clues: ${gold.clues.join(', ')}`);
+  }
+  return lines;
+}
