@@ -56,10 +56,10 @@ const ENVS: Record<string, EnvEntry> = {
   tools: {
     id: 'tools',
     summary:
-      'BFCL-multi-turn-like: multi-step requests over a simulated file system and bank, with state and response checkers (level 1–3)',
+      'BFCL-multi-turn-like: multi-step requests over a simulated file system, bank and ticketing system, with state and response checkers (level 1–3)',
     params: (raw) => ({ ...toolsParams(raw) }),
     make: (task) => makeToolsEnv(task) as unknown as Env<unknown, unknown>,
-    spec: () => toolsSpec(),
+    spec: (task) => toolsSpec(toolsParams(task.params)),
     describe: (task, options) => describeTools(task, options?.gold === true),
     describeText: describeToolsText,
   },

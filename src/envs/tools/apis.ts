@@ -1,4 +1,6 @@
-// The simulated APIs: a file system (flat working directory) and a bank. The whole state is plain data;
+// The simulated APIs: a file system (flat working directory), a bank and a ticketing system (tickets
+// with ids, status, assignee, priority and comments; only tasks of the tickets/all domains have one,
+// and a state without tickets is written exactly as before they existed). The whole state is plain data;
 // `execute` applies one parsed call to a copy and returns the new state and the call's result (or an
 // error with its category). Every attribute of the state is public: the state checker compares all.
 import type { ToolsToolName } from './tools.ts';
@@ -9,18 +11,41 @@ export interface Account {
   open: boolean;
 }
 
+export type TicketStatus = 'open' | 'in_progress' | 'closed';
+export type TicketPriority = 'low' | 'medium' | 'high';
+
+export interface Ticket {
+  title: string;
+  status: TicketStatus;
+  /** A staff name, or null while unassigned. */
+  assignee: string | null;
+  priority: TicketPriority;
+  /** Comments in the order they were added (append only). */
+  comments: string[];
+}
+
 export interface ApiState {
   /** File name → contents (lines joined by \n). */
   files: Record<string, string>;
   /** Account id → account; a closed account stays, with open = false and balance 0. */
   accounts: Record<string, Account>;
+  /** Ticket id (T-101, …) → ticket; absent when the task has no ticketing system. Tickets are never
+   * deleted, a closed ticket cannot be reopened or changed, and new ids are the next number. */
+  tickets?: Record<string, Ticket>;
 }
 
 export type ApiResult =
   | { ok: true; state: ApiState; output: Record<string, unknown>; mutating: boolean }
   | {
       ok: false;
-      code: 'no-such-file' | 'no-such-account' | 'exists' | 'insufficient' | 'same';
+      code:
+        | 'no-such-file'
+        | 'no-such-account'
+        | 'no-such-ticket'
+        | 'exists'
+        | 'insufficient'
+        | 'same'
+        | 'closed';
       message: string;
     };
 
@@ -34,8 +59,24 @@ export function canonical(s: ApiState): string {
   const accounts = Object.keys(s.accounts)
     .sort()
     .map((k) => [k, s.accounts[k].owner, s.accounts[k].balance, s.accounts[k].open]);
-  return JSON.stringify({ files, accounts });
+  if (s.tickets === undefined) return JSON.stringify({ files, accounts });
+  const tickets = Object.keys(s.tickets)
+    .sort()
+    .map((k) => {
+      const t = (s.tickets as Record<string, Ticket>)[k];
+      return [k, t.title, t.status, t.assignee, t.priority, t.comments];
+    });
+  return JSON.stringify({ files, accounts, tickets });
 }
+
+/** The id the next created ticket gets: one more than the largest number in use (T-101 first). */
+export function nextTicketId(tickets: Record<string, Ticket>): string {
+  const ns = Object.keys(tickets).map((k) => Number(k.slice(2)));
+  return `T-${ns.length === 0 ? 101 : Math.max(...ns) + 1}`;
+}
+
+/** A ticket as a function returns it. */
+const ticketView = (id: string, t: Ticket) => ({ id, ...t, comments: [...t.comments] });
 
 const noFile = (f: string, s: ApiState): ApiResult => ({
   ok: false,
@@ -71,6 +112,20 @@ export function execute(
   });
   const acct = (id: string) => (Object.hasOwn(s.accounts, id) && s.accounts[id].open ? s.accounts[id] : null);
   const hasFile = (f: string) => Object.hasOwn(s.files, f);
+  const tickets = s.tickets ?? {};
+  const ticketOp = (write: (t: Ticket, id: string) => Record<string, unknown>): ApiResult => {
+    const id = str('ticket');
+    if (!Object.hasOwn(tickets, id))
+      return {
+        ok: false,
+        code: 'no-such-ticket',
+        message: `no such ticket: ${id}; tickets are ${Object.keys(tickets).sort().join(', ') || '(none)'}`,
+      };
+    const t = tickets[id];
+    if (t.status === 'closed')
+      return { ok: false, code: 'closed', message: `ticket ${id} is closed; it cannot be changed` };
+    return wrote(write(t, id));
+  };
   switch (name) {
     case 'ls':
       return read({ files: Object.keys(s.files).sort() });
@@ -151,6 +206,62 @@ export function execute(
       a.open = false;
       return wrote({ closed: str('account'), paid_out: paid });
     }
+    case 'search_tickets': {
+      const q = args.query === undefined ? '' : str('query').toLowerCase();
+      const found = Object.keys(tickets)
+        .sort()
+        .filter((id) => {
+          const t = tickets[id];
+          if (args.status !== undefined && t.status !== str('status')) return false;
+          if (args.assignee !== undefined && t.assignee !== str('assignee')) return false;
+          return t.title.toLowerCase().includes(q);
+        })
+        .map((id) => ({ id, title: tickets[id].title, status: tickets[id].status }));
+      return read({ tickets: found });
+    }
+    case 'get_ticket': {
+      const id = str('ticket');
+      if (!Object.hasOwn(tickets, id))
+        return {
+          ok: false,
+          code: 'no-such-ticket',
+          message: `no such ticket: ${id}; tickets are ${Object.keys(tickets).sort().join(', ') || '(none)'}`,
+        };
+      return read(ticketView(id, tickets[id]));
+    }
+    case 'create_ticket': {
+      const id = nextTicketId(tickets);
+      tickets[id] = {
+        title: str('title'),
+        status: 'open',
+        assignee: null,
+        priority: str('priority') as TicketPriority,
+        comments: [],
+      };
+      s.tickets = tickets;
+      return wrote({ created: id });
+    }
+    case 'assign_ticket':
+      return ticketOp((t, id) => {
+        t.assignee = str('assignee');
+        if (t.status === 'open') t.status = 'in_progress';
+        return { ticket: id, assignee: t.assignee, status: t.status };
+      });
+    case 'set_priority':
+      return ticketOp((t, id) => {
+        t.priority = str('priority') as TicketPriority;
+        return { ticket: id, priority: t.priority };
+      });
+    case 'comment_ticket':
+      return ticketOp((t, id) => {
+        t.comments.push(str('text'));
+        return { ticket: id, comments: t.comments.length };
+      });
+    case 'close_ticket':
+      return ticketOp((t, id) => {
+        t.status = 'closed';
+        return { closed: id };
+      });
     case 'finish':
       return read({});
   }

@@ -8,7 +8,13 @@
 //   no current file can still grow into (append only extends; nothing writes arbitrary contents), or an
 //   account closed that the goal keeps open (its open flag and balance). A call that destroys one is
 //   `irreversible`.
-import type { ApiState } from './apis.ts';
+// - Tickets: `title:ID`, `status:ID`, `assignee:ID`, `priority:ID`, `comments:ID`. Nothing deletes a
+//   ticket, renames it, reopens or changes a closed one, or removes a comment; so a ticket attribute is
+//   destroyed when the ticket is closed but the goal's differs in it, when its status is past the
+//   goal's (open → in_progress → closed) or it is assigned where the goal's is not, when its comments are no longer a
+//   prefix of the goal's, or when a ticket exists that the goal does not have (a stray create_ticket:
+//   ids are sequential, so it also takes the id a goal ticket needs) — reported as `title:ID`.
+import type { ApiState, Ticket } from './apis.ts';
 import { canonical } from './apis.ts';
 
 export function stateChecker(state: ApiState, goal: ApiState): { ok: boolean; diffs: string[] } {
@@ -45,6 +51,13 @@ export function attributes(s: ApiState): Map<string, string> {
     m.set(`balance:${id}`, JSON.stringify(a.balance));
     m.set(`open:${id}`, JSON.stringify(a.open));
   }
+  for (const [id, t] of Object.entries(s.tickets ?? {})) {
+    m.set(`title:${id}`, JSON.stringify(t.title));
+    m.set(`status:${id}`, JSON.stringify(t.status));
+    m.set(`assignee:${id}`, JSON.stringify(t.assignee));
+    m.set(`priority:${id}`, JSON.stringify(t.priority));
+    m.set(`comments:${id}`, JSON.stringify(t.comments));
+  }
   return m;
 }
 
@@ -80,9 +93,32 @@ export function destroyed(state: ApiState, goal: ApiState, attrs: readonly GoalA
       if (!contents.some((c) => grows(c, want))) out.push(key);
     } else if (kind === 'open' || kind === 'balance') {
       if (goal.accounts[id]?.open === true && state.accounts[id]?.open !== true) out.push(key);
+    } else if (TICKET_KINDS.has(kind)) {
+      const now = state.tickets?.[id];
+      const want = goal.tickets?.[id];
+      if (now === undefined || want === undefined) continue;
+      if (ticketDestroyed(kind as keyof Ticket, now, want)) out.push(key);
     }
   }
+  const goalTickets = goal.tickets ?? {};
+  for (const id of Object.keys(state.tickets ?? {}).sort())
+    if (!Object.hasOwn(goalTickets, id)) out.push(`title:${id}`);
   return out;
+}
+
+const STATUS_RANK = { open: 0, in_progress: 1, closed: 2 } as const;
+const TICKET_KINDS = new Set(['title', 'status', 'assignee', 'priority', 'comments']);
+
+/** Whether a ticket's attribute can no longer reach the goal's value. */
+function ticketDestroyed(kind: keyof Ticket, now: Ticket, want: Ticket): boolean {
+  const same = JSON.stringify(now[kind]) === JSON.stringify(want[kind]);
+  if (kind === 'title') return !same;
+  if (now.status === 'closed') return !same;
+  // Status only moves forward (assigning makes an open ticket in_progress), and nothing unassigns.
+  if (kind === 'status') return STATUS_RANK[now.status] > STATUS_RANK[want.status];
+  if (kind === 'assignee') return now.assignee !== null && want.assignee === null;
+  if (kind === 'comments') return !now.comments.every((c, i) => want.comments[i] === c);
+  return false;
 }
 
 /** Share of the changed goal attributes satisfied, minus the share destroyed (of the same count). */

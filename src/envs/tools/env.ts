@@ -1,18 +1,20 @@
 // The tools env (BFCL-multi-turn-like): a request of several steps over stateful simulated APIs (a file
-// system and a bank), carried out with function calls `{name, arguments}` (tools.ts) and ended by
+// system, a bank and, in the tickets/all domains, a ticketing system), carried out with function calls `{name, arguments}` (tools.ts) and ended by
 // `finish`. The observation is the request, what the last call returned, and an opaque key of the API
 // state (`state`, what stateKey returns; the text view does not show it).
 //
 // How an episode ends:
 //   finish, both checkers pass (checkers.ts)                     → success, reward 1
 //   finish, the state or the responses differ from the gold      → `wrong-answer`
-//   a call on a file or account that does not exist (or closed)  → `misperception` (valid = false)
+//   a call on a file, account or ticket that does not exist (or
+//   a closed account)                                            → `misperception` (valid = false)
 //   a call that destroys a goal attribute (rm of the last source
-//   of a needed file's contents, closing a needed account)       → `irreversible`
+//   of a needed file's contents, closing a needed account or
+//   ticket, a stray ticket, a comment the goal lacks)            → `irreversible`
 //   the params.misuse-th malformed call (unknown function,
 //   arguments that fail the schema)                              → `invalid-action` (valid = false)
 // Earlier malformed calls, an existing destination for cp/mv, insufficient funds and a transfer to the
-// same account are tool errors the agent sees (`info.valid = false`, `info.error` the category).
+// same account, changing a closed ticket are tool errors the agent sees (`info.valid = false`, `info.error` the category).
 // `info.quality` after every call: the share of the goal's changed attributes satisfied minus the share
 // destroyed.
 import type { Env, EnvSpec, ScriptedView, StepInfo, StepResult, ToolCall, Turn } from '../../core/types.ts';
@@ -20,7 +22,8 @@ import { toolEnvSpec } from '../tool-call.ts';
 import { type ApiState, canonical, cloneState, execute } from './apis.ts';
 import { destroyed, quality, responseChecker, stateChecker } from './checkers.ts';
 import type { ToolsWorld } from './task.ts';
-import { parseToolCall, TOOLS_TOOLS, type ToolsToolName } from './tools.ts';
+import { hasTickets, type ToolsParams } from './task.ts';
+import { parseToolCall, TOOLS_TOOLS, type ToolsToolName, toolsOf } from './tools.ts';
 
 export interface ToolsLastCall {
   tool: string;
@@ -38,8 +41,13 @@ export interface ToolsObservation {
 
 export const TOOLS_MAX_TURNS = 20;
 
-export function toolsSpec(): EnvSpec {
-  return toolEnvSpec('tools', TOOLS_TOOLS, TOOLS_MAX_TURNS);
+/** The spec of tasks with these params (without params: the file and bank functions only). */
+export function toolsSpec(params?: ToolsParams): EnvSpec {
+  return toolEnvSpec(
+    'tools',
+    params === undefined ? TOOLS_TOOLS : toolsOf(hasTickets(params)),
+    TOOLS_MAX_TURNS,
+  );
 }
 
 interface ToolsSnapshot {
@@ -63,7 +71,7 @@ function hash(s: string): string {
 }
 
 export class ToolsEnv implements Env<ToolsObservation, ToolCall> {
-  readonly spec: EnvSpec = toolsSpec();
+  readonly spec: EnvSpec;
   readonly world: ToolsWorld;
   private api: ApiState;
   /** The agent's execution results so far (canonical JSON), for the response checker. */
@@ -75,6 +83,7 @@ export class ToolsEnv implements Env<ToolsObservation, ToolCall> {
 
   constructor(world: ToolsWorld) {
     this.world = world;
+    this.spec = toolsSpec(world.params);
     this.api = cloneState(world.initial);
     this.obs = this.observe(null);
   }
@@ -106,7 +115,7 @@ export class ToolsEnv implements Env<ToolsObservation, ToolCall> {
     this.live();
     const tool = typeof (action as Partial<ToolCall> | null)?.name === 'string' ? action.name : '?';
     if (this.done) return this.toolError(tool, 'the episode is over (finished)', 'over', true);
-    const call = parseToolCall(action);
+    const call = parseToolCall(action, hasTickets(this.world.params));
     if (!call.ok) {
       this.misuse++;
       const ends = this.misuse >= this.world.params.misuse;
@@ -135,7 +144,7 @@ export class ToolsEnv implements Env<ToolsObservation, ToolCall> {
     }
     const r = execute(this.api, call.name as ToolsToolName, call.args);
     if (!r.ok) {
-      const mis = r.code === 'no-such-file' || r.code === 'no-such-account';
+      const mis = r.code === 'no-such-file' || r.code === 'no-such-account' || r.code === 'no-such-ticket';
       if (mis) this.done = true;
       return this.toolError(tool, r.message, r.code, mis, mis ? { failure: 'misperception' } : {});
     }
@@ -173,7 +182,7 @@ export class ToolsEnv implements Env<ToolsObservation, ToolCall> {
   }
 
   text(o: ToolsObservation): string {
-    return renderToolsObservation(o);
+    return renderToolsObservation(o, this.spec.tools);
   }
 
   snapshot(): ToolsSnapshot {
@@ -209,11 +218,11 @@ export class ToolsEnv implements Env<ToolsObservation, ToolCall> {
 }
 
 /** The observation as text for an LLM: the request, the functions, and the last call's result. */
-export function renderToolsObservation(o: ToolsObservation): string {
-  const lines = [
-    o.request,
-    `Functions: ${TOOLS_TOOLS.map((t) => t.name).join(', ')} — finish ends the episode.`,
-  ];
+export function renderToolsObservation(
+  o: ToolsObservation,
+  tools: readonly { name: string }[] = TOOLS_TOOLS,
+): string {
+  const lines = [o.request, `Functions: ${tools.map((t) => t.name).join(', ')} — finish ends the episode.`];
   const last = o.last;
   if (last === null) return lines.join('\n');
   if (!last.ok) lines.push(`${last.tool} failed: ${last.error}`);
@@ -232,7 +241,7 @@ const mk = (name: ToolsToolName, args: Record<string, string | number> = {}): To
 export function replayState(world: ToolsWorld, history: readonly Turn<unknown, unknown>[]): ApiState {
   let s = world.initial;
   for (const t of history) {
-    const c = parseToolCall(t.action);
+    const c = parseToolCall(t.action, hasTickets(world.params));
     if (!c.ok || c.name === 'finish') continue;
     const r = execute(s, c.name, c.args);
     if (r.ok) s = r.state;
@@ -243,7 +252,9 @@ export function replayState(world: ToolsWorld, history: readonly Turn<unknown, u
 /** The gold path (the request's calls in order, then finish) and a menu of valid calls on the state the
  * history leaves: ls, list_accounts, finish; per file cat, rm, append "ok", cp and mv to a free name;
  * per open account get_balance, deposit 10, withdraw 10 (balance ≥ 10), close_account, and a transfer
- * of 10 to the next open account. */
+ * of 10 to the next open account; with tickets also search_tickets {}, create_ticket "ok" (low), per
+ * ticket get_ticket, and per ticket not closed comment "ok", assign to Ivo (if not already), priority
+ * high (if not already) and close_ticket. */
 export function toolsScripted(world: ToolsWorld): ScriptedView<ToolCall> {
   const path = world.steps.map((s) => s.call);
   return {
@@ -283,6 +294,18 @@ export function toolsScripted(world: ToolsWorld): ScriptedView<ToolCall> {
         }
         menu.push(mk('close_account', { account: id }));
       });
+      if (s.tickets !== undefined) {
+        menu.push(mk('search_tickets'), mk('create_ticket', { title: 'ok', priority: 'low' }));
+        for (const id of Object.keys(s.tickets).sort()) {
+          const t = s.tickets[id];
+          menu.push(mk('get_ticket', { ticket: id }));
+          if (t.status === 'closed') continue;
+          menu.push(mk('comment_ticket', { ticket: id, text: 'ok' }));
+          if (t.assignee !== 'Ivo') menu.push(mk('assign_ticket', { ticket: id, assignee: 'Ivo' }));
+          if (t.priority !== 'high') menu.push(mk('set_priority', { ticket: id, priority: 'high' }));
+          menu.push(mk('close_ticket', { ticket: id }));
+        }
+      }
       return menu;
     },
   };

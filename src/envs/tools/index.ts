@@ -1,6 +1,7 @@
 // The tools env as a registered env: params, tasks → worlds (cached), env construction, and the task's
 // description (with its gold calls and goal state).
 import type { Task } from '../../core/types.ts';
+import type { Ticket } from './apis.ts';
 import { ToolsEnv } from './env.ts';
 import { toolsWorld } from './task.ts';
 
@@ -38,6 +39,7 @@ export function describeToolsText(d: Record<string, unknown>): string[] {
   const init = d.initial as {
     files: Record<string, string>;
     accounts: Record<string, { owner: string; balance: number; open: boolean }>;
+    tickets?: Record<string, Ticket>;
   };
   const lines = [
     `level ${d.level} (${d.steps} steps)`,
@@ -50,6 +52,13 @@ export function describeToolsText(d: Record<string, unknown>): string[] {
   for (const [f, c] of Object.entries(init.files)) lines.push(`  ${f}: ${JSON.stringify(c)}`);
   lines.push('accounts:');
   for (const [id, a] of Object.entries(init.accounts)) lines.push(`  ${id} ${a.owner} $${a.balance}`);
+  if (init.tickets !== undefined) {
+    lines.push('tickets:');
+    for (const [id, t] of Object.entries(init.tickets))
+      lines.push(
+        `  ${id} ${JSON.stringify(t.title)} ${t.status} ${t.priority} ${t.assignee ?? '(unassigned)'}${t.comments.length > 0 ? ` comments ${JSON.stringify(t.comments)}` : ''}`,
+      );
+  }
   const gold = d.gold as { calls: { name: string; arguments: unknown }[]; results: unknown[] } | undefined;
   if (gold !== undefined) {
     lines.push('gold:');

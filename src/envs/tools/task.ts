@@ -1,7 +1,10 @@
 // A tools task = (params, seed) → an initial API state (files and accounts) and a request of several
 // steps in templated language, with its gold calls, gold results and goal state. Params:
 //   level   1 | 2 | 3 | 'mixed' (default): the number of steps — 1–2, 3–4, 5–6; mixed draws it;
-//   domain  'files' | 'bank' | 'mixed' (default): which API the steps use; mixed draws it per step;
+//   domain  'files' | 'bank' | 'tickets' | 'mixed' (default) | 'all': which API the steps use; mixed
+//           draws files or bank per step (as before the ticketing system existed, so its tasks are
+//           unchanged), all draws one of the three per step; tickets and all add a ticketing system
+//           (drawn after the files and accounts) and its functions;
 //   misuse  how many malformed calls (unknown function, bad arguments) end the episode as
 //           `invalid-action` (default 3; the earlier ones are tool errors the agent sees).
 // Every step is generated against the state the previous gold steps leave, so the gold path is valid;
@@ -17,7 +20,7 @@ import type { ToolsToolName } from './tools.ts';
 const ParamsSchema = z
   .object({
     level: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal('mixed')]).optional(),
-    domain: z.enum(['files', 'bank', 'mixed']).optional(),
+    domain: z.enum(['files', 'bank', 'tickets', 'mixed', 'all']).optional(),
     misuse: z.number().int().min(1).max(100).optional(),
   })
   .strict();
@@ -25,9 +28,14 @@ const ParamsSchema = z
 export type ToolsLevel = 1 | 2 | 3;
 export interface ToolsParams {
   level: ToolsLevel | 'mixed';
-  domain: 'files' | 'bank' | 'mixed';
+  domain: 'files' | 'bank' | 'tickets' | 'mixed' | 'all';
   misuse: number;
 }
+
+export type ToolsApi = 'files' | 'bank' | 'tickets';
+
+/** Whether tasks of these params have a ticketing system (and declare its functions). */
+export const hasTickets = (p: ToolsParams): boolean => p.domain === 'tickets' || p.domain === 'all';
 
 export function toolsParams(raw: Record<string, unknown>): ToolsParams {
   const p = fromZod(ParamsSchema, raw, 'params');
@@ -37,7 +45,7 @@ export function toolsParams(raw: Record<string, unknown>): ToolsParams {
 export interface GoalStep {
   call: ToolCall;
   text: string;
-  api: 'files' | 'bank';
+  api: ToolsApi;
   mutating: boolean;
 }
 
@@ -79,6 +87,34 @@ const LINES = [
   'water the plants',
 ];
 const OWNERS = ['Alice', 'Bob', 'Chen', 'Dana', 'Emeka', 'Farah', 'Goro', 'Hana'];
+const STAFF = ['Dana', 'Ivo', 'Jun', 'Kemi', 'Lars', 'Mina'];
+const TICKET_TITLES = [
+  'Login page times out',
+  'Printer on floor 3 jams',
+  'VPN drops every hour',
+  'Invoice totals off by one cent',
+  'Dark mode breaks charts',
+  'Password reset email missing',
+  'Search returns duplicates',
+  'Laptop battery swelling',
+  'Calendar sync fails',
+  'Export to CSV is empty',
+];
+const NEW_TITLES = [
+  'Update the SSL certificate',
+  'Onboard the new intern',
+  'Order more toner',
+  'Fix the wiki links',
+];
+const COMMENTS = [
+  'Reproduced on staging',
+  'Waiting for the vendor',
+  'Fixed in build 412',
+  'Customer confirmed',
+  'Needs a design review',
+];
+const PRIORITIES = ['low', 'medium', 'high'] as const;
+const STATUSES = ['open', 'in_progress', 'closed'] as const;
 
 const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[rng.int(xs.length)];
 const call = (name: ToolsToolName, args: Record<string, string | number> = {}): ToolCall => ({
@@ -102,6 +138,23 @@ function initialState(rng: Rng): ApiState {
     accounts[id] = { owner, balance: 10 * (10 + rng.int(90)), open: true };
   }
   return { files, accounts };
+}
+
+/** 3–5 tickets T-101…: titles, statuses, assignees (none while open), priorities, 0–2 comments. */
+function initialTickets(rng: Rng): NonNullable<ApiState['tickets']> {
+  const tickets: NonNullable<ApiState['tickets']> = {};
+  const titles = rng.shuffle([...TICKET_TITLES]).slice(0, 3 + rng.int(3));
+  titles.forEach((title, i) => {
+    const status = i === 0 ? 'open' : pick(rng, STATUSES);
+    tickets[`T-${101 + i}`] = {
+      title,
+      status,
+      assignee: status === 'open' ? null : pick(rng, STAFF),
+      priority: pick(rng, PRIORITIES),
+      comments: Array.from({ length: rng.int(3) }, () => pick(rng, COMMENTS)),
+    };
+  });
+  return tickets;
 }
 
 type Make = (s: ApiState, rng: Rng) => { call: ToolCall; text: string } | null;
@@ -192,6 +245,71 @@ const BANK_STEPS: Make[] = [
   },
 ];
 
+const live = (s: ApiState) =>
+  Object.keys(s.tickets ?? {})
+    .sort()
+    .filter((id) => s.tickets?.[id].status !== 'closed');
+const tk = (s: ApiState, id: string) => `${id} ("${s.tickets?.[id].title}")`;
+
+const TICKET_STEPS: Make[] = [
+  (s, rng) => {
+    const ids = Object.keys(s.tickets ?? {}).sort();
+    if (rng.int(2) === 0) {
+      const id = pick(rng, ids);
+      return { call: call('get_ticket', { ticket: id }), text: `Show me the details of ticket ${id}.` };
+    }
+    const status = pick(rng, STATUSES);
+    return {
+      call: call('search_tickets', { status }),
+      text: `List the tickets whose status is ${status}.`,
+    };
+  },
+  (s, rng) => {
+    const title = pick(rng, NEW_TITLES);
+    const priority = pick(rng, PRIORITIES);
+    if (Object.values(s.tickets ?? {}).some((t) => t.title === title)) return null;
+    return {
+      call: call('create_ticket', { title, priority }),
+      text: `Open a new ${priority}-priority ticket titled "${title}".`,
+    };
+  },
+  (s, rng) => {
+    const id = pick(rng, live(s));
+    const who = pick(rng, STAFF);
+    if (id === undefined || s.tickets?.[id].assignee === who) return null;
+    return {
+      call: call('assign_ticket', { ticket: id, assignee: who }),
+      text: `Assign ticket ${tk(s, id)} to ${who}.`,
+    };
+  },
+  (s, rng) => {
+    const id = pick(rng, live(s));
+    const text = pick(rng, COMMENTS);
+    if (id === undefined) return null;
+    return {
+      call: call('comment_ticket', { ticket: id, text }),
+      text: `Add the comment "${text}" to ticket ${tk(s, id)}.`,
+    };
+  },
+  (s, rng) => {
+    const id = pick(rng, live(s));
+    const priority = pick(rng, PRIORITIES);
+    if (id === undefined || s.tickets?.[id].priority === priority) return null;
+    return {
+      call: call('set_priority', { ticket: id, priority }),
+      text: `Set the priority of ticket ${tk(s, id)} to ${priority}.`,
+    };
+  },
+  (s, rng) => {
+    const id = pick(rng, live(s));
+    if (id === undefined) return null;
+    return { call: call('close_ticket', { ticket: id }), text: `Close ticket ${tk(s, id)}.` };
+  },
+];
+
+const STEPS_OF: Record<ToolsApi, Make[]> = { files: FILE_STEPS, bank: BANK_STEPS, tickets: TICKET_STEPS };
+const APIS: readonly ToolsApi[] = ['files', 'bank', 'tickets'];
+
 const STEPS_OF_LEVEL: Record<ToolsLevel, [number, number]> = { 1: [1, 2], 2: [3, 4], 3: [5, 6] };
 
 /** Builds a task's world from scratch (toolsWorld caches it). */
@@ -199,6 +317,7 @@ export function buildToolsWorld(params: ToolsParams, seed: number): ToolsWorld {
   const rng = Rng.derive(seed, STREAM.task, 0x7001);
   const level: ToolsLevel = params.level === 'mixed' ? ((1 + rng.int(3)) as ToolsLevel) : params.level;
   const initial = initialState(rng);
+  if (hasTickets(params)) initial.tickets = initialTickets(rng);
   const [lo, hi] = STEPS_OF_LEVEL[level];
   const n = lo + rng.int(hi - lo + 1);
   let state = cloneState(initial);
@@ -206,8 +325,15 @@ export function buildToolsWorld(params: ToolsParams, seed: number): ToolsWorld {
   const goldResults: string[] = [];
   const add = (mutatingOnly: boolean): void => {
     for (let tries = 0; tries < 100; tries++) {
-      const api = params.domain === 'mixed' ? (rng.int(2) === 0 ? 'files' : 'bank') : params.domain;
-      const makes = api === 'files' ? FILE_STEPS : BANK_STEPS;
+      const api: ToolsApi =
+        params.domain === 'mixed'
+          ? rng.int(2) === 0
+            ? 'files'
+            : 'bank'
+          : params.domain === 'all'
+            ? APIS[rng.int(3)]
+            : params.domain;
+      const makes = STEPS_OF[api];
       const made = makes[mutatingOnly ? 1 + rng.int(makes.length - 1) : rng.int(makes.length)](state, rng);
       if (made === null) continue;
       if (steps.some((x) => JSON.stringify(x.call) === JSON.stringify(made.call))) continue;
