@@ -52,7 +52,7 @@ export class Searcher {
             .map((r) => ({ id: String(r.id), score: r.score }))
             .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const hits = ranked.slice(0, k).map(({ id }) => hit(this.docs.get(id) as Doc, terms));
-    if (this.memo.size >= 4096) this.memo.clear();
+    if (this.memo.size >= 512) this.memo.clear();
     this.memo.set(key, hits);
     return hits;
   }
