@@ -86,6 +86,8 @@ test('the generator is deterministic, levels set the number of hops, mixed sprea
           h.query,
         );
     }
+  // The scripted menu: distinct calls, 3 per document.
+  assert.equal(new Set(a.menu.map((m) => JSON.stringify(m))).size, 3 * a.corpus.docs.length);
   const levels = new Set<number>();
   for (let s = 0; s < 30; s++) levels.add(buildSearchWorld(p, s).level);
   assert.deepEqual([...levels].sort(), [1, 2, 3]);
