@@ -1,6 +1,7 @@
 // The registry of environment ids. A new env adds one entry here and a folder beside frozenlake/.
 import { InputError } from '../core/errors.ts';
 import type { Env, EnvConfig, EnvFactory, EnvSpec, Task } from '../core/types.ts';
+import { codeParams, codeSpec, describeCode, describeCodeText, makeCodeEnv } from './code/index.ts';
 import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
 import { describeSql, exportSqlDatabase, makeSqlEnv, sqlParams, sqlSpec } from './sql/index.ts';
 import { describeTools, describeToolsText, makeToolsEnv, toolsParams, toolsSpec } from './tools/index.ts';
@@ -55,6 +56,16 @@ const ENVS: Record<string, EnvEntry> = {
     spec: () => toolsSpec(),
     describe: (task, options) => describeTools(task, options?.gold === true),
     describeText: describeToolsText,
+  },
+  code: {
+    id: 'code',
+    summary:
+      'DeepCoder-MT-like: write a JavaScript function (string, array, arithmetic, parsing; level 1–3), run_tests then submit, in a QuickJS sandbox',
+    params: (raw) => ({ ...codeParams(raw) }),
+    make: (task) => makeCodeEnv(task) as unknown as Env<unknown, unknown>,
+    spec: () => codeSpec(),
+    describe: (task, options) => describeCode(task, options?.gold === true),
+    describeText: describeCodeText,
   },
 };
 
