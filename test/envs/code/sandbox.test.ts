@@ -88,7 +88,10 @@ test('an infinite loop runs out of fuel in the first test; the other tests are n
       ['timeout', 'not-run', 'not-run'],
       code,
     );
-    assert.ok(r.fuel > DEFAULT_SANDBOX_LIMITS.testFuel && r.fuel <= DEFAULT_SANDBOX_LIMITS.testFuel + 2, String(r.fuel));
+    assert.ok(
+      r.fuel > DEFAULT_SANDBOX_LIMITS.testFuel && r.fuel <= DEFAULT_SANDBOX_LIMITS.testFuel + 2,
+      String(r.fuel),
+    );
   }
   // Catching stack overflows and recursing again spends its time building exceptions, between polls of
   // the interrupt handler: the wall-clock backstop ends it (later than the deadline, by one poll).
@@ -135,7 +138,7 @@ test('deep recursion and deeply nested source are stack overflows inside QuickJS
     "function add() { return eval('['.repeat(1e5)); }",
     "function add() { return eval('('.repeat(3e3)); }",
     "function add() { return eval('f('.repeat(3e3)); }",
-    "function add() { let o = {}; for (let i = 0; i < 1e4; i++) o = { o }; return JSON.stringify(o).length; }",
+    'function add() { let o = {}; for (let i = 0; i < 1e4; i++) o = { o }; return JSON.stringify(o).length; }',
   ]) {
     const n = await run(code);
     assert.ok(

@@ -93,7 +93,10 @@ test('hand-checked reference outputs, one or more per family', () => {
   assert.deepEqual(ref('prime-factors', (n) => n !== 'distinctPrimeFactors').f(999_983), [999_983]);
   assert.equal(ref('eval-expr').f('2 * (3 + 4) - 5 * 2'), 4);
   assert.equal(ref('eval-expr').f('-(2 + 3) * 4 - 10 - 4'), -34);
-  assert.equal(ref('parse-duration', (n) => n !== 'durationMinutes').f('1d2h30m15s'), 86400 + 7200 + 1800 + 15);
+  assert.equal(
+    ref('parse-duration', (n) => n !== 'durationMinutes').f('1d2h30m15s'),
+    86400 + 7200 + 1800 + 15,
+  );
   assert.equal(ref('parse-duration', (n) => n !== 'durationSeconds').f('1d2h30m'), 1440 + 120 + 30);
   const pp = ref('parse-pairs');
   const sep = pp.w.problem.statement.match(/separated by "(.)"/)?.[1] as string;
@@ -116,7 +119,8 @@ test('hidden tests start with the visible examples, are distinct, and the expect
     assert.deepEqual(w.hidden.slice(0, 2), w.visible);
     assert.equal(new Set(w.hidden.map((t) => t.argsJson)).size, w.hidden.length);
     const f = hostFunction(w.problem.reference, w.problem.name);
-    for (const t of w.hidden) assert.equal(resultJson(f(...(JSON.parse(t.argsJson) as unknown[]))), t.expected);
+    for (const t of w.hidden)
+      assert.equal(resultJson(f(...(JSON.parse(t.argsJson) as unknown[]))), t.expected);
     for (const t of w.visible) assert.ok(w.prompt.includes(`→ ${t.expected}`));
   }
 });
@@ -140,9 +144,18 @@ test('every wrong program fails some hidden test; every family keeps at least tw
 });
 
 test('bad params are one-line input errors naming the field', () => {
-  assert.throws(() => codeParams({ level: 4 }), (e) => e instanceof InputError && /params\.level/.test(e.message));
-  assert.throws(() => codeParams({ domain: 'graphs' }), (e) => e instanceof InputError && /params\.domain/.test(e.message));
+  assert.throws(
+    () => codeParams({ level: 4 }),
+    (e) => e instanceof InputError && /params\.level/.test(e.message),
+  );
+  assert.throws(
+    () => codeParams({ domain: 'graphs' }),
+    (e) => e instanceof InputError && /params\.domain/.test(e.message),
+  );
   assert.throws(() => codeParams({ examples: 0 }), InputError);
-  assert.throws(() => codeParams({ nope: 1 }), (e) => e instanceof InputError && /nope/.test(e.message));
+  assert.throws(
+    () => codeParams({ nope: 1 }),
+    (e) => e instanceof InputError && /nope/.test(e.message),
+  );
   assert.deepEqual(codeParams({}), { level: 'mixed', domain: 'mixed', examples: 3, reward: 'binary' });
 });
