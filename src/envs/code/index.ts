@@ -51,7 +51,11 @@ export function describeCodeText(d: Record<string, unknown>): string[] {
   ];
   const gold = d.gold as { reference: string; hidden: { call: string; expected: string }[] } | undefined;
   if (gold !== undefined) {
-    lines.push('gold reference:', ...gold.reference.split('\n').map((l) => `  ${l}`), 'hidden tests:');
+    lines.push(
+      'gold reference:',
+      ...gold.reference.split('\n').map((l) => `  ${l}`),
+      'hidden tests (call → expected):',
+    );
     for (const h of gold.hidden) lines.push(`  ${h.call} → ${h.expected}`);
   }
   return lines;

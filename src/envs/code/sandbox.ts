@@ -8,7 +8,10 @@
 // 2025-09-13):
 // - time: `fuel`, the number of calls of the interrupt handler (QuickJS calls it every ~10⁴ polls at
 //   backward jumps and calls), per test and per attempt. It counts executed code, not the clock, so a
-//   verdict does not depend on the machine's load; a wall-clock deadline per attempt is a backstop only.
+//   verdict does not depend on the machine's load (≈ 5000 loop iterations per unit). A wall-clock
+//   deadline per attempt is a backstop for code that spends its time between polls — recursing again
+//   from every caught stack overflow builds one exception per call, ~0.3 ms each — and, checked only at
+//   a poll, it may be overshot by one poll's work; such code times out either way.
 // - memory: the WebAssembly memory of the module is created by us with a fixed `maximum`, so the engine
 //   cannot grow past it and an allocation beyond it is QuickJS's "out of memory". QuickJS's own
 //   `setMemoryLimit` is set too but, in this build (no malloc_usable_size), it counts allocations rather
