@@ -27,15 +27,23 @@
 //
 // A runtime and a context are made per attempt and disposed before the attempt returns, on every path,
 // so no sandbox outlives a step; `liveSandboxes()` counts those alive (tests check it returns to 0).
-import {
-  DefaultIntrinsics,
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type QuickJSContext,
-  type QuickJSHandle,
-  type QuickJSWASMModule,
-  RELEASE_SYNC,
-} from 'quickjs-emscripten';
+// quickjs-emscripten is imported on the first load only (`sandboxModule`), so that commands which never
+// run code (every CLI command imports the env registry) do not pay for it.
+import type { Intrinsics, QuickJSContext, QuickJSHandle, QuickJSWASMModule } from 'quickjs-emscripten';
+
+/** The engine's built-ins: QuickJS's defaults without Date (results must not depend on the clock). */
+export const INTRINSICS: Intrinsics = {
+  BaseObjects: true,
+  Date: false,
+  Eval: true,
+  StringNormalize: true,
+  RegExp: true,
+  JSON: true,
+  Proxy: true,
+  MapSet: true,
+  TypedArrays: true,
+  Promise: true,
+};
 
 export interface SandboxLimits {
   /** Interrupt-handler calls one test may use (≈10⁴ polls each). */
@@ -119,11 +127,18 @@ export function sandboxLoads(): number {
 export function sandboxModule(): QuickJSWASMModule | Promise<QuickJSWASMModule> {
   if (current !== null) return current;
   if (loading === null) {
-    const memory = new Wasm.Memory(WASM_MEMORY_PAGES);
-    const variant = newVariant(RELEASE_SYNC, {
-      wasmMemory: memory as Parameters<typeof newVariant>[1]['wasmMemory'],
-    });
-    loading = newQuickJSWASMModuleFromVariant(variant).then(
+    loading = (async () => {
+      const q = await import('quickjs-emscripten');
+      const memory = new Wasm.Memory(WASM_MEMORY_PAGES);
+      const wasmMemory = memory as Parameters<typeof q.newVariant>[1]['wasmMemory'];
+      // Emscripten writes an abort's reason to stderr, and the library never prints; the reason is also
+      // in the RuntimeError the attempt catches (its `crash` message).
+      const quiet = { print: () => {}, printErr: () => {} };
+      const emscriptenModule = quiet as Parameters<typeof q.newVariant>[1]['emscriptenModule'];
+      return q.newQuickJSWASMModuleFromVariant(
+        q.newVariant(q.RELEASE_SYNC, { wasmMemory, emscriptenModule }),
+      );
+    })().then(
       (m) => {
         current = m;
         loading = null;
@@ -207,7 +222,7 @@ export function runAttempt(
         testFuel++;
         return outOfFuel() || Date.now() > deadline;
       });
-      ctx = rt.newContext({ intrinsics: { ...DefaultIntrinsics, Date: false } });
+      ctx = rt.newContext({ intrinsics: INTRINSICS });
       const c = ctx;
       const evalOrFail = (
         src: string,

@@ -3,8 +3,10 @@
 // deterministic (fuel, seeded Math.random), and a crash of the module is contained and recovered from.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { DefaultIntrinsics } from 'quickjs-emscripten';
 import {
   DEFAULT_SANDBOX_LIMITS,
+  INTRINSICS,
   liveSandboxes,
   runAttempt,
   sandboxLoads,
@@ -69,6 +71,8 @@ test('sandbox escapes find nothing: process, require, fetch are not defined; imp
   );
   const stat = await run("import fs from 'fs'; function add() { return 1; }");
   assert.equal(stat.error?.kind, 'compile');
+  // The built-ins are QuickJS's defaults but Date.
+  assert.deepEqual(INTRINSICS, { ...DefaultIntrinsics, Date: false });
   // The global object has no host bindings at all.
   const globals = await run(
     "function add() { return ['process','require','module','fetch','std','os','WebAssembly','XMLHttpRequest','Deno','Bun'].filter((k) => typeof globalThis[k] !== 'undefined'); }",
