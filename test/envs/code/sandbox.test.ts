@@ -161,6 +161,7 @@ test('a host-level crash poisons only the module: the attempt fails as crash, a 
   const m = await sandboxModule();
   const r = runAttempt(m, "eval('['.repeat(3e3))", 'add', tests, 7, loose);
   assert.equal(r.error?.kind, 'crash');
+  assert.match(r.error?.message ?? '', /Maximum call stack size exceeded|Aborted\(/);
   assert.equal(liveSandboxes(), 0);
   const next = sandboxModule();
   assert.ok(next instanceof Promise, 'the poisoned module is dropped');
