@@ -1,6 +1,7 @@
 // The registry of environment ids. A new env adds one entry here and a folder beside frozenlake/.
 import { InputError } from '../core/errors.ts';
 import type { Env, EnvConfig, EnvFactory, EnvSpec, Task } from '../core/types.ts';
+import { codeParams, codeSpec, describeCode, describeCodeText, makeCodeEnv } from './code/index.ts';
 import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
 import {
   describeSearch,
@@ -72,6 +73,16 @@ const ENVS: Record<string, EnvEntry> = {
     spec: () => searchSpec(),
     describe: (task, options) => describeSearch(task, options?.gold === true),
     describeText: describeSearchText,
+  },
+  code: {
+    id: 'code',
+    summary:
+      'DeepCoder-MT-like: write a JavaScript function (string, array, arithmetic, parsing; level 1–3), run_tests then submit, in a QuickJS sandbox',
+    params: (raw) => ({ ...codeParams(raw) }),
+    make: (task) => makeCodeEnv(task) as unknown as Env<unknown, unknown>,
+    spec: () => codeSpec(),
+    describe: (task, options) => describeCode(task, options?.gold === true),
+    describeText: describeCodeText,
   },
 };
 

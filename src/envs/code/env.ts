@@ -1,0 +1,304 @@
+// The code env (DeepCoder-MT-like): write a JavaScript function from a statement and a few examples,
+// test it with `run_tests`, and `submit` it to be graded on hidden tests. Actions are `{name, arguments}`
+// (tools.ts); the observation is plain JSON: the task's prompt and what the last call returned. Code
+// runs in the QuickJS sandbox (sandbox.ts) with fuel, memory and stack limits.
+//
+// How an episode ends — only `submit` with well-formed arguments ends it:
+//   every hidden test passes                                      → success, reward 1
+//   any hidden test fails                                         → `wrong-answer`, reward 0 (params
+//     reward 'fraction': the share of hidden tests passed)
+// A failing test is a wrong result, an exception, a test not run: whatever the code did, it is judged by
+// its tests, and only by them. So a syntax error, no function of the asked name, an infinite loop
+// (out of fuel), a memory bomb (out of memory), a deep recursion (stack overflow), a crash of the sandbox
+// (the module is replaced), and the sandbox escapes — `this.constructor.constructor('return process')()`,
+// `require`, `fetch` (ReferenceError: not defined), `import()` (a Promise that never resolves: a wrong
+// result) — all make a failed attempt: `wrong-answer` at submit, feedback at run_tests. What happened
+// is logged in `info.sandbox` of the turn (the attempt's error kind and message, the count of tests by
+// status, the fuel used). The env has no state to misperceive or destroy, so it never reports
+// `misperception` or `irreversible`.
+// Tool errors (the agent sees the message and may recover; the episode goes on): an unknown tool or
+// arguments that fail the schema (no code, code longer than MAX_CODE) — `info.valid = false`,
+// `info.error = 'schema'`; a run of them ends only by the loop's `budget`. After submit, every call is
+// a tool error that ends the episode again (`info.error = 'over'`).
+// `info.quality` (the per-turn step-quality proxy, the paper's per-attempt measure): the share of hidden
+// tests the attempt passes, for run_tests and submit alike (run_tests runs the hidden tests too; the
+// agent sees only the visible ones).
+import type {
+  Env,
+  EnvSpec,
+  MaybePromise,
+  ScriptedView,
+  StepInfo,
+  StepResult,
+  ToolCall,
+  Turn,
+} from '../../core/types.ts';
+import { toolEnvSpec } from '../tool-call.ts';
+import {
+  type AttemptRun,
+  DEFAULT_SANDBOX_LIMITS,
+  loadedSandbox,
+  runAttempt,
+  type SandboxLimits,
+  sandboxModule,
+  type TestStatus,
+} from './sandbox.ts';
+import { type CodeWorld, callText } from './task.ts';
+import { CODE_TOOLS, parseCodeCall } from './tools.ts';
+
+/** A failing visible example as the agent sees it. */
+export interface FailedCase {
+  call: string;
+  expected: string;
+  got?: string;
+  error?: string;
+}
+
+export interface CodeLastCall {
+  tool: string;
+  ok: boolean;
+  /** run_tests: visible examples; submit: hidden tests. */
+  passed?: number;
+  total?: number;
+  /** run_tests: the failing examples. */
+  failures?: FailedCase[];
+  /** Why the code did not reach its tests (compile error, missing function, a limit), if so. */
+  attemptError?: string;
+  reward?: number;
+  /** A tool error's message. */
+  error?: string;
+}
+
+export interface CodeObservation {
+  task: string;
+  /** What the last tool call returned; null before the first call. */
+  last: CodeLastCall | null;
+}
+
+export const CODE_MAX_TURNS = 20;
+
+export function codeSpec(): EnvSpec {
+  return toolEnvSpec('code', CODE_TOOLS, CODE_MAX_TURNS);
+}
+
+interface CodeSnapshot {
+  obs: CodeObservation;
+  done: boolean;
+}
+
+/** The verdict of one attempt on the task's hidden tests. */
+export interface Graded {
+  /** Per hidden test: passed or not. */
+  pass: boolean[];
+  run: AttemptRun;
+}
+
+/** Runs code on the world's hidden tests (the visible ones first) and compares with the expected. */
+export function grade(
+  world: CodeWorld,
+  code: string,
+  module = loadedSandbox(),
+  limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+): Graded {
+  if (module === null) throw new Error('code env: the sandbox is not loaded (await sandboxModule())');
+  const run = runAttempt(
+    module,
+    code,
+    world.problem.name,
+    world.hidden.map((t) => ({ args: t.argsJson })),
+    world.seed,
+    limits,
+  );
+  const pass = world.hidden.map(
+    (t, i) => run.tests[i].status === 'returned' && run.tests[i].got === t.expected,
+  );
+  return { pass, run };
+}
+
+function statusCounts(run: AttemptRun, pass: boolean[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  run.tests.forEach((t, i) => {
+    const k: TestStatus | 'pass' | 'fail' = t.status === 'returned' ? (pass[i] ? 'pass' : 'fail') : t.status;
+    counts[k] = (counts[k] ?? 0) + 1;
+  });
+  return counts;
+}
+
+export class CodeEnv implements Env<CodeObservation, ToolCall> {
+  readonly spec: EnvSpec = codeSpec();
+  readonly world: CodeWorld;
+  private readonly limits: SandboxLimits;
+  private obs: CodeObservation;
+  private done = false;
+  private closed = false;
+
+  constructor(world: CodeWorld, limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS) {
+    this.world = world;
+    this.limits = limits;
+    this.obs = { task: world.prompt, last: null };
+  }
+
+  /** Synchronous once the sandbox module is loaded; the first reset in a process awaits its load. */
+  reset(_seed: number): MaybePromise<CodeObservation> {
+    this.alive();
+    const start = () => {
+      this.done = false;
+      this.obs = { task: this.world.prompt, last: null };
+      return this.obs;
+    };
+    return loadedSandbox() === null ? Promise.resolve(sandboxModule()).then(start) : start();
+  }
+
+  step(action: ToolCall): MaybePromise<StepResult<CodeObservation>> {
+    this.alive();
+    const call = parseCodeCall(action);
+    const tool = typeof (action as Partial<ToolCall> | null)?.name === 'string' ? action.name : '?';
+    if (this.done) return this.toolError(tool, 'the episode is over (submitted)', 'over', true);
+    if (!call.ok) return this.toolError(tool, call.message, 'schema');
+    const m = loadedSandbox();
+    // Only after a poisoned module (sandbox.ts) is the sandbox reloaded here, asynchronously.
+    if (m === null) return Promise.resolve(sandboxModule()).then(() => this.attempt(call.name, call.code));
+    return this.attempt(call.name, call.code);
+  }
+
+  private attempt(tool: 'run_tests' | 'submit', code: string): StepResult<CodeObservation> {
+    const w = this.world;
+    const { pass, run } = grade(w, code, loadedSandbox(), this.limits);
+    const hiddenPassed = pass.filter(Boolean).length;
+    const quality = hiddenPassed / pass.length;
+    const attemptError = run.error === undefined ? undefined : `${run.error.kind}: ${run.error.message}`;
+    const sandbox = {
+      tests: statusCounts(run, pass),
+      fuel: run.fuel,
+      ...(run.error === undefined ? {} : { error: run.error.kind, message: run.error.message }),
+      ...(firstTestError(run) === undefined ? {} : { firstTestError: firstTestError(run) }),
+    };
+    const nv = w.visible.length;
+    const visiblePassed = pass.slice(0, nv).filter(Boolean).length;
+    const info: StepInfo = {
+      tool,
+      quality,
+      visible: { passed: visiblePassed, total: nv },
+      hidden: { passed: hiddenPassed, total: pass.length },
+      sandbox,
+    };
+    if (tool === 'run_tests') {
+      const failures: FailedCase[] = [];
+      for (let i = 0; i < nv; i++) {
+        if (pass[i]) continue;
+        const t = run.tests[i];
+        failures.push({
+          call: callText(w.problem.name, w.visible[i].args),
+          expected: w.visible[i].expected,
+          ...(t.status === 'returned' ? { got: t.got } : {}),
+          ...(t.error !== undefined ? { error: t.error } : {}),
+          ...(t.status === 'not-run' ? { error: 'not run' } : {}),
+        });
+      }
+      const last: CodeLastCall = { tool, ok: true, passed: visiblePassed, total: nv, failures };
+      if (attemptError !== undefined) last.attemptError = attemptError;
+      this.obs = { task: this.obs.task, last };
+      return { observation: this.obs, reward: 0, terminated: false, info };
+    }
+    this.done = true;
+    const success = hiddenPassed === pass.length;
+    const reward = success ? 1 : w.params.reward === 'fraction' ? quality : 0;
+    info.success = success;
+    if (!success) info.failure = 'wrong-answer';
+    const last: CodeLastCall = { tool, ok: true, passed: hiddenPassed, total: pass.length, reward };
+    if (attemptError !== undefined) last.attemptError = attemptError;
+    this.obs = { task: this.obs.task, last };
+    return { observation: this.obs, reward, terminated: true, info };
+  }
+
+  private toolError(
+    tool: string,
+    message: string,
+    code: string,
+    terminated = false,
+  ): StepResult<CodeObservation> {
+    this.obs = { task: this.obs.task, last: { tool, ok: false, error: message } };
+    return { observation: this.obs, reward: 0, terminated, info: { tool, valid: false, error: code } };
+  }
+
+  private alive(): void {
+    if (this.closed) throw new Error('code env: used after close()');
+  }
+
+  /** The state part of an observation: the task and what the last call returned (not which call). */
+  stateKey(o: CodeObservation): string {
+    const { tool: _tool, ...rest } = o.last ?? { tool: '' };
+    return JSON.stringify([o.task, o.last === null ? null : rest]);
+  }
+
+  text(o: CodeObservation): string {
+    return renderCodeObservation(o);
+  }
+
+  snapshot(): CodeSnapshot {
+    return JSON.parse(JSON.stringify({ obs: this.obs, done: this.done })) as CodeSnapshot;
+  }
+
+  restore(snapshot: unknown, _seed?: number): void {
+    this.alive();
+    const s = snapshot as CodeSnapshot;
+    this.obs = JSON.parse(JSON.stringify(s.obs)) as CodeObservation;
+    this.done = s.done;
+  }
+
+  scripted(): ScriptedView<ToolCall> {
+    return codeScripted(this.world);
+  }
+
+  /** The env holds no sandbox between steps (each attempt disposes its runtime before returning); close
+   * marks it closed so that later use fails loudly. The module is shared and stays loaded. */
+  close(): void {
+    this.closed = true;
+  }
+}
+
+function firstTestError(run: AttemptRun): string | undefined {
+  return run.tests.find((t) => t.error !== undefined)?.error;
+}
+
+/** The observation as text for an LLM: the prompt, then the last result. */
+export function renderCodeObservation(o: CodeObservation): string {
+  const lines = [o.task];
+  const last = o.last;
+  if (last === null) return lines.join('\n');
+  if (!last.ok) {
+    lines.push(`${last.tool} failed: ${last.error}`);
+    return lines.join('\n');
+  }
+  if (last.tool === 'submit') {
+    lines.push(`submit: ${last.passed}/${last.total} hidden tests passed, reward ${last.reward}`);
+    if (last.attemptError !== undefined) lines.push(`  ${last.attemptError}`);
+    return lines.join('\n');
+  }
+  lines.push(`run_tests: ${last.passed}/${last.total} examples passed`);
+  if (last.attemptError !== undefined) lines.push(`  ${last.attemptError}`);
+  for (const f of last.failures ?? []) {
+    const what = f.got !== undefined ? `got ${f.got}` : `error ${f.error}`;
+    lines.push(`  ${f.call}: expected ${f.expected}, ${what}`);
+  }
+  return lines.join('\n');
+}
+
+const keyOf = (a: unknown) =>
+  JSON.stringify(typeof a === 'object' && a !== null ? [(a as ToolCall).name, (a as ToolCall).arguments] : a);
+const call = (name: 'run_tests' | 'submit', code: string): ToolCall => ({ name, arguments: { code } });
+
+/** The gold path — run_tests(reference), then submit(reference) — and a menu of valid but wrong calls:
+ * each wrong program (the family's bugs, the stubs) run or submitted. */
+export function codeScripted(world: CodeWorld): ScriptedView<ToolCall> {
+  const test = call('run_tests', world.problem.reference);
+  const submit = call('submit', world.problem.reference);
+  const tested = keyOf(test);
+  const menu = world.wrong.flatMap((src) => [call('run_tests', src), call('submit', src)]);
+  return {
+    goldAction(history: readonly Turn<unknown, unknown>[]): ToolCall {
+      return history.some((t) => keyOf(t.action) === tested) ? submit : test;
+    },
+    validActions: () => menu,
+  };
+}
