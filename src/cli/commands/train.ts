@@ -83,7 +83,22 @@ export function configFromFlags(f: TrainFlags): TrainConfig {
   if (envGiven || raw.env === undefined) raw.env = envConfigFromFlags(f.env ?? 'frozenlake', f);
   applyParamFlags(TRAIN_FLAGS, f, raw);
   applySets(TrainConfigSchema, raw, f.set ?? []);
+  checkHeldOut(raw);
   return parseTrainConfig(raw, f.config ?? 'config');
+}
+
+/**
+ * Test seeds given for a fixed FrozenLake map hold nothing out: every seed is the same map (only the
+ * slippery dice differ), and the final evaluation there runs fresh episodes of it anyway.
+ */
+function checkHeldOut(raw: Record<string, unknown>): void {
+  const env = raw.env as { env?: unknown; params?: { random?: unknown; map?: unknown } } | undefined;
+  if (raw.testSeeds === undefined || env?.env !== 'frozenlake' || env.params?.random === true) return;
+  throw new InputError(
+    'testSeeds',
+    raw.testSeeds,
+    `env.params.map ${String(env.params?.map ?? '4x4')} is a fixed map: every seed is the same map, so no test seed is held out; drop testSeeds, or train on random maps (--random)`,
+  );
 }
 
 const PRECEDENCE = `
