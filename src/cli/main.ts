@@ -54,7 +54,8 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
     if (e instanceof InputError) {
-      process.stderr.write(`turnwise: ${e.message}\n`);
+      // One line, whatever a library message holds.
+      process.stderr.write(`turnwise: ${e.message.replace(/\s*\n\s*/g, ' ')}\n`);
       return 2;
     }
     const err = e instanceof Error ? e : new Error(String(e));

@@ -74,7 +74,9 @@ export class RunStore {
       const check = this.db.pragma('quick_check', { simple: true });
       if (check !== 'ok') throw new Error(`integrity check: ${String(check)}`);
     } catch (e) {
-      throw new InputError(field, path, `cannot open as a SQLite run store: ${(e as Error).message}`);
+      // SQLite's integrity report spans lines; the refusal is one.
+      const reason = (e as Error).message.replace(/\s*\n\s*/g, ' ').trim();
+      throw new InputError(field, path, `cannot open as a SQLite run store: ${reason}`);
     }
   }
 
