@@ -22,12 +22,17 @@ const { values } = parseArgs({
   },
 });
 
-function run(args: string[]): { seconds: number; stdout: string } {
+/** Wall time and CPU time (user + system, from GNU time: the fairer figure on a shared machine). */
+function run(args: string[]): { seconds: number; cpu: number; stdout: string } {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const r = spawnSync('/usr/bin/time', ['-f', 'cpu %U %S', process.execPath, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
   const seconds = (performance.now() - t0) / 1000;
   if (r.status !== 0) throw new Error(`${args.join(' ')}: exit ${r.status}: ${r.stderr}`);
-  return { seconds, stdout: r.stdout };
+  const m = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr);
+  return { seconds, cpu: m === null ? Number.NaN : Number(m[1]) + Number(m[2]), stdout: r.stdout };
 }
 
 let file = values.in;
@@ -54,16 +59,21 @@ const best = {
   parse: Number.POSITIVE_INFINITY,
   summary: Number.POSITIVE_INFINITY,
 };
+const cpu = { ...best };
 let lines = 0;
 let episodes = 0;
 for (let i = 0; i < Number(values.repeat); i++) {
   const bare = run(['-e', BARE, file]);
   lines = Number(bare.stdout.trim());
   best.bare = Math.min(best.bare, bare.seconds);
-  best.parse = Math.min(best.parse, run(['-e', PARSE, file]).seconds);
+  cpu.bare = Math.min(cpu.bare, bare.cpu);
+  const parse = run(['-e', PARSE, file]);
+  best.parse = Math.min(best.parse, parse.seconds);
+  cpu.parse = Math.min(cpu.parse, parse.cpu);
   const s = run([BIN, 'summary', '--in', file, '--json']);
   episodes = JSON.parse(s.stdout).episodes;
   best.summary = Math.min(best.summary, s.seconds);
+  cpu.summary = Math.min(cpu.summary, s.cpu);
 }
 const r2 = (x: number) => Math.round(x * 100) / 100;
 process.stdout.write(
@@ -77,7 +87,13 @@ process.stdout.write(
       lineLoopWithJsonParse: r2(best.parse),
       summary: r2(best.summary),
     },
+    cpuSeconds: {
+      bareLineLoop: r2(cpu.bare),
+      lineLoopWithJsonParse: r2(cpu.parse),
+      summary: r2(cpu.summary),
+    },
     ratioToBareLoop: r2(best.summary / best.bare),
+    cpuRatioToBareLoop: r2(cpu.summary / cpu.bare),
   })}\n`,
 );
 if (made !== undefined && !values.keep) rmSync(made, { recursive: true, force: true });

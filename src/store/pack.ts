@@ -173,7 +173,10 @@ export function unpackTrajectory(data: Buffer | string, row: RowColumns): unknow
   if (flags & 8) outcome.error = r.text();
   const n = r.varint();
   const floats = Array.from({ length: r.varint() }, () => r.float());
-  const extras = Array.from({ length: r.varint() }, () => JSON.parse(r.text()) as [Turn['info'], boolean | null]);
+  const extras = Array.from(
+    { length: r.varint() },
+    () => JSON.parse(r.text()) as [Turn['info'], boolean | null],
+  );
   const turns: Record<string, unknown>[] = [];
   for (let i = 0; i < n; i++) {
     const observation = r.varint();

@@ -32,7 +32,15 @@ test('real rollouts: the store reads back the JSONL trajectories exactly; a turn
   const sets = [
     rollout('oracle.jsonl', ['--map', '8x8', '--slippery', '--policy', 'oracle', '--episodes', '60']),
     rollout('random.jsonl', ['--map', '4x4', '--slippery', '--policy', 'random', '--episodes', '60']),
-    rollout('maps.jsonl', ['--random', '--size', '6', '--policy', 'oracle:eps=0.2,temp=0.5', '--episodes', '40']),
+    rollout('maps.jsonl', [
+      '--random',
+      '--size',
+      '6',
+      '--policy',
+      'oracle:eps=0.2,temp=0.5',
+      '--episodes',
+      '40',
+    ]),
   ];
   const store = new RunStore(':memory:');
   sets.forEach((ts, i) => {
@@ -53,7 +61,10 @@ test('real rollouts: the store reads back the JSONL trajectories exactly; a turn
     if (i === 0) assert.ok(perTurn > 0 && perTurn < 4, `${perTurn.toFixed(2)} bytes a turn`);
     const json = ts.reduce((n, t) => n + JSON.stringify(t).length, 0);
     assert.ok(bytes * 5 < json, `${bytes} packed bytes against ${json} of JSON`);
-    assert.ok(ts.every((t) => packTrajectory(t)[0] === 1), 'FrozenLake trajectories take the packed form');
+    assert.ok(
+      ts.every((t) => packTrajectory(t)[0] === 1),
+      'FrozenLake trajectories take the packed form',
+    );
   });
   store.close();
 });
