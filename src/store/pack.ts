@@ -11,6 +11,7 @@ import type { Trajectory, Turn } from '../core/types.ts';
 
 const JSON_FORMAT = 0;
 const PACKED = 1;
+const OUTCOME_ONLY = 2;
 const TURN_KEYS = ['t', 'observation', 'action', 'reward', 'logp', 'info'];
 const MAX_VARINT = 2 ** 31 - 1;
 const OUTCOME_KEYS = 'success,return,turns,firstSuccessTurn,end,failure';
@@ -82,13 +83,25 @@ function indexIn<T>(table: T[], index: Map<T, number>, key: T): number {
 const isSmallInt = (x: unknown): x is number =>
   typeof x === 'number' && Number.isInteger(x) && x >= 0 && x <= MAX_VARINT;
 
+function packableOutcome(outcome: Trajectory['outcome']): boolean {
+  const o = Object.keys(outcome).join();
+  return (o === OUTCOME_KEYS || o === `${OUTCOME_KEYS},error`) && ENDS.includes(outcome.end);
+}
+
+/** The id and the outcome's fields that are not columns of the row. */
+function writeHead(w: Writer, t: Trajectory): void {
+  const o = t.outcome;
+  w.text(t.id);
+  w.varint((t.revealBudget ? 1 : 0) | (ENDS.indexOf(o.end) << 1) | (o.error === undefined ? 0 : 8));
+  w.varint(o.firstSuccessTurn ?? 0);
+  if (o.error !== undefined) w.text(o.error);
+}
+
 /** True when every turn has exactly the common keys (forced optional), in order, t = its index. */
 function packable(t: Trajectory): boolean {
   const keys = Object.keys(t);
   if (keys.join() !== 'id,task,policy,budget,revealBudget,turns,outcome') return false;
-  const o = Object.keys(t.outcome).join();
-  if (o !== OUTCOME_KEYS && o !== `${OUTCOME_KEYS},error`) return false;
-  if (!ENDS.includes(t.outcome.end)) return false;
+  if (!packableOutcome(t.outcome)) return false;
   return t.turns.every((turn, i) => {
     const k = Object.keys(turn);
     const n = k.length === 7 && k[6] === 'forced' ? 6 : k.length;
@@ -105,6 +118,11 @@ function packable(t: Trajectory): boolean {
 
 /** The blob of a trajectory; with `full` false, only its id and outcome. */
 export function packTrajectory(t: Trajectory, full = true): Buffer {
+  if (!full && packableOutcome(t.outcome)) {
+    const w = new Writer();
+    writeHead(w, t);
+    return Buffer.concat([Buffer.of(OUTCOME_ONLY), w.done()]);
+  }
   if (!full || !packable(t)) {
     const value = full ? t : { id: t.id, outcome: t.outcome };
     // JSON has no −∞: written as null, as in JSONL (the reader restores it).
@@ -112,11 +130,7 @@ export function packTrajectory(t: Trajectory, full = true): Buffer {
   }
   const w = new Writer();
   // The outcome's success, return, turns and failure are columns of the row.
-  const o = t.outcome;
-  w.text(t.id);
-  w.varint((t.revealBudget ? 1 : 0) | (ENDS.indexOf(o.end) << 1) | (o.error === undefined ? 0 : 8));
-  w.varint(o.firstSuccessTurn ?? 0);
-  if (o.error !== undefined) w.text(o.error);
+  writeHead(w, t);
   const floats: number[] = [];
   const floatIndex = new Map<number, number>();
   const extras: string[] = [];
@@ -149,16 +163,7 @@ export interface RowColumns {
   failure: string | null;
 }
 
-/**
- * The trajectory of a blob as a JSON value (log-prob −∞ as null, like a JSONL line), for the schema to
- * validate; the `{id, outcome}` of an outcome-only row; a legacy row's JSON text as it is.
- */
-export function unpackTrajectory(data: Buffer | string, row: RowColumns): unknown {
-  if (typeof data === 'string') return JSON.parse(data);
-  const body = inflateRawSync(data.subarray(1));
-  if (data[0] === JSON_FORMAT) return JSON.parse(body.toString('utf8'));
-  if (data[0] !== PACKED) throw new Error(`packed trajectory: unknown format ${data[0]}`);
-  const r = new Reader(body);
+function readHead(r: Reader, row: RowColumns) {
   const id = r.text();
   const flags = r.varint();
   const first = r.varint();
@@ -171,6 +176,24 @@ export function unpackTrajectory(data: Buffer | string, row: RowColumns): unknow
     failure: row.failure,
   };
   if (flags & 8) outcome.error = r.text();
+  return { id, revealBudget: (flags & 1) === 1, outcome };
+}
+
+/**
+ * The trajectory of a blob as a JSON value (log-prob −∞ as null, like a JSONL line), for the schema to
+ * validate; the `{id, outcome}` of an outcome-only row; a legacy row's JSON text as it is.
+ */
+export function unpackTrajectory(data: Buffer | string, row: RowColumns): unknown {
+  if (typeof data === 'string') return JSON.parse(data);
+  if (data[0] === OUTCOME_ONLY) {
+    const { id, outcome } = readHead(new Reader(data.subarray(1)), row);
+    return { id, outcome };
+  }
+  const body = inflateRawSync(data.subarray(1));
+  if (data[0] === JSON_FORMAT) return JSON.parse(body.toString('utf8'));
+  if (data[0] !== PACKED) throw new Error(`packed trajectory: unknown format ${data[0]}`);
+  const r = new Reader(body);
+  const { id, revealBudget, outcome } = readHead(r, row);
   const n = r.varint();
   const floats = Array.from({ length: r.varint() }, () => r.float());
   const extras = Array.from(
@@ -200,7 +223,7 @@ export function unpackTrajectory(data: Buffer | string, row: RowColumns): unknow
     task: JSON.parse(row.task),
     policy: row.policy,
     budget: row.budget,
-    revealBudget: (flags & 1) === 1,
+    revealBudget,
     turns,
     outcome,
   };
