@@ -8,3 +8,5 @@ echo "{\"bench\":\"rollout\",\"result\":$(tw bench rollout frozenlake --map 8x8 
 echo "{\"bench\":\"passkt\",\"result\":$(node --import tsx bench/passkt.ts)}"
 echo "{\"bench\":\"nn\",\"result\":$(tw bench nn --json)}"
 echo "{\"bench\":\"study-budget\",\"result\":$(node --import tsx bench/study-budget.ts --profile quick)}"
+echo "{\"bench\":\"memory\",\"result\":[$(node --import tsx bench/memory.ts --scale 0.1 | paste -sd,)]}"
+echo "{\"bench\":\"summary\",\"result\":$(node --import tsx bench/summary.ts --episodes 40000)}"

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.ts';
 import { checkInSpaces } from '../core/policy.ts';
-import type { EnvConfig, Trajectory } from '../core/types.ts';
+import type { EnvConfig, Task, Trajectory } from '../core/types.ts';
 import { ENV_IDS, envConfig, envSpec } from '../envs/index.ts';
 
 export function int(
@@ -130,4 +130,22 @@ export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
 export function checkSpacesOfRegistered(t: Trajectory, where: string): void {
   if (!ENV_IDS.includes(t.task.env)) return;
   checkInSpaces(t, envSpec(t.task), where);
+}
+
+const FROZENLAKE_SPACES = new Map<string, { observations: number; actions: number } | undefined>();
+
+/** The integer spaces of a registered env's task, for the quick way of store/outcomes.ts (what
+ * checkSpacesOfRegistered checks on the whole way). FrozenLake's depend on its params only (the map,
+ * or the size of random maps), so they are computed once per params, not once per line. */
+export function spacesOfRegistered(task: Task): { observations: number; actions: number } | undefined {
+  if (!ENV_IDS.includes(task.env)) return undefined;
+  const key = task.env === 'frozenlake' ? JSON.stringify(task.params) : undefined;
+  if (key !== undefined && FROZENLAKE_SPACES.has(key)) return FROZENLAKE_SPACES.get(key);
+  const spec = envSpec(task);
+  const spaces =
+    typeof spec.observations === 'number' && typeof spec.actions === 'number'
+      ? { observations: spec.observations, actions: spec.actions }
+      : undefined;
+  if (key !== undefined) FROZENLAKE_SPACES.set(key, spaces);
+  return spaces;
 }

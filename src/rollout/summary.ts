@@ -24,7 +24,7 @@ export class SummaryAccumulator {
     for (const k of FAILURE_KINDS) this.failures[k] = 0;
   }
 
-  add(t: Trajectory): void {
+  add(t: Pick<Trajectory, 'outcome'>): void {
     this.n++;
     this.turns += t.outcome.turns;
     if (t.outcome.success) {

@@ -7,6 +7,8 @@ import Database from 'better-sqlite3';
 import { InputError } from '../core/errors.ts';
 import type { Trajectory } from '../core/types.ts';
 import { fromZod } from '../core/validate.ts';
+import { fastTrajectory } from './fast-trajectory.ts';
+import { packTrajectory, type RowColumns, unpackTrajectory } from './pack.ts';
 import { asTrajectory, TrajectorySchema } from './schema.ts';
 
 export interface RunRow {
@@ -44,7 +46,7 @@ CREATE TABLE IF NOT EXISTS trajectories (
   turns INTEGER NOT NULL,
   ret REAL NOT NULL,
   failure TEXT,
-  data TEXT NOT NULL,
+  data BLOB NOT NULL,
   PRIMARY KEY (run, idx)
 );
 CREATE TABLE IF NOT EXISTS metrics (
@@ -74,7 +76,9 @@ export class RunStore {
       const check = this.db.pragma('quick_check', { simple: true });
       if (check !== 'ok') throw new Error(`integrity check: ${String(check)}`);
     } catch (e) {
-      throw new InputError(field, path, `cannot open as a SQLite run store: ${(e as Error).message}`);
+      // SQLite's integrity report spans lines; the refusal is one.
+      const reason = (e as Error).message.replace(/\s*\n\s*/g, ' ').trim();
+      throw new InputError(field, path, `cannot open as a SQLite run store: ${reason}`);
     }
   }
 
@@ -102,8 +106,9 @@ export class RunStore {
       .run(status, new Date().toISOString(), id);
   }
 
-  /** Appends trajectories as rows firstIdx, firstIdx+1, … in one transaction. With `full` false only the
-   * outcome columns are kept and `data` holds the outcome alone (a much smaller store). */
+  /** Appends trajectories as rows firstIdx, firstIdx+1, … in one transaction; `data` holds each one
+   * packed (store/pack.ts: a few bytes a FrozenLake turn). With `full` false only the outcome columns
+   * are kept and `data` holds the outcome alone. */
   addTrajectories(
     run: string,
     firstIdx: number,
@@ -127,7 +132,7 @@ export class RunStore {
           t.outcome.turns,
           t.outcome.return,
           t.outcome.failure,
-          JSON.stringify(full ? t : { id: t.id, outcome: t.outcome }),
+          packTrajectory(t, full),
         );
       });
     })();
@@ -142,17 +147,22 @@ export class RunStore {
    * −∞ log-prob (stored as null) and an LLM turn's trace come back as they went in. */
   trajectories(run: string): Trajectory[] {
     const rows = this.db
-      .prepare('SELECT idx, data FROM trajectories WHERE run = ? ORDER BY idx')
-      .all(run) as { idx: number; data: string }[];
+      .prepare(
+        'SELECT idx, task, policy, budget, success, turns, ret, failure, data FROM trajectories WHERE run = ? ORDER BY idx',
+      )
+      .all(run) as ({ idx: number; data: Buffer | string } & RowColumns)[];
     return rows.map((r) => {
-      const value = JSON.parse(r.data) as { turns?: unknown };
-      if (value.turns === undefined) {
-        throw InputError.raw(
-          `${this.path}: run ${run} row ${r.idx}`,
-          'holds the outcome only (stored without turns)',
-        );
+      const where = `${this.path}: run ${run} row ${r.idx}`;
+      let value: { turns?: unknown };
+      try {
+        value = unpackTrajectory(r.data, r) as { turns?: unknown };
+      } catch (e) {
+        throw InputError.raw(where, `cannot be read (${(e as Error).message})`);
       }
-      return asTrajectory(fromZod(TrajectorySchema, value, `${this.path}: run ${run} row ${r.idx}`));
+      if (value.turns === undefined) {
+        throw InputError.raw(where, 'holds the outcome only (stored without turns)');
+      }
+      return fastTrajectory(value) ?? asTrajectory(fromZod(TrajectorySchema, value, where));
     });
   }
 

@@ -6,14 +6,20 @@
 //   policy.safetensors      the policy alone, loadable anywhere with `--policy <run dir>`
 //   summary.json            the final evaluation, when the run completed
 //   lock                    {pid, host, started} while a process writes the run (store/lock.ts)
+// config.json and summary.json are written whole and atomically (store/atomic.ts), the checkpoints by
+// rename too; metrics.jsonl is derived — rewritten from the store on every resume — so a crash at any
+// byte of it costs nothing; the store is SQLite (WAL), whose transactions survive a crash whole or not
+// at all. What a crash cannot cause but damage can (a truncated or corrupt file) is refused on resume
+// naming the file; `--restart` starts the run over deliberately.
 // Order of writes per iteration: the store transaction (trajectories + metrics) first, then — every
 // checkpointEvery iterations — the checkpoint. A kill between the two leaves rows newer than the
 // checkpoint, which resume deletes before recomputing them.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../core/errors.ts';
 import type { Trajectory } from '../core/types.ts';
 import { writeCheckpoint } from '../nn/checkpoint.ts';
+import { writeFileAtomic } from '../store/atomic.ts';
 import { JsonlWriter, readText } from '../store/jsonl.ts';
 import { DirLock } from '../store/lock.ts';
 import { RunStore } from '../store/sqlite.ts';
@@ -50,7 +56,11 @@ export class RunDir {
   /** A new run: refuses a directory that already holds one. */
   static create(dir: string, config: TrainConfig): RunDir {
     if (existsSync(join(dir, FILES.store)) || existsSync(join(dir, FILES.config))) {
-      throw new InputError('--out', dir, 'already holds a run; give another directory or --resume it');
+      throw new InputError(
+        '--out',
+        dir,
+        'already holds a run; give another directory, --resume it, or replace it with --restart',
+      );
     }
     try {
       mkdirSync(dir, { recursive: true });
@@ -61,12 +71,31 @@ export class RunDir {
     // Checked again under the lock: another process may have created the run meanwhile.
     if (existsSync(join(dir, FILES.store)) || existsSync(join(dir, FILES.config))) {
       lock.release();
-      throw new InputError('--out', dir, 'already holds a run; give another directory or --resume it');
+      throw new InputError(
+        '--out',
+        dir,
+        'already holds a run; give another directory, --resume it, or replace it with --restart',
+      );
     }
-    writeFileSync(join(dir, FILES.config), `${JSON.stringify(config, null, 2)}\n`);
+    writeFileAtomic(join(dir, FILES.config), `${JSON.stringify(config, null, 2)}\n`);
     const store = new RunStore(join(dir, FILES.store));
     store.createRun(RUN_ID, 'train', config);
     return new RunDir(dir, store, new JsonlWriter(join(dir, FILES.metrics)), lock);
+  }
+
+  /**
+   * Removes the run in `dir` (if any) to start over: under its lock, so a live run is refused, not
+   * destroyed. Only the files a run writes are removed; anything else in the directory stays.
+   */
+  static restart(dir: string): void {
+    if (!existsSync(dir)) return;
+    const lock = DirLock.acquire(dir, '--restart');
+    try {
+      for (const f of [...Object.values(FILES), `${FILES.store}-wal`, `${FILES.store}-shm`])
+        rmSync(join(dir, f), { force: true });
+    } finally {
+      lock.release();
+    }
   }
 
   /** The last iteration the store of a run recorded (−1: none), read without changing it. */
@@ -140,7 +169,7 @@ export class RunDir {
   }
 
   writeSummary(summary: unknown): void {
-    writeFileSync(this.path('summary'), `${JSON.stringify(summary, null, 2)}\n`);
+    writeFileAtomic(this.path('summary'), `${JSON.stringify(summary, null, 2)}\n`);
   }
 
   close(status: string): void {
@@ -171,14 +200,14 @@ export function openRun(
     const ck = join(out, FILES.checkpoint);
     const storePath = join(out, FILES.store);
     if (!existsSync(storePath))
-      throw InputError.raw(storePath, 'is missing: the run cannot resume; start a new run');
+      throw InputError.raw(storePath, 'is missing: the run cannot resume; start it over with --restart');
     if (!existsSync(ck)) {
       // No checkpoint is right only if the run was stopped before its first one.
       const last = RunDir.lastRecorded(storePath);
       if (last >= config.checkpointEvery - 1) {
         throw InputError.raw(
           ck,
-          `is missing though iteration ${last + 1} was recorded (one is written every ${config.checkpointEvery}): the run cannot resume exactly; start a new run`,
+          `is missing though iteration ${last + 1} was recorded (one is written every ${config.checkpointEvery}): the run cannot resume exactly; start it over with --restart`,
         );
       }
     }
@@ -194,6 +223,8 @@ export function openRun(
     return { run, state };
   } catch (e) {
     lock.release();
+    if (e instanceof InputError && !e.message.includes('--restart'))
+      e.message += `; to start the run over: train --resume ${out} --restart`;
     throw e;
   }
 }

@@ -1,9 +1,9 @@
 // turnwise summary --in f.jsonl — the summary of a trajectory file (validated line by line).
 import type { Command } from 'commander';
 import { SummaryAccumulator } from '../../rollout/summary.ts';
-import { iterateTrajectories } from '../../store/jsonl.ts';
+import { iterateOutcomes } from '../../store/outcomes.ts';
 import { fmt, json, out, table } from '../io.ts';
-import { checkSpacesOfRegistered } from '../options.ts';
+import { checkSpacesOfRegistered, spacesOfRegistered } from '../options.ts';
 
 export function registerSummary(program: Command): void {
   program
@@ -12,10 +12,11 @@ export function registerSummary(program: Command): void {
     .requiredOption('--in <file.jsonl>', 'trajectories, one JSON object per line')
     .option('--json', 'machine-readable output')
     .action((flags: { in: string; json?: boolean }) => {
-      // One pass, one line in memory at a time: a per-policy accumulator and the overall one.
+      // One pass, one line in memory at a time (every line validated, its turns not built): a
+      // per-policy accumulator and the overall one.
       const all = new SummaryAccumulator();
       const byPolicy = new Map<string, SummaryAccumulator>();
-      for (const t of iterateTrajectories(flags.in, '--in', checkSpacesOfRegistered)) {
+      for (const t of iterateOutcomes(flags.in, '--in', spacesOfRegistered, checkSpacesOfRegistered)) {
         all.add(t);
         let acc = byPolicy.get(t.policy);
         if (acc === undefined) {

@@ -19,6 +19,7 @@ type TrainFlags = EnvFlags &
   Record<string, unknown> & {
     config?: string;
     resume?: string;
+    restart?: boolean;
     env?: string;
     set?: string[];
     out?: string;
@@ -83,7 +84,22 @@ export function configFromFlags(f: TrainFlags): TrainConfig {
   if (envGiven || raw.env === undefined) raw.env = envConfigFromFlags(f.env ?? 'frozenlake', f);
   applyParamFlags(TRAIN_FLAGS, f, raw);
   applySets(TrainConfigSchema, raw, f.set ?? []);
+  checkHeldOut(raw);
   return parseTrainConfig(raw, f.config ?? 'config');
+}
+
+/**
+ * Test seeds given for a fixed FrozenLake map hold nothing out: every seed is the same map (only the
+ * slippery dice differ), and the final evaluation there runs fresh episodes of it anyway.
+ */
+function checkHeldOut(raw: Record<string, unknown>): void {
+  const env = raw.env as { env?: unknown; params?: { random?: unknown; map?: unknown } } | undefined;
+  if (raw.testSeeds === undefined || env?.env !== 'frozenlake' || env.params?.random === true) return;
+  throw new InputError(
+    'testSeeds',
+    raw.testSeeds,
+    `env.params.map ${String(env.params?.map ?? '4x4')} is a fixed map: every seed is the same map, so no test seed is held out; drop testSeeds, or train on random maps (--random)`,
+  );
 }
 
 const PRECEDENCE = `
@@ -97,6 +113,10 @@ export function registerTrain(program: Command): void {
   )
     .option('--config <file.json>', 'a training config (src/train/config.ts); flags override its fields')
     .option('--resume <run-dir>', 'continue a run from its last checkpoint (no other training flags)')
+    .option(
+      '--restart',
+      'start over: with --out, replace the run there; with --resume, rerun it from iteration 0 with its config',
+    )
     .option('--env <id>', 'environment id (default frozenlake)')
     .addOption(setOption('training config', 'ppo.clipHigh=0.3'))
     .option('--out <dir>', 'run directory (default runs/train-<time>)')
@@ -109,7 +129,8 @@ export function registerTrain(program: Command): void {
       if (f.resume !== undefined) {
         // Every other option configures a run; a resumed run has its own config.
         const extra = cmd.options.find(
-          (o) => !['resume', 'json'].includes(o.attributeName()) && f[o.attributeName()] !== undefined,
+          (o) =>
+            !['resume', 'restart', 'json'].includes(o.attributeName()) && f[o.attributeName()] !== undefined,
         );
         if (extra !== undefined)
           throw new InputError(
@@ -124,6 +145,8 @@ export function registerTrain(program: Command): void {
         outDir = f.out ?? `runs/train-${new Date().toISOString().replace(/[:.]/g, '-')}`;
         checkOutput(outDir, '--out', 'dir');
       }
+      // Deliberately: the old run's files go (under its lock: a live run is refused), a new run starts.
+      if (f.restart) RunDir.restart(outDir);
       const progress = new Progress('train', config.iters);
       const onIter = (iter: number, iters: number, m: Record<string, number>) => {
         const line = `success ${fmt(m['rollout/success'], 3)} step quality ${fmt(m['rollout/step_quality'], 3)}`;
@@ -131,7 +154,7 @@ export function registerTrain(program: Command): void {
         else if ((iter + 1) % config.logEvery === 0 || iter + 1 === iters)
           warn(`iter ${iter + 1}/${iters} ${line}`);
       };
-      const options = { config, envs, out: outDir, resume: f.resume !== undefined, onIter };
+      const options = { config, envs, out: outDir, resume: f.resume !== undefined && !f.restart, onIter };
       const result = config.algo === 'es' ? await trainEs(options) : await trainPolicyGradient(options);
       progress.done();
       const last = result.metrics.at(-1);
