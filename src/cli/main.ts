@@ -14,7 +14,14 @@ export function program(): Command {
     .configureOutput({
       writeOut: (s) => process.stdout.write(s),
       writeErr: (s) => process.stderr.write(s),
-      outputError: (s, write) => write(`turnwise: ${s.replace(/^error: /, '').trimEnd()}\n`),
+      // One line, so commander's "(Did you mean --seed?)" joins the error instead of a line of its own.
+      outputError: (s, write) =>
+        write(
+          `turnwise: ${s
+            .replace(/^error: /, '')
+            .trim()
+            .replace(/\s*\n\s*/g, ' ')}\n`,
+        ),
     })
     .showSuggestionAfterError(true);
   for (const register of COMMANDS) register(p);
