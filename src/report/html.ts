@@ -5,6 +5,8 @@
 // cell text) are escaped; parameters named `body`/`content`/`html` are trusted markup, normally the
 // output of another function of this module or of the charts.
 
+import { ON_WHITE } from './color.ts';
+
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
   '<': '&lt;',
@@ -137,6 +139,15 @@ function stackRules(s: string): string {
     `font-size:.85em}${s} td.long{grid-column:1/-1}`
   );
 }
+// Light page and print: the palette's lightest colours darkened (ON_WHITE); attribute selectors,
+// because the charts write their colours as presentation attributes, which CSS overrides.
+const PALETTE_CSS = `@media print,not all and (prefers-color-scheme:dark){${Object.entries(ON_WHITE)
+  .map(
+    ([from, to]) =>
+      `svg.turnwise-chart [stroke="${from}" i]{stroke:${to}}svg.turnwise-chart [fill="${from}" i]{fill:${to}}`,
+  )
+  .join('')}}`;
+
 const STACK_CSS =
   STACK_AT.map((b) => `@container (width < ${b}rem){${stackRules(`table.stack-${b}`)}}`).join('') +
   stackRules('table.stack-all');
@@ -165,7 +176,7 @@ export function page(options: PageOptions): string {
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`,
     `<title>${escapeText(options.title)}</title>`,
-    `<style>${CSS}${STACK_CSS}</style>`,
+    `<style>${CSS}${STACK_CSS}${PALETTE_CSS}</style>`,
     '</head>',
     '<body>',
     '<header>',

@@ -6,13 +6,13 @@
 // Without chromium this test fails (CI installs it: .ci/run), it does not skip.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { figure, page as htmlPage, lineChart, table } from '../../src/report/index.ts';
+import { barChart, figure, page as htmlPage, lineChart, OKABE_ITO, table } from '../../src/report/index.ts';
 import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
 import { grpoTrainer } from '../../src/studies/budget/trainer.ts';
 import { turnwise } from '../cli/run.ts';
@@ -115,7 +115,7 @@ test('budget-study report (a real tiny study, re-rendered by `turnwise report RU
     { trainer: grpoTrainer },
   );
   const run = join(dir, 'run');
-  execFileSync('mkdir', ['-p', run]);
+  mkdirSync(run, { recursive: true });
   writeFileSync(join(run, 'summary.json'), JSON.stringify(summary));
   const r = await turnwise(['report', run, '--json']);
   assert.equal(r.code, 0, r.stderr);
@@ -128,6 +128,30 @@ test('sample report (one chart of each kind) reads at 600 px, 1280 px, light, da
   const file = join(dir, 'sample.html');
   writeFileSync(file, samplePage());
   await checkReport(file, 200, 20);
+});
+
+test('every palette colour (lines, markers, bars, dots, swatches) stands out in light, dark and print', async () => {
+  // Seven series: the whole Okabe–Ito palette, as lines with markers, as bars and as dots.
+  const names = OKABE_ITO.map((_, i) => `series ${i + 1}`);
+  const lines = lineChart({
+    title: 'palette lines',
+    series: names.map((name, i) => ({ name, points: [0, 1, 2].map((x) => ({ x, y: (i + x) / 10 })) })),
+  });
+  const groups = [0, 1].map((g) => ({
+    label: `group ${g + 1}`,
+    values: names.map((_, i) => (i + 1 + g) / 10),
+  }));
+  const bars = barChart({ title: 'palette bars', series: names, groups, valueLabels: false });
+  const dots = barChart({ title: 'palette dots', series: names, groups, style: 'dot', valueLabels: false });
+  const file = join(dir, 'palette.html');
+  writeFileSync(
+    file,
+    htmlPage({
+      title: 'palette',
+      body: [figure(1, 'lines', lines), figure(2, 'bars', bars), figure(3, 'dots', dots)],
+    }),
+  );
+  await checkReport(file, 30, 7 * 3 + 7 * 3 + 2 * 7 * 2);
 });
 
 test('the probe sees each fault: shrunk chart text, a dark line on a dark page, a table too wide, overflow', async () => {
