@@ -14,12 +14,12 @@ export function program(): Command {
     .configureOutput({
       writeOut: (s) => process.stdout.write(s),
       writeErr: (s) => process.stderr.write(s),
-      // One line, always: commander puts its "(Did you mean …?)" on a line of its own.
+      // One line, so commander's "(Did you mean --seed?)" joins the error instead of a line of its own.
       outputError: (s, write) =>
         write(
           `turnwise: ${s
             .replace(/^error: /, '')
-            .trimEnd()
+            .trim()
             .replace(/\s*\n\s*/g, ' ')}\n`,
         ),
     })
@@ -28,34 +28,18 @@ export function program(): Command {
   return p;
 }
 
-/**
- * Refuses `--x` given with `--no-x` (commander would let the last one win, silently): flags that
- * contradict each other are a mistake, not a preference. Arguments after `--` are not flags.
- */
-export function checkContradictions(argv: readonly string[]): void {
-  const end = argv.indexOf('--');
-  const flags = (end === -1 ? argv : argv.slice(0, end)).map((a) => a.split('=')[0]);
-  for (const f of flags) {
-    if (!f.startsWith('--no-')) continue;
-    const positive = `--${f.slice(5)}`;
-    if (flags.includes(positive)) throw InputError.raw(positive, `contradicts ${f}; give one of them`);
-  }
-}
-
 export async function main(argv: string[]): Promise<number> {
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(0);
     throw e;
   });
   try {
-    checkContradictions(argv);
     await program().parseAsync(argv, { from: 'user' });
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
     if (e instanceof InputError) {
-      // One line, whatever a library message holds.
-      process.stderr.write(`turnwise: ${e.message.replace(/\s*\n\s*/g, ' ')}\n`);
+      process.stderr.write(`turnwise: ${e.message}\n`);
       return 2;
     }
     const err = e instanceof Error ? e : new Error(String(e));

@@ -113,6 +113,9 @@ export interface EnvFlags {
 
 export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
   const raw: Record<string, unknown> = {};
+  // Rows are joined by commas: an empty row ("SFFF,,FFFG", a trailing comma) is a typo, not a row to drop.
+  if (flags.map?.includes(',') && flags.map.split(',').some((row) => row.trim() === ''))
+    throw new InputError('--map', flags.map, 'expected rows of S, F, H, G joined by commas, none empty');
   if (flags.map !== undefined) raw.map = flags.map;
   if (flags.slippery) raw.slippery = true;
   if (flags.successRate !== undefined) raw.successRate = probability('--success-rate', flags.successRate);
@@ -122,7 +125,32 @@ export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
   if (flags.level !== undefined)
     raw.level = flags.level === 'mixed' ? 'mixed' : int('--level', flags.level, 1, 3);
   if (flags.domain !== undefined) raw.domain = flags.domain;
-  return envConfig(envId, raw);
+  try {
+    return envConfig(envId, raw);
+  } catch (e) {
+    throw asFlagError(e, envId, raw);
+  }
+}
+
+/** The env parameters that envOptions' flags set (`successRate` by `--success-rate`, …). */
+const ENV_PARAMS = new Set(['map', 'slippery', 'successRate', 'random', 'size', 'p', 'level', 'domain']);
+const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/**
+ * An env's refusal of its parameters names them as config fields (`params.domain`, or `params` for
+ * an unknown one); on the command line the user typed a flag, so the line names the flag instead.
+ */
+function asFlagError(e: unknown, envId: string, raw: Record<string, unknown>): unknown {
+  if (!(e instanceof InputError)) return e;
+  const key = e.field.startsWith('params.') ? e.field.slice('params.'.length).split('.')[0] : undefined;
+  if (key !== undefined && ENV_PARAMS.has(key))
+    return InputError.raw(flagName(key), e.message.slice(e.field.length + 2));
+  if (e.field === 'params') {
+    const unknown = Object.keys(raw).find((k) => ENV_PARAMS.has(k) && e.message.includes(`"${k}"`));
+    if (unknown !== undefined)
+      return new InputError(flagName(unknown), raw[unknown], `${envId} has no ${flagName(unknown)}`);
+  }
+  return e;
 }
 
 /** For trajectory readers: refuse a line whose observations or actions its (registered) env cannot

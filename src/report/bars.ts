@@ -5,6 +5,7 @@ import { seriesColor } from './color.ts';
 import { formatNumber } from './html.ts';
 import { axisTicks, formatTick, linearScale } from './scale.ts';
 import {
+  CHART_WIDTH,
   charsFitting,
   chartTitle,
   clamp,
@@ -16,6 +17,7 @@ import {
   noData,
   num,
   referenceLine,
+  SMALL_FONT_SIZE,
   svgDocument,
   text,
   textWidth,
@@ -73,7 +75,7 @@ function asValue(v: BarValue | number | null | undefined): BarValue {
 
 /** A grouped bar (or dot) chart with error bars, as an inline SVG string. */
 export function barChart(o: BarChartOptions): string {
-  const W = o.width ?? 640;
+  const W = o.width ?? CHART_WIDTH;
   const H = o.height ?? 340;
   const style = o.style ?? 'bar';
   const digits = o.digits ?? 2;
@@ -158,7 +160,7 @@ export function barChart(o: BarChartOptions): string {
         parts.push(
           text(cx, baseline - 8, 'n/a', {
             anchor: 'middle',
-            size: 11,
+            size: SMALL_FONT_SIZE,
             opacity: 0.7,
             className: 'value-label',
           }),
@@ -197,7 +199,11 @@ export function barChart(o: BarChartOptions): string {
       if (showValues) {
         const topY = Math.min(y, hasCi ? Y(v.hi as number) : y, style === 'bar' ? baseline : y);
         parts.push(
-          text(cx, Math.max(12, topY - 6), shown, { anchor: 'middle', size: 11, className: 'value-label' }),
+          text(cx, Math.max(12, topY - 6), shown, {
+            anchor: 'middle',
+            size: SMALL_FONT_SIZE,
+            className: 'value-label',
+          }),
         );
       }
       const ci = hasCi ? ` (95% CI ${formatNumber(v.lo, digits)} to ${formatNumber(v.hi, digits)})` : '';

@@ -18,6 +18,19 @@ export const OKABE_ITO: readonly string[] = [
   '#F0E442', // yellow
 ];
 
+/**
+ * On a white page (light mode, print) the three lightest Okabe–Ito colours have a contrast below
+ * WCAG's 3:1 for graphics (orange 2.3, sky blue 2.3, yellow 1.3): a thin line in them is hard to
+ * see. The page's CSS swaps them there for darker shades of the same hue (3.8–3.9:1 on white);
+ * dark mode keeps the originals, which stand out on the dark page (8–14:1). A chart saved as a
+ * standalone SVG keeps the originals.
+ */
+export const ON_WHITE: Readonly<Record<string, string>> = {
+  '#E69F00': '#B07800',
+  '#56B4E9': '#3388C4',
+  '#F0E442': '#8F8500',
+};
+
 /** The colour of the i-th series (cycles after seven). */
 export function seriesColor(i: number): string {
   const n = OKABE_ITO.length;

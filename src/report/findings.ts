@@ -31,8 +31,10 @@ export function findingsTable(
   });
   const columns = [
     'finding',
-    { label: 'paper', align: 'right' as const },
-    { label: 'ours', align: 'right' as const },
+    // Left-aligned (numbers too) when any cell is text: text such as "0.51 [0.48, 0.54] at T=10"
+    // wraps, and wrapped lines read best from a common left edge.
+    'paper',
+    'ours',
     { label: 'verdict', align: 'center' as const },
     ...(withNotes ? ['note'] : []),
   ];

@@ -6,6 +6,7 @@ import { contrastText, DIVERGING_NEUTRAL, diverging, sequential } from './color.
 import { formatNumber, type NumberFormat } from './html.ts';
 import { formatTick, linearScale, niceTicks } from './scale.ts';
 import {
+  CHART_WIDTH,
   charsFitting,
   chartTitle,
   clamp,
@@ -13,6 +14,7 @@ import {
   finite,
   isFiniteNumber,
   noData,
+  SMALL_FONT_SIZE,
   svgDocument,
   text,
   textWidth,
@@ -59,7 +61,8 @@ export interface HeatmapOptions {
 }
 
 const LEGEND_SLICES = 48;
-const CI_SIZE = 9.5;
+/** Intervals inside cells: the smallest chart text. */
+const CI_SIZE = SMALL_FONT_SIZE;
 
 function at<T>(grid: readonly (readonly T[])[] | undefined, r: number, c: number): T | undefined {
   return grid?.[r]?.[c];
@@ -122,23 +125,30 @@ export function heatmap(o: HeatmapOptions): string {
     cells.push(row);
   }
   const anyCi = widestCi > 0;
-  const cellW = o.cellWidth ?? clamp(Math.round(540 / Math.max(1, nC)), 44, 84);
-  const ciInCell = anyCi && (o.ci === 'cell' || ((o.ci ?? 'auto') === 'auto' && widestCi + 8 <= cellW));
-  const cellH = o.cellHeight ?? (ciInCell ? 44 : 34);
 
-  // Layout, left to right: row axis title, row labels, grid, colour legend.
+  // Layout, left to right: row axis title, row labels, grid, colour legend. The cells share what the
+  // labels and the legend leave of the default chart width (so a heatmap fits a 600 px window), and
+  // widen to hold their interval when there is room.
   const rowLabelW = Math.min(120, Math.max(0, ...rowNames.map((s) => textWidth(s))));
   const titleH = o.showTitle ? 24 : 0;
   const divLabels = isDiv ? o.divergingLabels : undefined;
-  const top = 8 + titleH + (divLabels ? 18 : 6);
   const left = 8 + (o.rowLabel !== undefined ? 22 : 0) + rowLabelW + 8;
+  const barW = 14;
+  const tickW = Math.max(0, ...lLabels.map((s) => textWidth(s, SMALL_FONT_SIZE)));
+  const divW = divLabels ? Math.max(...divLabels.map((s) => textWidth(`▲ ${s}`, SMALL_FONT_SIZE))) : 0;
+  // From the grid's right edge to the chart's: gap, colour bar, ticks, legend title, margin.
+  const legendW =
+    22 + Math.max(barW + 8 + tickW + (o.legendLabel !== undefined ? 24 : 0), Math.min(divW, 160)) + 10;
+  const fit = Math.floor((CHART_WIDTH - left - legendW) / Math.max(1, nC));
+  const widest = anyCi ? clamp(widestCi + 8, 84, 100) : 84;
+  const cellW = o.cellWidth ?? clamp(fit, 44, widest);
+  const ciInCell = anyCi && (o.ci === 'cell' || ((o.ci ?? 'auto') === 'auto' && widestCi + 8 <= cellW));
+  const cellH = o.cellHeight ?? (ciInCell ? 46 : 34);
+  const top = 8 + titleH + (divLabels ? 18 : 6);
   const gridW = Math.max(1, nC) * cellW;
   const gridH = Math.max(1, nR) * cellH;
   const barX = left + gridW + 22;
-  const barW = 14;
   const barH = Math.max(gridH, 120);
-  const tickW = Math.max(0, ...lLabels.map((s) => textWidth(s)));
-  const divW = divLabels ? Math.max(...divLabels.map((s) => textWidth(`▲ ${s}`, 11))) : 0;
   const legendRight = Math.max(
     barX + barW + 8 + tickW + (o.legendLabel !== undefined ? 24 : 0),
     barX + Math.min(divW, 160),
@@ -190,7 +200,7 @@ export function heatmap(o: HeatmapOptions): string {
         const ink = contrastText(fill);
         body = el('rect', { x: x + 1, y: y + 1, width: cellW - 2, height: cellH - 2, fill, class: 'cell' });
         const ciLine = ciInCell && cell.ci;
-        body += text(cx, ciLine ? cy - 6 : cy, cell.shown, {
+        body += text(cx, ciLine ? cy - 7 : cy, cell.shown, {
           anchor: 'middle',
           baseline: 'middle',
           fill: ink,
@@ -200,7 +210,7 @@ export function heatmap(o: HeatmapOptions): string {
           className: 'cell-value',
         });
         if (ciLine)
-          body += text(cx, cy + 9, cell.ciShown, {
+          body += text(cx, cy + 10, cell.ciShown, {
             anchor: 'middle',
             baseline: 'middle',
             size: CI_SIZE,
@@ -292,7 +302,7 @@ export function heatmap(o: HeatmapOptions): string {
         'stroke-opacity': 0.55,
       }),
     );
-    legend.push(text(barX + barW + 7, y, lLabels[i], { baseline: 'middle', size: 11 }));
+    legend.push(text(barX + barW + 7, y, lLabels[i], { baseline: 'middle', size: SMALL_FONT_SIZE }));
   });
   if (isDiv)
     legend.push(
@@ -306,8 +316,14 @@ export function heatmap(o: HeatmapOptions): string {
       }),
     );
   if (divLabels) {
-    legend.push(text(barX, barTop - 7, `▲ ${divLabels[1]}`, { size: 11, maxChars: 26 }));
-    legend.push(text(barX, barBottom + 7, `▼ ${divLabels[0]}`, { size: 11, baseline: 'top', maxChars: 26 }));
+    legend.push(text(barX, barTop - 7, `▲ ${divLabels[1]}`, { size: SMALL_FONT_SIZE, maxChars: 26 }));
+    legend.push(
+      text(barX, barBottom + 7, `▼ ${divLabels[0]}`, {
+        size: SMALL_FONT_SIZE,
+        baseline: 'top',
+        maxChars: 26,
+      }),
+    );
   }
   if (o.legendLabel !== undefined)
     legend.push(
@@ -315,8 +331,8 @@ export function heatmap(o: HeatmapOptions): string {
         anchor: 'middle',
         baseline: 'middle',
         rotate: 90,
-        size: 11,
-        maxChars: charsFitting(barH, 11),
+        size: SMALL_FONT_SIZE,
+        maxChars: charsFitting(barH, SMALL_FONT_SIZE),
         className: 'axis-title',
       }),
     );

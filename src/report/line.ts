@@ -17,6 +17,7 @@ import {
 } from './scale.ts';
 import {
   type Axis,
+  CHART_WIDTH,
   chartTitle,
   clamp,
   el,
@@ -50,8 +51,14 @@ export interface LineSeries {
   axis?: 'left' | 'right';
   /** Dashed stroke; right-axis series are dashed unless this is false, so the axis shows without colour. */
   dashed?: boolean;
-  /** Default: the Okabe–Ito colour of the series' index. */
+  /**
+   * Default: the Okabe–Ito colour of the series' index. 'currentColor' is the page's text colour
+   * (dark on a light page, light on a dark one): the colour for reference curves such as an optimum,
+   * which a fixed grey would hide in one of the two themes.
+   */
   color?: string;
+  /** Opacity of the line, its markers and its legend swatch (default 1): shades of currentColor. */
+  opacity?: number;
 }
 
 export interface LineChartOptions {
@@ -138,7 +145,7 @@ function runs(points: readonly LinePoint[], ok: (p: LinePoint) => boolean): Line
 
 /** A line chart as an inline SVG string. */
 export function lineChart(o: LineChartOptions): string {
-  const W = o.width ?? 640;
+  const W = o.width ?? CHART_WIDTH;
   const H = o.height ?? 360;
   const log = o.xScale === 'log';
   const digits = o.digits ?? 3;
@@ -174,6 +181,7 @@ export function lineChart(o: LineChartOptions): string {
     label: hasRight ? `${s.name} (${s.right ? 'right' : 'left'} axis)` : s.name,
     color: s.color,
     shape: (s.dashed ?? s.right) ? 'dashed' : 'line',
+    opacity: s.opacity,
   }));
   const titleH = o.showTitle ? 24 : 0;
   const showLegend = o.legend ?? (series.length > 1 || hasRight);
@@ -299,6 +307,7 @@ export function lineChart(o: LineChartOptions): string {
           'stroke-linejoin': 'round',
           'stroke-linecap': 'round',
           'stroke-dasharray': (s.dashed ?? s.right) ? '6 4' : undefined,
+          'stroke-opacity': s.opacity,
           class: 'line',
         }),
       );
@@ -313,7 +322,14 @@ export function lineChart(o: LineChartOptions): string {
         parts.push(
           withTooltip(
             tip,
-            el('circle', { cx: X(p.x), cy: Y(p.y as number, r), r: 3.5, fill: s.color, class: 'marker' }),
+            el('circle', {
+              cx: X(p.x),
+              cy: Y(p.y as number, r),
+              r: 3.5,
+              fill: s.color,
+              'fill-opacity': s.opacity,
+              class: 'marker',
+            }),
           ),
         );
       }

@@ -5,6 +5,7 @@ import { contrastText, seriesColor } from './color.ts';
 import { formatNumber } from './html.ts';
 import { axisTicks, formatTick, linearScale } from './scale.ts';
 import {
+  CHART_WIDTH,
   charsFitting,
   chartTitle,
   el,
@@ -13,6 +14,7 @@ import {
   legend,
   legendHeight,
   noData,
+  SMALL_FONT_SIZE,
   svgDocument,
   text,
   textWidth,
@@ -56,7 +58,7 @@ function showCount(v: number, digits: number): string {
 
 /** A horizontal stacked bar chart as an inline SVG string. */
 export function stackedBarChart(o: StackedBarOptions): string {
-  const W = o.width ?? 640;
+  const W = o.width ?? CHART_WIDTH;
   const normalize = o.normalize ?? true;
   const digits = o.digits ?? 2;
   const colors = o.segments.map((s, i) => s.color ?? seriesColor(i));
@@ -70,7 +72,7 @@ export function stackedBarChart(o: StackedBarOptions): string {
   const labelW = Math.min(160, Math.max(0, ...o.categories.map((c) => textWidth(c))));
   const totalLabels = totals.map((t) => `n = ${showCount(t, digits)}`);
   const left = 8 + labelW + 10;
-  const right = 8 + Math.max(0, ...totalLabels.map((s) => textWidth(s, 11))) + 10;
+  const right = 8 + Math.max(0, ...totalLabels.map((s) => textWidth(s, SMALL_FONT_SIZE))) + 10;
   const px0 = left;
   const px1 = Math.max(px0 + 10, W - right);
   const nC = Math.max(1, o.categories.length);
@@ -121,18 +123,22 @@ export function stackedBarChart(o: StackedBarOptions): string {
         fill: colors[i],
         class: 'segment',
       });
-      if (x1 - x0 >= textWidth(shown, 11) + 6)
+      if (x1 - x0 >= textWidth(shown, SMALL_FONT_SIZE) + 6)
         body += text((x0 + x1) / 2, cy, shown, {
           anchor: 'middle',
           baseline: 'middle',
-          size: 11,
+          size: SMALL_FONT_SIZE,
           fill: contrastText(colors[i]),
         });
       const tip = `${cat} — ${s.name}: ${showCount(v, digits)} of ${showCount(total, digits)} (${formatNumber(share, 1, { percent: true })})`;
       out.push(withTooltip(tip, body));
     });
     out.push(
-      text(sx(normalize ? 1 : total) + 6, cy, totalLabels[c], { baseline: 'middle', size: 11, opacity: 0.8 }),
+      text(sx(normalize ? 1 : total) + 6, cy, totalLabels[c], {
+        baseline: 'middle',
+        size: SMALL_FONT_SIZE,
+        opacity: 0.8,
+      }),
     );
   });
 

@@ -10,6 +10,17 @@ export const SVG_NS = 'http://www.w3.org/2000/svg';
 const FONT = 'system-ui, -apple-system, Segoe UI, Roboto, Helvetica, Arial, sans-serif';
 /** Default font size of chart text, in px. */
 export const FONT_SIZE = 12;
+/**
+ * The smallest chart text (value labels, tick labels of colour legends, intervals in heatmap cells).
+ * Charts are drawn at their own size, never scaled into their box (svg.turnwise-chart has no
+ * max-width), so this is the size on screen at 100% zoom: 11 px, the smallest a report shows.
+ */
+export const SMALL_FONT_SIZE = 11;
+/**
+ * Default chart width, px: a 600 px window (a phone turned sideways, half a laptop screen) leaves
+ * 560 px inside the page's padding, so a default chart fits it at full size.
+ */
+export const CHART_WIDTH = 560;
 /** Average glyph advance of a sans-serif font, as a fraction of the font size (for layout estimates). */
 const CHAR_WIDTH = 0.6;
 
@@ -142,6 +153,8 @@ export interface LegendItem {
   label: string;
   color: string;
   shape: 'line' | 'dashed' | 'box' | 'dot';
+  /** The swatch's opacity (default 1), as the series it stands for. */
+  opacity?: number;
 }
 
 const LEGEND_ROW = 18;
@@ -169,8 +182,16 @@ export function legend(
     const cy = y + row * LEGEND_ROW + LEGEND_ROW / 2;
     let swatch: string;
     if (item.shape === 'box')
-      swatch = el('rect', { x: cx, y: cy - 6, width: 12, height: 12, fill: item.color });
-    else if (item.shape === 'dot') swatch = el('circle', { cx: cx + 6, cy, r: 4.5, fill: item.color });
+      swatch = el('rect', {
+        x: cx,
+        y: cy - 6,
+        width: 12,
+        height: 12,
+        fill: item.color,
+        'fill-opacity': item.opacity,
+      });
+    else if (item.shape === 'dot')
+      swatch = el('circle', { cx: cx + 6, cy, r: 4.5, fill: item.color, 'fill-opacity': item.opacity });
     else
       swatch = el('line', {
         x1: cx,
@@ -180,6 +201,7 @@ export function legend(
         stroke: item.color,
         'stroke-width': 2.5,
         'stroke-dasharray': item.shape === 'dashed' ? '5 3' : undefined,
+        'stroke-opacity': item.opacity,
       });
     const label = text(cx + LEGEND_SWATCH + 6, cy, item.label, {
       baseline: 'middle',
@@ -300,9 +322,9 @@ export function referenceLine(y: number, left: number, right: number, label: str
       ? ''
       : text(right - 4, y - 5, label, {
           anchor: 'end',
-          size: 11,
+          size: SMALL_FONT_SIZE,
           opacity: 0.85,
-          maxChars: charsFitting(right - left, 11),
+          maxChars: charsFitting(right - left, SMALL_FONT_SIZE),
         });
   return el('g', { class: 'reference' }, line + t);
 }

@@ -5,6 +5,7 @@ import {
   DIVERGING_NEUTRAL,
   diverging,
   OKABE_ITO,
+  ON_WHITE,
   parseHex,
   relativeLuminance,
   sequential,
@@ -56,4 +57,16 @@ test('palette and text contrast', () => {
   assert.equal(contrastText('#440154'), '#ffffff');
   assert.equal(contrastText('#fde725'), '#000000');
   assert.equal(contrastText(DIVERGING_NEUTRAL), '#000000');
+});
+
+test('on a white page every series colour has WCAG 3:1 contrast once ON_WHITE swaps the light three', () => {
+  const ratio = (a: string, b: string) => {
+    const [x, y] = [relativeLuminance(a), relativeLuminance(b)];
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+  };
+  const low = OKABE_ITO.filter((c) => ratio(c, '#ffffff') < 3);
+  assert.deepEqual(low, Object.keys(ON_WHITE), 'exactly the colours below 3:1 are swapped');
+  for (const c of OKABE_ITO) assert.ok(ratio(ON_WHITE[c] ?? c, '#ffffff') >= 3, c);
+  // The swaps stay readable under labels drawn in the original's contrast colour (stacked bars).
+  for (const [from, to] of Object.entries(ON_WHITE)) assert.ok(ratio(to, contrastText(from)) >= 4.5, from);
 });

@@ -70,7 +70,7 @@ policy spec and its bare kind (oracle for oracle:eps=0.2).`,
       if (policy.id.startsWith('openai:'))
         throw new InputError('--policy', flags.policy, 'serve takes an in-process policy');
       const port = int('--port', flags.port, 0, 65535);
-      const faults = flags.faults === undefined ? undefined : parseFaults(flags.faults);
+      const faults = flags.faults === undefined ? undefined : parseFaults(once(flags.faults));
       const latencyMs = flags.latency === undefined ? undefined : latency(flags.latency);
       const server = await startServer({ policy, env, faults, latencyMs, port, host: flags.host }).catch(
         (e: NodeJS.ErrnoException) => {
@@ -94,4 +94,12 @@ policy spec and its bare kind (oracle for oracle:eps=0.2).`,
       });
       await env.close?.();
     });
+}
+
+/** `--faults 429=0.5,429=0.1` says two things of one fault: refused, not the last silently kept. */
+function once(raw: string): string {
+  const keys = raw.split(',').map((part) => part.slice(0, Math.max(0, part.indexOf('='))).trim());
+  const twice = keys.find((k, i) => k !== '' && keys.indexOf(k) !== i);
+  if (twice !== undefined) throw new InputError('--faults', raw, `${twice} is given twice; give each once`);
+  return raw;
 }

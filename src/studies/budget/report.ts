@@ -104,10 +104,11 @@ export function renderBudgetReport(s: Summary): string {
 
   // ── Setup ─────────────────────────────────────────────────────────────────────────────────────
   const ref = s.reference;
-  const refLine = (name: string, ys: (number | null)[], color?: string) => ({
+  const refLine = (name: string, ys: (number | null)[], opacity: number) => ({
     name,
     dashed: true,
-    ...(color ? { color } : {}),
+    color: 'currentColor',
+    opacity,
     points: ref.T.map((t, j) => ({ x: t, y: ys[j] })),
   });
   const setup = section('Setup', [
@@ -156,9 +157,9 @@ export function renderBudgetReport(s: Summary): string {
         yLabel: 'P(success within T)',
         series: [
           ...names.map((p) => ({ name: LABEL[p], points: rowPoints(s.exactPassKT[p as 'base']) })),
-          refLine('optimal V*_T', ref.optimal, '#222222'),
-          refLine('expert', ref.expert, '#8C8C8C'),
-          refLine('random', ref.random, '#C8C8C8'),
+          refLine('optimal V*_T', ref.optimal, 1),
+          refLine('expert', ref.expert, 0.75),
+          refLine('random', ref.random, 0.55),
         ],
       }),
     ),
