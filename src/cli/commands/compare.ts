@@ -7,6 +7,7 @@ import { envs } from '../../envs/index.ts';
 import { type CompareReport, compare, STATES_FROM, type StatesFrom } from '../../eval/compare.ts';
 import { resolveMode } from '../../eval/evaluate.ts';
 import type { StepQuality } from '../../eval/step-quality.ts';
+import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
 import { CACHE_HELP, openCache } from '../cache.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
@@ -149,6 +150,16 @@ export function registerCompare(program: Command): void {
       const cache = openCache(flags.cache, [flags.a, flags.b]);
       const a = await openPolicy(flags.a, o.spec, '--a', cache);
       const b = await openPolicy(flags.b, o.spec, '--b', cache);
+      for (const [p, field] of [
+        [a, '--a'],
+        [b, '--b'],
+      ] as const)
+        if (checksEpisodes(p))
+          p.checkEpisodes(
+            o.tasks.map((t) => t.seed),
+            o.samples,
+            field,
+          );
       const modeA = resolveMode(a, o.mode);
       const modeB = resolveMode(b, o.mode);
       const states = int('--states', flags.states, 1, 1_000_000);
