@@ -113,9 +113,7 @@ export class ReplayPolicy implements Policy<unknown, unknown> {
 }
 
 /** A policy that can check, before work starts, that it covers every episode of a run. */
-export function checksEpisodes(
-  p: Policy<unknown, unknown>,
-): p is Policy<unknown, unknown> & {
+export function checksEpisodes(p: Policy<unknown, unknown>): p is Policy<unknown, unknown> & {
   checkEpisodes(taskSeeds: Iterable<number>, samples: number, field?: string): void;
 } {
   return typeof (p as { checkEpisodes?: unknown }).checkEpisodes === 'function';
