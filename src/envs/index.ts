@@ -1,6 +1,6 @@
 // The registry of environment ids. A new env adds one entry here and a folder beside frozenlake/.
 import { InputError } from '../core/errors.ts';
-import type { Env, EnvConfig, EnvFactory, EnvSpec, Task } from '../core/types.ts';
+import type { Env, EnvConfig, EnvFactory, EnvSpec, MaybePromise, Task } from '../core/types.ts';
 import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
 import { describeSql, exportSqlDatabase, makeSqlEnv, sqlParams, sqlSpec } from './sql/index.ts';
 import { describeTools, describeToolsText, makeToolsEnv, toolsParams, toolsSpec } from './tools/index.ts';
@@ -21,6 +21,9 @@ export interface EnvEntry {
   describeText?(description: Record<string, unknown>): string[];
   /** Writes the task's data to a file (sql: the SQLite database); returns the bytes written. */
   export?(task: Task, path: string): number;
+  /** Env-specific throughput figures that `turnwise bench env` adds to its JSON (code: the sandbox's
+   * test runs/s), measured on the task's env for about `steps` units of work. */
+  bench?(task: Task, steps: number, seed: number): MaybePromise<Record<string, number>>;
 }
 
 const ENVS: Record<string, EnvEntry> = {
