@@ -61,7 +61,34 @@ function print(r: CompareReport, resamples: number, actions: number): void {
         qualityRows('error', r.stepQuality.error),
       ]),
     );
-  } else out('\nStep quality and recovery: the env has no exact oracle (skipped)');
+  } else if (r.stepProxy) {
+    const q = r.stepProxy;
+    out(
+      `\nStep quality by the env's per-turn proxy (info.${q.field}; no exact oracle): ${actions} actions each at the same states, pairs where both steps carry the proxy`,
+    );
+    out(
+      table([
+        ['states', 'scored pairs', 'A better', 'tie', 'B better', 'A better + ½tie', 'mean A', 'mean B'],
+        [
+          q.states,
+          fmt(q.scored),
+          orDash(q.aBetter),
+          orDash(q.ties),
+          orDash(q.bBetter),
+          orDash(q.score),
+          orDash(q.meanA),
+          orDash(q.meanB),
+        ],
+      ]),
+    );
+    out(
+      `on their own trajectories: mean proxy A ${orDash(q.own.a)} (${q.own.turnsA} turns), B ${orDash(q.own.b)} (${q.own.turnsB} turns)`,
+    );
+    out('Recovery: the env has no exact oracle to pick bad actions with (skipped)');
+  } else
+    out(
+      '\nStep quality and recovery: the env has no exact oracle and its turns carry no quality proxy (skipped)',
+    );
 
   if (r.recovery) {
     const rec = r.recovery;
