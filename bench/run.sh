@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tw() { node bin/turnwise.js "$@"; }
 echo "{\"bench\":\"env\",\"result\":$(tw bench env frozenlake --map 8x8 --slippery --steps 5000000 --json)}"
+echo "{\"bench\":\"env-tools\",\"result\":$(tw bench env all --json)}"
 echo "{\"bench\":\"rollout\",\"result\":$(tw bench rollout frozenlake --map 8x8 --slippery --steps 2000000 --json)}"
 echo "{\"bench\":\"passkt\",\"result\":$(node --import tsx bench/passkt.ts)}"
 echo "{\"bench\":\"nn\",\"result\":$(tw bench nn --json)}"

@@ -257,6 +257,10 @@ export interface TurnContext<O> {
   /** The episode's policy stream (independent of the env's). */
   rng: Rng;
   env: EnvView<O>;
+  /** The episode's task and sample index, when the rollout knows them (a `replay:` policy looks its
+   * actions up by them); absent for contexts rebuilt for scoring. */
+  task?: Task;
+  sample?: number;
 }
 
 export interface Action<A> {

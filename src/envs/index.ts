@@ -1,7 +1,14 @@
 // The registry of environment ids. A new env adds one entry here and a folder beside frozenlake/.
 import { InputError } from '../core/errors.ts';
-import type { Env, EnvConfig, EnvFactory, EnvSpec, Task } from '../core/types.ts';
-import { codeParams, codeSpec, describeCode, describeCodeText, makeCodeEnv } from './code/index.ts';
+import type { Env, EnvConfig, EnvFactory, EnvSpec, MaybePromise, Task } from '../core/types.ts';
+import {
+  benchCode,
+  codeParams,
+  codeSpec,
+  describeCode,
+  describeCodeText,
+  makeCodeEnv,
+} from './code/index.ts';
 import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
 import {
   describeSearch,
@@ -29,6 +36,9 @@ export interface EnvEntry {
   describeText?(description: Record<string, unknown>): string[];
   /** Writes the task's data to a file (sql: the SQLite database); returns the bytes written. */
   export?(task: Task, path: string): number;
+  /** Env-specific throughput figures that `turnwise bench env` adds to its JSON (code: the sandbox's
+   * test runs/s), measured on the task's env for about `steps` units of work. */
+  bench?(task: Task, steps: number, seed: number): MaybePromise<Record<string, number>>;
 }
 
 const ENVS: Record<string, EnvEntry> = {
@@ -83,6 +93,10 @@ const ENVS: Record<string, EnvEntry> = {
     spec: () => codeSpec(),
     describe: (task, options) => describeCode(task, options?.gold === true),
     describeText: describeCodeText,
+    bench: async (task, steps, seed) => {
+      const r = await benchCode({ steps, seed, params: task.params });
+      return { sandboxTestRunsPerSecond: r.testRunsPerSecond, sandboxLive: r.liveSandboxes };
+    },
   },
 };
 

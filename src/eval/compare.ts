@@ -13,6 +13,7 @@ import { type Likelihood, likelihood } from './likelihood.ts';
 import { checkKT, passKT } from './passkt.ts';
 import { DEFAULT_CONTINUATIONS, type Recovery, recovery } from './recovery.ts';
 import { canInjectErrors, collectStates, makeErrorStates, type Recorded } from './states.ts';
+import { hasStepProxy, type StepProxy, stepProxy } from './step-proxy.ts';
 import { DEFAULT_ACTIONS, type StepQuality, stepQuality } from './step-quality.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
@@ -69,6 +70,9 @@ export interface RecoveryReport extends Recovery {
 export interface CompareReport {
   passKT: { a: PassSide; b: PassSide; diff: number[][]; diffCi95: Interval[][] };
   stepQuality: StepQualityByKind | null;
+  /** Step quality by the env's per-turn proxy (`info.quality`) where there is no exact oracle
+   * (eval/step-proxy.ts); null when there is an oracle or no turn carries the proxy. */
+  stepProxy: StepProxy | null;
   recovery: RecoveryReport | null;
   likelihood: Likelihood | null;
   failures: { a: Failures; b: Failures };
@@ -152,6 +156,18 @@ export async function compare(o: CompareOptions): Promise<CompareReport> {
       quality = { normal: normalQ, error: none };
     }
   }
+  let proxy: StepProxy | null = null;
+  const all = [...recorded.a, ...recorded.b].map((r) => r.trajectory);
+  if (!withOracle && hasStepProxy(all)) {
+    progress('step quality (proxy)', 0, 1);
+    proxy = await stepProxy(
+      o.envs,
+      recorded,
+      pools,
+      { a: o.a, b: o.b },
+      { states: nStates, actions, seed: o.runSeed },
+    );
+  }
   progress('likelihood', 0, 1);
   const trajectories = (rs: Recorded[]) => rs.map((r) => r.trajectory);
   const lik = await likelihood(o.envs, trajectories(recorded.a), trajectories(recorded.b), o.a, o.b);
@@ -163,6 +179,7 @@ export async function compare(o: CompareOptions): Promise<CompareReport> {
       diffCi95: boot.diffCi!,
     },
     stepQuality: quality,
+    stepProxy: proxy,
     recovery: recovered,
     likelihood: lik,
     failures: { a: failures(trajectories(recorded.a)), b: failures(trajectories(recorded.b)) },

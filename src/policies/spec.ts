@@ -10,6 +10,7 @@ import { loadNeuralPolicy, mlpPolicyConfig, NeuralPolicy } from './neural.ts';
 import { type OpenAIOptions, OpenAIPolicy, type ResponseCache } from './openai.ts';
 import { OraclePolicy } from './oracle.ts';
 import { discreteActions, RandomPolicy } from './random.ts';
+import { ReplayPolicy } from './replay.ts';
 import { ScriptedOraclePolicy, ScriptedRandomPolicy } from './scripted.ts';
 import { loadTabularPolicy, TabularPolicy } from './tabular.ts';
 
@@ -129,7 +130,7 @@ export const CHECKPOINT_LOADERS: ((path: string, env: EnvSpec) => AnyPolicy | un
 
 export const POLICY_KINDS: readonly string[] = Object.keys(KINDS);
 
-const ALLOWED = `expected random, oracle[:eps=E,temp=T,horizon=H], tabular, mlp[:hidden=64x64,seed=S], openai:URL#MODEL[,options], or a checkpoint path`;
+const ALLOWED = `expected random, oracle[:eps=E,temp=T,horizon=H], tabular, mlp[:hidden=64x64,seed=S], openai:URL#MODEL[,options], replay:FILE.jsonl, or a checkpoint path`;
 
 export function parsePolicySpec(
   spec: string,
@@ -306,6 +307,7 @@ export async function openPolicy(
 /** Builds a policy from its spec for an env, or throws an InputError naming the spec. */
 export function makePolicy(spec: string, env: EnvSpec, field = '--policy'): AnyPolicy {
   if (spec.startsWith('openai:')) return makeOpenAIPolicy(spec, env, field) as AnyPolicy;
+  if (spec.startsWith('replay:')) return new ReplayPolicy(spec.slice('replay:'.length), env, field);
   if (looksLikePath(spec)) {
     if (!existsSync(spec)) throw new InputError(field, spec, `no such file or directory (${ALLOWED})`);
     for (const load of CHECKPOINT_LOADERS) {

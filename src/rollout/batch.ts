@@ -77,6 +77,7 @@ export function rollout(opts: BatchOptions): MaybePromise<Trajectory[]> {
     return {
       id: `${prefix}${task.seed}-${sample}`,
       task,
+      sample,
       budget: checkBudget(budgetFor(task, sample), 'budget'),
       revealBudget: opts.revealBudget ?? policy.budgetAware,
       envSeed,

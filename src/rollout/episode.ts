@@ -28,6 +28,8 @@ export interface EpisodeOptions<O> {
   task: Task;
   budget: number;
   revealBudget: boolean;
+  /** The sample index of the episode within its task (told to the policy as ctx.sample). */
+  sample?: number;
   /** Seed given to env.reset. */
   envSeed: number;
   /** The policy's random stream for this episode. */
@@ -110,7 +112,9 @@ export class Episode<O, A> {
       turnsLeft: undefined,
       rng: o.rng,
       env,
+      task: o.task,
     };
+    if (o.sample !== undefined) this.ctx.sample = o.sample;
   }
 
   start(): unknown {

@@ -122,7 +122,15 @@ test('compare --json: the contract keys and the values theory fixes for oracle v
   const r = await turnwise(COMPARE);
   assert.equal(r.code, 0, r.stderr);
   const d = JSON.parse(r.stdout);
-  assert.deepEqual(Object.keys(d), ['passKT', 'stepQuality', 'recovery', 'likelihood', 'failures']);
+  assert.deepEqual(Object.keys(d), [
+    'passKT',
+    'stepQuality',
+    'stepProxy',
+    'recovery',
+    'likelihood',
+    'failures',
+  ]);
+  assert.equal(d.stepProxy, null); // FrozenLake has the exact Q*: no proxy
   for (const key of ['a', 'b', 'diff', 'diffCi95']) assert.ok(key in d.passKT, key);
   const { a, b, diff, diffCi95 } = d.passKT;
   assert.equal(a.policy, 'oracle:horizon=100');

@@ -1,8 +1,10 @@
 // turnwise bench env|rollout|nn — throughput figures (machine-dependent: printed, never asserted).
 import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
 import type { Env, Task } from '../../core/types.ts';
-import { envSpec, makeEnv } from '../../envs/index.ts';
+import { ENV_IDS, envEntry, envSpec, envs, makeEnv } from '../../envs/index.ts';
 import { envThroughput } from '../../envs/throughput.ts';
+import { toolEnvThroughput } from '../../envs/tool-throughput.ts';
 import { benchNn } from '../../nn/bench.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { rolloutThroughput } from '../../rollout/throughput.ts';
@@ -15,6 +17,37 @@ interface BenchFlags extends EnvFlags {
   json?: boolean;
 }
 
+const DISCRETE_STEPS = 5_000_000;
+const TOOL_STEPS = 20_000;
+const BASE_KEYS = new Set(['steps', 'episodes', 'seconds', 'stepsPerSecond']);
+
+/** One env's figure: a discrete env steps pre-drawn random actions; a tool env plays random valid calls
+ * from its menu over a cycle of tasks (envs/tool-throughput.ts), plus the env's own figures (the
+ * registry's `bench` hook). A warm-up run first, so that the JIT (and the world caches) are warm. */
+async function benchEnv(
+  task: Task,
+  stepsFlag: number | undefined,
+  s: number,
+): Promise<Record<string, unknown>> {
+  const spec = envSpec(task);
+  if (typeof spec.actions === 'number') {
+    const steps = stepsFlag ?? DISCRETE_STEPS;
+    envThroughput(makeEnv(task) as Env<unknown, number>, Math.min(steps, 200_000)); // warm-up (JIT)
+    return { ...envThroughput(makeEnv(task) as Env<unknown, number>, steps, s) };
+  }
+  if (spec.scripted !== true)
+    throw new InputError(
+      'env',
+      task.env,
+      'a tool env needs a menu of valid calls (spec.scripted) to be benchmarked',
+    );
+  const steps = stepsFlag ?? TOOL_STEPS;
+  await toolEnvThroughput(envs, task, Math.min(steps, 2_000), s); // warm-up (JIT, generated worlds)
+  const r = await toolEnvThroughput(envs, task, steps, s);
+  const extra = await envEntry(task.env).bench?.(task, steps, s);
+  return { ...r, ...extra };
+}
+
 function taskOf(envId: string, flags: BenchFlags): Task {
   return { ...envConfigFromFlags(envId, flags), seed: seed(flags.seed) };
 }
@@ -25,21 +58,34 @@ export function registerBench(program: Command): void {
   envOptions(
     bench
       .command('env')
-      .argument('<env>', 'environment id')
-      .description('raw steps/s through the public Env API'),
+      .argument('<env>', `environment id, or all (every registered env: ${ENV_IDS.join(', ')})`)
+      .description(
+        'raw steps/s through the public Env API (tool envs: uniformly random valid tool calls from the env menu)',
+      ),
   )
-    .option('--steps <n>', 'steps to time', '5000000')
-    .option('--seed <n>', 'seed', '0')
+    .option(
+      '--steps <n>',
+      `steps to time (default ${DISCRETE_STEPS} for discrete envs, ${TOOL_STEPS} for tool envs)`,
+    )
+    .option('--seed <n>', 'seed (and first task seed)', '0')
     .option('--json', 'machine-readable output')
-    .action((envId: string, flags: BenchFlags) => {
-      const task = taskOf(envId, flags);
-      const steps = int('--steps', flags.steps, 1, 1e10);
-      envThroughput(makeEnv(task) as Env<unknown, number>, Math.min(steps, 200_000)); // warm-up (JIT)
-      const r = envThroughput(makeEnv(task) as Env<unknown, number>, steps, seed(flags.seed));
-      if (flags.json) return json(r);
-      out(
-        `${fmt(r.stepsPerSecond / 1e6, 2)} M steps/s (${r.steps} steps, ${r.episodes} episodes, ${fmt(r.seconds, 2)} s)`,
-      );
+    .action(async (envId: string, flags: Omit<BenchFlags, 'steps'> & { steps?: string }) => {
+      const ids = envId === 'all' ? ENV_IDS : [envId];
+      const tasks = ids.map((id) => taskOf(id, flags as BenchFlags));
+      const steps = flags.steps === undefined ? undefined : int('--steps', flags.steps, 1, 1e10);
+      const results: Record<string, Record<string, unknown>> = {};
+      for (const task of tasks) results[task.env] = await benchEnv(task, steps, seed(flags.seed));
+      if (flags.json) return json(envId === 'all' ? results : results[envId]);
+      for (const [id, r] of Object.entries(results)) {
+        const rate = r.stepsPerSecond as number;
+        const extra = Object.entries(r)
+          .filter(([k]) => !BASE_KEYS.has(k))
+          .map(([k, v]) => `, ${k} ${typeof v === 'number' ? fmt(v, 1) : String(v)}`)
+          .join('');
+        out(
+          `${id}: ${rate >= 1e6 ? `${fmt(rate / 1e6, 2)} M` : fmt(rate, 0)} steps/s (${r.steps} steps, ${r.episodes} episodes, ${fmt(r.seconds as number, 2)} s${extra})`,
+        );
+      }
     });
 
   envOptions(

@@ -7,6 +7,7 @@ import { envs } from '../../envs/index.ts';
 import { type CompareReport, compare, STATES_FROM, type StatesFrom } from '../../eval/compare.ts';
 import { resolveMode } from '../../eval/evaluate.ts';
 import type { StepQuality } from '../../eval/step-quality.ts';
+import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
 import { CACHE_HELP, openCache } from '../cache.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
@@ -60,7 +61,34 @@ function print(r: CompareReport, resamples: number, actions: number): void {
         qualityRows('error', r.stepQuality.error),
       ]),
     );
-  } else out('\nStep quality and recovery: the env has no exact oracle (skipped)');
+  } else if (r.stepProxy) {
+    const q = r.stepProxy;
+    out(
+      `\nStep quality by the env's per-turn proxy (info.${q.field}; no exact oracle): ${actions} actions each at the same states, pairs where both steps carry the proxy`,
+    );
+    out(
+      table([
+        ['states', 'scored pairs', 'A better', 'tie', 'B better', 'A better + ½tie', 'mean A', 'mean B'],
+        [
+          q.states,
+          fmt(q.scored),
+          orDash(q.aBetter),
+          orDash(q.ties),
+          orDash(q.bBetter),
+          orDash(q.score),
+          orDash(q.meanA),
+          orDash(q.meanB),
+        ],
+      ]),
+    );
+    out(
+      `on their own trajectories: mean proxy A ${orDash(q.own.a)} (${q.own.turnsA} turns), B ${orDash(q.own.b)} (${q.own.turnsB} turns)`,
+    );
+    out('Recovery: the env has no exact oracle to pick bad actions with (skipped)');
+  } else
+    out(
+      '\nStep quality and recovery: the env has no exact oracle and its turns carry no quality proxy (skipped)',
+    );
 
   if (r.recovery) {
     const rec = r.recovery;
@@ -149,6 +177,16 @@ export function registerCompare(program: Command): void {
       const cache = openCache(flags.cache, [flags.a, flags.b]);
       const a = await openPolicy(flags.a, o.spec, '--a', cache);
       const b = await openPolicy(flags.b, o.spec, '--b', cache);
+      for (const [p, field] of [
+        [a, '--a'],
+        [b, '--b'],
+      ] as const)
+        if (checksEpisodes(p))
+          p.checkEpisodes(
+            o.tasks.map((t) => t.seed),
+            o.samples,
+            field,
+          );
       const modeA = resolveMode(a, o.mode);
       const modeB = resolveMode(b, o.mode);
       const states = int('--states', flags.states, 1, 1_000_000);

@@ -2,6 +2,7 @@
 // turnwise credit fidelity …             — every method against the exact advantage A^π = Q^π − V^π
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
+import type { Trajectory } from '../../core/types.ts';
 import {
   applyFlags,
   CREDIT_PARAMS,
@@ -16,7 +17,7 @@ import {
   splitMethodList,
   VALUE_SOURCES,
 } from '../../credit/index.ts';
-import { envSpec, makeTasks } from '../../envs/index.ts';
+import { ENV_IDS, envSpec, makeTasks } from '../../envs/index.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { readTrajectories } from '../../store/jsonl.ts';
 import {
@@ -89,6 +90,28 @@ const preview = (row: readonly number[], n = 8): string =>
     .map((x) => fmt(x, 3))
     .join(' ')}${row.length > n ? ` … (${row.length})` : ''}]`;
 
+/** Why an env without an exact oracle has no exact advantage, and what runs on it instead. */
+const NO_ORACLE = (env: string) =>
+  `an env with an exact oracle, and ${env} has none: the exact advantage A^π = Q^π − V^π needs the env's whole model solved by dynamic programming over a finite state space, and ${env}'s state (a database, an API state, a sandbox) is not one; methods without an oracle run on it with \`credit --in FILE --method M\` (gae with --values zero), and \`compare\` scores its steps by the env's quality proxy`;
+
+/** `exact` and GAE with values=exact need the oracle of every trajectory's env: refused up front, with
+ * the reason, when a registered env of the file has none. */
+function refuseWithoutOracle(spec: MethodSpec, trajectories: readonly Trajectory[]): void {
+  const exact =
+    spec.name === 'exact' ||
+    (spec.name === 'gae' && (spec.params.values ?? DEFAULT_VALUE_SOURCE) === 'exact');
+  if (!exact) return;
+  const field = spec.name === 'exact' ? '--method' : '--values';
+  const t = trajectories.find((x) => ENV_IDS.includes(x.task.env) && !envSpec(x.task).oracle);
+  if (t === undefined) return;
+  const why = NO_ORACLE(t.task.env).replace(/^an env with an exact oracle, and /, '');
+  throw new InputError(
+    field,
+    spec.name === 'exact' ? spec.label : 'exact',
+    `needs an exact oracle (trajectory ${t.id}): ${why}`,
+  );
+}
+
 export function registerCredit(program: Command): void {
   // The method parameters live on `credit` itself; `credit fidelity` reads them as global options
   // (commander hands every flag it knows to the parent first).
@@ -119,6 +142,7 @@ export function registerCredit(program: Command): void {
         throw new InputError('--method', undefined, `expected one of: ${METHOD_NAMES.join(', ')}, exact`);
       const [spec] = applyFlags([parseMethodSpec(flags.method, '--method', ['exact'])], paramFlags(flags));
       const trajectories = readTrajectories(flags.in, '--in', checkSpacesOfRegistered);
+      refuseWithoutOracle(spec, trajectories);
       const advantages = creditForSpec(trajectories, spec, () =>
         exactValuesFromSpecs(spec.name === 'exact' ? '--method' : '--values'),
       );
@@ -169,7 +193,7 @@ export function registerCredit(program: Command): void {
       const config = envConfigFromFlags(flags.env, flags);
       const spec = envSpec(makeTasks(config, 1, runSeed)[0]);
       if (!spec.oracle)
-        throw new InputError('--env', flags.env, 'credit fidelity needs an env with an exact oracle');
+        throw new InputError('--env', flags.env, `credit fidelity needs ${NO_ORACLE(spec.id)}`);
       const budget =
         flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
       const policy = makePolicy(flags.policy, spec);

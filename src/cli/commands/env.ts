@@ -24,7 +24,7 @@ function taskFrom(envId: string, flags: CommonFlags): Task {
 
 function budgetOf(flags: { budget?: string }, task: Task): number {
   if (flags.budget !== undefined) return int('--budget', flags.budget, 1, 1_000_000);
-  return makeEnv(task).spec.maxTurns ?? 100;
+  return envSpec(task).maxTurns ?? 100;
 }
 
 export function registerEnv(program: Command): void {
@@ -53,7 +53,7 @@ export function registerEnv(program: Command): void {
         P: [number, number, number, boolean][][][];
       };
       if (flags.json) return json(d);
-      const spec = makeEnv(task).spec;
+      const spec = envSpec(task);
       out(`${task.env} ${JSON.stringify(task.params)} seed ${task.seed}`);
       out(
         `states ${d.nS}, actions ${d.nA} (${ACTION_NAMES.map((n, i) => `${i} ${n}`).join(', ')}), registered limit ${spec.maxTurns}`,
@@ -107,10 +107,15 @@ export function registerEnv(program: Command): void {
     .option('--budget <T>', 'turns left h (default: the registered episode limit)')
     .option('--seed <n>', 'task seed (picks the map with --random)', '0')
     .option('--json', 'machine-readable output')
-    .action((envId: string, flags: CommonFlags & { budget?: string }) => {
+    .action(async (envId: string, flags: CommonFlags & { budget?: string }) => {
       const task = taskFrom(envId, flags);
       const h = budgetOf(flags, task);
-      const oracle = makeEnv(task).oracle?.();
+      // Only the spec is asked first: an env without an oracle (sql holds a SQLite connection) is never
+      // opened, and one that is opened is closed again.
+      if (!envSpec(task).oracle) throw new InputError('env', envId, 'this env has no exact oracle');
+      const made = makeEnv(task);
+      const oracle = made.oracle?.();
+      await made.close?.();
       if (oracle === undefined) throw new InputError('env', envId, 'this env has no exact oracle');
       const V = Array.from({ length: oracle.nS }, (_, s) => oracle.v(h, s));
       const Q = Array.from({ length: oracle.nS }, (_, s) => Array.from(oracle.q(h, s)));
@@ -280,6 +285,7 @@ async function play(task: Task, budget: number, hints: boolean, asJson: boolean)
     prompt();
   }
   say(`\n${show(obs)}\n${ended} after ${turns.length} turn(s)`);
+  await env.close?.();
   if (asJson) {
     const success = turns.some((t) => t.info.success);
     json({ task, budget, turns, success, turnsUsed: turns.length });

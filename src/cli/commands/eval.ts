@@ -4,6 +4,7 @@ import { InputError } from '../../core/errors.ts';
 import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import type { Interval } from '../../eval/bootstrap.ts';
 import { checkIncreasing, evaluate, PASS_MODES, type PassMode, resolveMode } from '../../eval/evaluate.ts';
+import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
 import { CACHE_HELP, openCache } from '../cache.ts';
 import { fmt, json, out, Progress, table, warn } from '../io.ts';
@@ -105,6 +106,11 @@ export function registerEval(program: Command): void {
       const o = readPassFlags(flags);
       const cache = openCache(flags.cache, [flags.policy]);
       const policy = await openPolicy(flags.policy, o.spec, '--policy', cache);
+      if (checksEpisodes(policy))
+        policy.checkEpisodes(
+          o.tasks.map((t) => t.seed),
+          o.samples,
+        );
       const mode = resolveMode(policy, o.mode);
       const progress = new Progress(
         'eval',

@@ -8,6 +8,7 @@ import { registerCredit } from './credit.ts';
 import { registerDemo } from './demo.ts';
 import { registerEnv } from './env.ts';
 import { registerEval } from './eval.ts';
+import { registerMcp } from './mcp.ts';
 import { registerProbe } from './probe.ts';
 import { registerReport } from './report.ts';
 import { registerRollout } from './rollout.ts';
@@ -34,4 +35,5 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerSchema,
   registerServe,
   registerProbe,
+  registerMcp,
 ];

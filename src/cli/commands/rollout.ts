@@ -4,6 +4,7 @@ import { InputError } from '../../core/errors.ts';
 import type { Task, Trajectory } from '../../core/types.ts';
 import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import { meanExactSuccess } from '../../eval/exact.ts';
+import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
 import { rollout } from '../../rollout/batch.ts';
 import { SummaryAccumulator } from '../../rollout/summary.ts';
@@ -98,6 +99,11 @@ export function registerRollout(program: Command): void {
         flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
       const cache = openCache(flags.cache, [flags.policy]);
       const policy = await openPolicy(flags.policy, spec, '--policy', cache);
+      if (checksEpisodes(policy))
+        policy.checkEpisodes(
+          Array.from({ length: nTasks }, (_, i) => runSeed + i),
+          samples,
+        );
       const revealBudget = flags.revealBudget ?? policy.budgetAware;
       if (policy.budgetAware && !revealBudget) {
         throw new InputError(
