@@ -69,6 +69,9 @@ export interface OpenAIOptions {
   /** Requests a minute and tokens a minute, shared by every episode; absent: unlimited. */
   rpm?: number;
   tpm?: number;
+  /** Ask for the completion's token ids as vLLM's `return_token_ids` (other servers may refuse it;
+   * llama.cpp gives ids in logprobs.content[] unasked). */
+  tokenIds?: boolean;
   /** The model's context window in tokens: a longer prompt (estimated) ends the episode as `context`. */
   maxContext?: number;
 }
@@ -477,6 +480,7 @@ export class OpenAIPolicy implements Policy<unknown, number> {
       body.logprobs = true;
       if (o.topLogprobs > 0) body.top_logprobs = o.topLogprobs;
     }
+    if (o.tokenIds === true) body.return_token_ids = true;
     const r = await this.cached('chat', '/chat/completions', body);
     return this.read(r.response as ChatResponse, r);
   }

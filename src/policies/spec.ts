@@ -155,7 +155,7 @@ function looksLikePath(spec: string): boolean {
 }
 
 const OPENAI_FORM =
-  'expected openai:URL#MODEL[,mode=tools|text,temperature=,max_tokens=,history=all|N,concurrency=,timeout=,retries=,logprobs=1|0,top_logprobs=,budgetAware=1|0,rpm=,tpm=,max_context=] or openai:env#MODEL';
+  'expected openai:URL#MODEL[,mode=tools|text,temperature=,max_tokens=,history=all|N,concurrency=,timeout=,retries=,logprobs=1|0,top_logprobs=,budgetAware=1|0,rpm=,tpm=,max_context=,token_ids=1|0] or openai:env#MODEL';
 
 /** A duration such as 30s, 500ms or 2000 (milliseconds). */
 const duration = (v: string, field: string): number => {
@@ -215,6 +215,9 @@ const OPENAI_PARAMS: Record<string, (v: string, field: string, o: OpenAIOptions)
   },
   tpm: (v, f, o) => {
     o.tpm = intIn(1, 1_000_000_000)(v, f);
+  },
+  token_ids: (v, f, o) => {
+    o.tokenIds = flag(v, f) === 1;
   },
   max_context: (v, f, o) => {
     o.maxContext = intIn(1, 100_000_000)(v, f);
