@@ -192,31 +192,34 @@ class Transient extends Error {
 
 /** rpm: requests spaced 60000/rpm ms apart; tpm: a request waits while the last minute's reported
  * tokens reach tpm. One limiter per policy, so every episode of a run shares it. */
-class RateLimiter {
+export class RateLimiter {
   private next = 0;
   private readonly spent: { at: number; tokens: number }[] = [];
   private readonly rpm: number | undefined;
   private readonly tpm: number | undefined;
+  /** The window of both limits (a minute; shorter only in tests). */
+  private readonly windowMs: number;
 
-  constructor(rpm: number | undefined, tpm: number | undefined) {
+  constructor(rpm: number | undefined, tpm: number | undefined, windowMs = 60_000) {
     this.rpm = rpm;
     this.tpm = tpm;
+    this.windowMs = windowMs;
   }
 
   async wait(): Promise<void> {
     if (this.rpm !== undefined) {
       const now = performance.now();
       const at = Math.max(now, this.next);
-      this.next = at + 60_000 / this.rpm;
+      this.next = at + this.windowMs / this.rpm;
       if (at > now) await sleep(at - now);
     }
     if (this.tpm === undefined) return;
     for (;;) {
       const now = performance.now();
-      while (this.spent.length > 0 && this.spent[0].at <= now - 60_000) this.spent.shift();
+      while (this.spent.length > 0 && this.spent[0].at <= now - this.windowMs) this.spent.shift();
       const used = this.spent.reduce((s, x) => s + x.tokens, 0);
       if (used < this.tpm) return;
-      await sleep(this.spent[0].at + 60_000 - now + 1);
+      await sleep(this.spent[0].at + this.windowMs - now + 1);
     }
   }
 
