@@ -468,6 +468,12 @@ export class OpenAIPolicy implements Policy<unknown, number> {
   }
 
   async act(ctx: TurnContext<unknown>): Promise<Action<number>> {
+    const r = await this.cached('chat', '/chat/completions', this.requestBody(ctx));
+    return this.read(r.response as ChatResponse, r);
+  }
+
+  /** The chat request of a turn (its seed drawn from ctx.rng); ContextOverflow over max_context. */
+  requestBody(ctx: TurnContext<unknown>): Record<string, unknown> {
     const o = this.options;
     const messages = this.messages(ctx);
     this.checkContext(messages);
@@ -484,8 +490,7 @@ export class OpenAIPolicy implements Policy<unknown, number> {
       if (o.topLogprobs > 0) body.top_logprobs = o.topLogprobs;
     }
     if (o.tokenIds === true) body.return_token_ids = true;
-    const r = await this.cached('chat', '/chat/completions', body);
-    return this.read(r.response as ChatResponse, r);
+    return body;
   }
 
   /** A request answered from the cache when it holds it, else over HTTP (and then recorded). */
