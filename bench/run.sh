@@ -7,4 +7,5 @@ echo "{\"bench\":\"env\",\"result\":$(tw bench env frozenlake --map 8x8 --slippe
 echo "{\"bench\":\"rollout\",\"result\":$(tw bench rollout frozenlake --map 8x8 --slippery --steps 2000000 --json)}"
 echo "{\"bench\":\"passkt\",\"result\":$(node --import tsx bench/passkt.ts)}"
 echo "{\"bench\":\"nn\",\"result\":$(tw bench nn --json)}"
+echo "{\"bench\":\"serve\",\"result\":$(tw bench serve --json)}"
 echo "{\"bench\":\"study-budget\",\"result\":$(node --import tsx bench/study-budget.ts --profile quick)}"
