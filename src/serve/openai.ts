@@ -13,6 +13,13 @@
 // index, logprob: log π(a)}; `top_logprobs` lists the actions by probability (an impossible one as
 // −9999, OpenAI's floor, since JSON has no −∞). `n` > 1 draws choice i > 0 from Rng.derive(seed, i).
 // `usage` counts whitespace-separated words of the messages, not model tokens.
+//
+// `stream: true` answers the same completion as server-sent events in OpenAI's (and vLLM's) chunk shape
+// — role, then the content or the tool call (id and name, then the arguments) with the token's
+// log-probs, then the finish reason, the usage last with stream_options.include_usage — ending with
+// `data: [DONE]`. /v1/completions scores: its prompt is a ChatML rendering of the conversation
+// (policies/chat.ts renderChatML) with the action's text after the opened assistant turn, and `echo` +
+// `logprobs` give that text's log-prob log π(a) by `text_offset`, as vLLM's echo does.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';

@@ -43,7 +43,7 @@ export function registerServe(program: Command): void {
     program
       .command('serve')
       .description(
-        'serve an in-process policy as an OpenAI-compatible chat endpoint (/v1/models, /v1/chat/completions, /health)',
+        'serve an in-process policy as an OpenAI-compatible endpoint (/v1/models, /v1/chat/completions with streaming, /v1/completions for scoring, /health)',
       )
       .addHelpText(
         'after',
