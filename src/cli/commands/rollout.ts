@@ -209,7 +209,6 @@ export function registerRollout(program: Command): void {
         ...(totals === undefined ? {} : { requests: totals }),
       };
       if (flags.json) return json(result);
-      if (totals !== undefined) out(totalsLine(totals));
       out(
         `${policy.id} on ${config.env} ${JSON.stringify(config.params)}: ${n} episodes (${nTasks} tasks × ${samples}), budget ${budget}`,
       );
@@ -233,5 +232,6 @@ export function registerRollout(program: Command): void {
       if (flags.db) out(`recorded run ${runId} in ${flags.db}`);
       if (cache !== undefined)
         out(`cache ${cache.file}: ${cache.hits} responses replayed, ${cache.writes} recorded`);
+      if (totals !== undefined) out(totalsLine(totals));
     });
 }
