@@ -220,6 +220,9 @@ export interface TurnTrace {
   finishReason?: string;
   /** Retries the call needed before it succeeded. */
   retries?: number;
+  /** The HTTP status of the answer, and why each retried attempt failed (`HTTP 429`, `timeout …`). */
+  status?: number;
+  errors?: string[];
   /** Why the raw output is not an action (no tool call, unknown tool, bad arguments, empty message);
    * the turn's action is then one the env refuses (`valid: false`) and the agent is told this reason. */
   invalid?: string;

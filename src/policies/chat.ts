@@ -233,3 +233,95 @@ export function parseReply(chat: ChatSpec, mode: ChatMode, message: ReplyMessage
   if (action < 0) return { invalid: `the answer must be one of ${allowed}`, text: content };
   return { action, text: content };
 }
+
+// Scoring. A chat server scores an action through /v1/completions with `echo` and `logprobs`: the
+// conversation rendered as one text (ChatML, the template of Qwen and many open models), the assistant
+// turn opened, and the action's text appended; the echoed prompt's token log-probs over the action's
+// characters (by `text_offset`) sum to log π(action | conversation) — lm-eval-harness's loglikelihood.
+
+const IM_START = '<|im_start|>';
+const IM_END = '<|im_end|>';
+
+/** The conversation as ChatML text, the assistant turn opened (what a model continues). */
+export function renderChatML(messages: readonly ChatMessage[]): string {
+  const parts = messages.map((m) => {
+    const content =
+      m.tool_calls !== undefined && m.tool_calls.length > 0
+        ? m.tool_calls.map((c) => toolCallText(c.function.name, c.function.arguments)).join('\n')
+        : (m.content ?? '');
+    return `${IM_START}${m.role}\n${content}${IM_END}\n`;
+  });
+  return `${parts.join('')}${IM_START}assistant\n`;
+}
+
+/** A tool call as Hermes/Qwen models write it. */
+export function toolCallText(name: string, args: string): string {
+  let parsed: unknown = args;
+  try {
+    parsed = JSON.parse(args);
+  } catch {}
+  return `<tool_call>\n${JSON.stringify({ name, arguments: parsed })}\n</tool_call>`;
+}
+
+/** The text of an action as the model would write it in this mode: what scoring appends to the prompt. */
+export function actionText(chat: ChatSpec, mode: ChatMode, action: number): string {
+  const name = chat.names[action];
+  if (mode === 'text') return `<answer>${name}</answer>`;
+  return toolCallText(chat.tool, JSON.stringify({ [chat.argument]: name }));
+}
+
+/** The inverse of renderChatML + an action's text: the messages, and the text after the opened assistant
+ * turn (the scored completion). Undefined when the text is not such a rendering. */
+export function parseChatML(text: string): { messages: ChatMessage[]; completion: string } | undefined {
+  const open = `${IM_START}assistant\n`;
+  const at = text.lastIndexOf(open);
+  if (at < 0) return undefined;
+  const head = text.slice(0, at);
+  const completion = text.slice(at + open.length);
+  const messages: ChatMessage[] = [];
+  const block = /<\|im_start\|>(system|user|assistant|tool)\n([\s\S]*?)<\|im_end\|>\n/gy;
+  let m: RegExpExecArray | null = block.exec(head);
+  let end = 0;
+  while (m !== null) {
+    const role = m[1] as ChatMessage['role'];
+    const content = m[2];
+    const call = /^<tool_call>\n([\s\S]*)\n<\/tool_call>$/.exec(content);
+    if (role === 'assistant' && call !== null) {
+      let fn: { name?: unknown; arguments?: unknown } = {};
+      try {
+        fn = JSON.parse(call[1]) as typeof fn;
+      } catch {}
+      const args = typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? null);
+      const id = `call_${messages.length}`;
+      messages.push({
+        role,
+        content: null,
+        tool_calls: [{ id, type: 'function', function: { name: String(fn.name ?? ''), arguments: args } }],
+      });
+    } else if (role === 'tool') {
+      const prev = messages[messages.length - 1]?.tool_calls?.[0]?.id ?? '';
+      messages.push({ role, content, tool_call_id: prev });
+    } else messages.push({ role, content });
+    end = block.lastIndex;
+    m = block.exec(head);
+  }
+  if (end !== head.length || messages.length === 0) return undefined;
+  return { messages, completion };
+}
+
+/** The reply message a scored completion stands for (a tool call in ChatML, or text). */
+export function completionMessage(completion: string): {
+  content: string | null;
+  tool_calls?: ReplyMessage['tool_calls'];
+} {
+  const text = completion.replace(/<\|im_end\|>[\s\S]*$/, '');
+  const call = /^<tool_call>\n([\s\S]*)\n<\/tool_call>$/.exec(text);
+  if (call === null) return { content: text };
+  try {
+    const fn = JSON.parse(call[1]) as { name?: unknown; arguments?: unknown };
+    const args = typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? null);
+    return { content: null, tool_calls: [{ function: { name: String(fn.name ?? ''), arguments: args } }] };
+  } catch {
+    return { content: text };
+  }
+}

@@ -16,18 +16,29 @@
 // and latency it took; a request the cache holds is answered from it with no HTTP at all (nor does
 // connect() reach the server when the cache holds the model listing), and its trace is the recorded one.
 //
-// Scoring (logProb) is not implemented: it needs prompt log-probs (vLLM's prompt_logprobs or echo on
-// /v1/completions), which this client does not request yet; diagnostics that need it refuse the policy.
+// Scoring (logProb, for NLL, LLR and PPO ratios): the turn's prompt rendered as ChatML (chat.ts
+// renderChatML) with the action's text appended, sent to /v1/completions with echo and logprobs; the
+// echoed tokens over the action's characters (text_offset) sum to log π(a). A server that cannot echo
+// prompt log-probs (llama.cpp, Ollama, OpenAI's chat models) is found out by checkScoring(), which then
+// removes logProb and says why: diagnostics report "unavailable" rather than a wrong number.
+//
+// Limits shared by every episode of a run (one policy object serves them all): `concurrency` requests in
+// flight, `rpm` requests a minute (spaced evenly), `tpm` tokens a minute (the usage the server reported,
+// over a sliding minute), and `max_context`: a prompt whose estimated size (ChatML characters / 4) is
+// over it ends the episode as failure kind `context` before any request. Totals (requests, retries,
+// failed, byStatus, tokens) are counted per policy for the run's summary.
 import { createHash } from 'node:crypto';
 import { ContextOverflow, InputError } from '../core/errors.ts';
 import type { Action, ChatSpec, EnvSpec, Policy, TurnContext, TurnTrace } from '../core/types.ts';
 import {
+  actionText,
   buildMessages,
   type ChatMessage,
   type ChatMode,
   chatTool,
   INVALID_ACTION,
   parseReply,
+  renderChatML,
 } from './chat.ts';
 
 export interface OpenAIOptions {
@@ -55,6 +66,29 @@ export interface OpenAIOptions {
   /** Whether the model is told the turns left and uses them; absent: what the server's model listing
    * says (`turnwise serve` states it for its policy), else false. */
   budgetAware?: boolean;
+  /** Requests a minute and tokens a minute, shared by every episode; absent: unlimited. */
+  rpm?: number;
+  tpm?: number;
+  /** Ask for the completion's token ids as vLLM's `return_token_ids` (other servers may refuse it;
+   * llama.cpp gives ids in logprobs.content[] unasked). */
+  tokenIds?: boolean;
+  /** The model's context window in tokens: a longer prompt (estimated) ends the episode as `context`. */
+  maxContext?: number;
+}
+
+/** What a policy's requests cost so far (the run's summary). Cache hits are counted apart: no HTTP. */
+export interface RequestTotals {
+  /** HTTP attempts made (each retry is one more). */
+  requests: number;
+  retries: number;
+  /** Requests that still failed after their retries (each ended an episode, or a scoring call). */
+  failed: number;
+  /** Attempts by HTTP status, or `timeout` / `connection` when none came. */
+  byStatus: Record<string, number>;
+  promptTokens: number;
+  completionTokens: number;
+  /** Requests answered from the replay cache. */
+  cached: number;
 }
 
 /** One recorded response: the raw body, and the retries and latency the request took. */
@@ -62,6 +96,9 @@ export interface CachedResponse {
   body: string;
   retries: number;
   latencyMs: number;
+  /** The HTTP status of the answer and why the retried attempts failed (absent in older files). */
+  status?: number;
+  errors?: string[];
 }
 
 /** Where completed requests are recorded and replayed from (store/replay-cache.ts is the SQLite one). */
@@ -97,9 +134,9 @@ function canonical(value: unknown): string {
 }
 
 /** The cache key of a chat request: sha256 of its canonical JSON body (model, messages, tools, seed,
- * sampling parameters — the key is a header and never part of it). */
-export function requestKey(body: unknown): string {
-  return `chat:${createHash('sha256').update(canonical(body)).digest('hex')}`;
+ * sampling parameters — the key is a header and never part of it). Scoring requests are `score:…`. */
+export function requestKey(body: unknown, kind: 'chat' | 'score' = 'chat'): string {
+  return `${kind}:${createHash('sha256').update(canonical(body)).digest('hex')}`;
 }
 
 /** The cache key of the model listing connect() reads. */
@@ -107,6 +144,18 @@ export const LISTING_KEY = 'GET /models';
 
 /** The key is held here and sent as a header only; it never enters an id, a trace or an error. */
 const keys = new WeakMap<OpenAIPolicy, string>();
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One answered request: the parsed body, its text, the retries it took, its status and why the
+ * retried attempts failed. */
+interface Answer {
+  response: ChatResponse;
+  text: string;
+  retries: number;
+  status: number;
+  errors: string[];
+}
 
 class Semaphore {
   private free: number;
@@ -139,6 +188,76 @@ class Transient extends Error {
     super(message);
     this.waitMs = waitMs;
   }
+}
+
+/** rpm: requests spaced 60000/rpm ms apart; tpm: a request waits while the last minute's reported
+ * tokens reach tpm. One limiter per policy, so every episode of a run shares it. */
+export class RateLimiter {
+  private next = 0;
+  private readonly spent: { at: number; tokens: number }[] = [];
+  private readonly rpm: number | undefined;
+  private readonly tpm: number | undefined;
+  /** The window of both limits (a minute; shorter only in tests). */
+  private readonly windowMs: number;
+
+  constructor(rpm: number | undefined, tpm: number | undefined, windowMs = 60_000) {
+    this.rpm = rpm;
+    this.tpm = tpm;
+    this.windowMs = windowMs;
+  }
+
+  async wait(): Promise<void> {
+    if (this.rpm !== undefined) {
+      const now = performance.now();
+      const at = Math.max(now, this.next);
+      this.next = at + this.windowMs / this.rpm;
+      if (at > now) await sleep(at - now);
+    }
+    if (this.tpm === undefined) return;
+    for (;;) {
+      const now = performance.now();
+      while (this.spent.length > 0 && this.spent[0].at <= now - this.windowMs) this.spent.shift();
+      const used = this.spent.reduce((s, x) => s + x.tokens, 0);
+      if (used < this.tpm) return;
+      await sleep(this.spent[0].at + this.windowMs - now + 1);
+    }
+  }
+
+  spend(tokens: number): void {
+    if (this.tpm !== undefined && tokens > 0) this.spent.push({ at: performance.now(), tokens });
+  }
+}
+
+interface CompletionResponse {
+  choices: {
+    text?: string;
+    logprobs?: { tokens?: unknown[]; token_logprobs?: unknown[]; text_offset?: unknown[] } | null;
+  }[];
+  usage?: ChatResponse['usage'];
+}
+
+/** log π of the characters [from, to) of an echoed prompt: the sum of the log-probs of the tokens that
+ * overlap them (−9999, OpenAI's floor, is −∞); undefined when the echo has no usable log-probs there. */
+export function echoedLogProb(
+  logprobs: CompletionResponse['choices'][number]['logprobs'],
+  from: number,
+  to: number,
+): number | undefined {
+  const lps = logprobs?.token_logprobs;
+  const offsets = logprobs?.text_offset;
+  if (!Array.isArray(lps) || !Array.isArray(offsets) || lps.length !== offsets.length) return undefined;
+  let sum = 0;
+  let covered = false;
+  for (let i = 0; i < offsets.length; i++) {
+    const start = offsets[i] as number;
+    const end = i + 1 < offsets.length ? (offsets[i + 1] as number) : Number.POSITIVE_INFINITY;
+    if (typeof start !== 'number' || end <= from || start >= to) continue;
+    const lp = lps[i];
+    if (typeof lp !== 'number') return undefined;
+    sum += lp <= -9999 ? Number.NEGATIVE_INFINITY : lp;
+    covered = true;
+  }
+  return covered ? sum : undefined;
 }
 
 interface ChatResponse {
@@ -180,20 +299,37 @@ function networkReason(e: unknown): string {
   return cause?.code ?? cause?.message ?? (e as Error).message;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 export class OpenAIPolicy implements Policy<unknown, number> {
   readonly id: string;
   budgetAware: boolean;
   readonly options: OpenAIOptions;
+  /** log π(action | ctx) through the scoring endpoint; undefined once checkScoring() found the server
+   * cannot score (then `scoringUnavailable` says why). */
+  logProb: ((ctx: TurnContext<unknown>, action: number) => Promise<number>) | undefined;
+  scoringUnavailable: string | undefined;
   private readonly chat: ChatSpec;
   private readonly tools;
   private readonly limit: Semaphore;
+  private readonly rate: RateLimiter;
   private cache: ResponseCache | undefined;
+  private expected: { env: string; params: Record<string, unknown> } | undefined;
+  private readonly counts: RequestTotals = {
+    requests: 0,
+    retries: 0,
+    failed: 0,
+    byStatus: {},
+    promptTokens: 0,
+    completionTokens: 0,
+    cached: 0,
+  };
 
-  constructor(options: OpenAIOptions, env: EnvSpec, id: string, apiKey?: string) {
+  /** The CLI field errors name (`--policy`, `--a`, the probe's argument). */
+  readonly field: string;
+
+  constructor(options: OpenAIOptions, env: EnvSpec, id: string, apiKey?: string, field = '--policy') {
+    this.field = field;
     if (typeof env.actions !== 'number' || env.chat === undefined) {
-      throw new InputError('--policy', id, `env ${env.id} has no chat encoding for LLM policies`);
+      throw new InputError(field, id, `env ${env.id} has no chat encoding for LLM policies`);
     }
     this.options = options;
     this.id = id;
@@ -201,6 +337,9 @@ export class OpenAIPolicy implements Policy<unknown, number> {
     this.tools = [chatTool(env.chat)];
     this.budgetAware = options.budgetAware ?? false;
     this.limit = new Semaphore(options.concurrency);
+    this.rate = new RateLimiter(options.rpm, options.tpm);
+    this.logProb = (ctx, action) => this.score(ctx, action);
+    this.scoringUnavailable = undefined;
     if (apiKey !== undefined && apiKey !== '') keys.set(this, apiKey);
   }
 
@@ -208,6 +347,16 @@ export class OpenAIPolicy implements Policy<unknown, number> {
   useCache(cache: ResponseCache, field = '--cache'): void {
     cache.claim(this.options.model, field);
     this.cache = cache;
+  }
+
+  /** The env configuration this run uses: connect() refuses a `turnwise serve` that serves another. */
+  expectEnv(env: string, params: Record<string, unknown>): void {
+    this.expected = { env, params };
+  }
+
+  /** The totals of this policy's requests so far (a copy). */
+  totals(): RequestTotals {
+    return { ...this.counts, byStatus: { ...this.counts.byStatus } };
   }
 
   private headers(): Record<string, string> {
@@ -233,21 +382,21 @@ export class OpenAIPolicy implements Policy<unknown, number> {
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (e) {
-      throw new InputError('--policy', baseUrl, `cannot reach the server (${networkReason(e)})`);
+      throw new InputError(this.field, baseUrl, `cannot reach the server (${networkReason(e)})`);
     }
     if (res.status === 401 || res.status === 403) {
       throw new InputError(
-        '--policy',
+        this.field,
         baseUrl,
-        `the server refused the key (HTTP ${res.status}); set OPENAI_API_KEY`,
+        `the server refused the key (HTTP ${res.status}); set OPENAI_API_KEY or --api-key-env`,
       );
     }
-    if (!res.ok) throw new InputError('--policy', baseUrl, `GET /models answered HTTP ${res.status}`);
+    if (!res.ok) throw new InputError(this.field, baseUrl, `GET /models answered HTTP ${res.status}`);
     let text: string;
     try {
       text = await res.text();
     } catch (e) {
-      throw new InputError('--policy', baseUrl, `cannot read GET /models (${networkReason(e)})`);
+      throw new InputError(this.field, baseUrl, `cannot read GET /models (${networkReason(e)})`);
     }
     this.adopt(text);
     this.cache?.put(LISTING_KEY, model, { body: text, retries: 0, latencyMs: 0 });
@@ -256,41 +405,78 @@ export class OpenAIPolicy implements Policy<unknown, number> {
   /** Checks a model listing (the text of GET /models) and adopts what it says of the model. */
   private adopt(text: string): void {
     const { baseUrl, model } = this.options;
-    let listing: { data?: { id?: string; turnwise?: { budget_aware?: boolean } }[] };
+    let listing: {
+      data?: {
+        id?: string;
+        turnwise?: { budget_aware?: boolean; env?: string; params?: Record<string, unknown> };
+      }[];
+    };
     try {
       listing = JSON.parse(text) as typeof listing;
     } catch {
-      throw new InputError('--policy', baseUrl, 'GET /models did not answer JSON');
+      throw new InputError(this.field, baseUrl, 'GET /models did not answer JSON');
     }
     const models = Array.isArray(listing.data) ? listing.data : [];
     const entry = models.find((m) => m.id === model);
     if (entry === undefined) {
       const ids = models.map((m) => m.id).join(', ');
       throw new InputError(
-        '--policy',
+        this.field,
         model,
         `the server does not list this model; it lists ${ids || 'none'}`,
       );
     }
-    if (this.options.budgetAware === undefined && entry.turnwise?.budget_aware === true)
-      this.budgetAware = true;
+    const served = entry.turnwise;
+    const want = this.expected;
+    if (want !== undefined && served?.env !== undefined && served.params !== undefined) {
+      const a = canonical({ env: served.env, params: served.params });
+      const b = canonical({ env: want.env, params: want.params });
+      if (a !== b) {
+        throw InputError.raw(
+          this.field,
+          `${baseUrl} serves ${served.env} ${canonical(served.params)}, but this run's env is ${want.env} ${canonical(want.params)}; give the same env flags to both`,
+        );
+      }
+    }
+    if (this.options.budgetAware === undefined && served?.budget_aware === true) this.budgetAware = true;
   }
 
-  async act(ctx: TurnContext<unknown>): Promise<Action<number>> {
-    const o = this.options;
+  /** The prompt of a turn (what act() sends and score() renders). */
+  private messages(ctx: TurnContext<unknown>): ChatMessage[] {
     const env = ctx.env;
     if (env.text === undefined) throw new Error(`env ${env.spec.id} has no text view`);
-    const text = env.text.bind(env);
-    const messages: ChatMessage[] = buildMessages({
+    return buildMessages({
       chat: this.chat,
-      mode: o.mode,
-      text,
+      mode: this.options.mode,
+      text: env.text.bind(env),
       observation: ctx.observation,
       history: ctx.history,
       turn: ctx.turn,
       turnsLeft: ctx.turnsLeft,
-      keep: o.history,
+      keep: this.options.history,
     });
+  }
+
+  /** max_context: a prompt estimated (ChatML characters / 4, rounded up) over it overflows. */
+  private checkContext(messages: ChatMessage[]): void {
+    const max = this.options.maxContext;
+    if (max === undefined) return;
+    const estimate = Math.ceil(renderChatML(messages).length / 4);
+    if (estimate > max) {
+      throw new ContextOverflow(`openai: the prompt (about ${estimate} tokens) is over max_context=${max}`);
+    }
+  }
+
+  async act(ctx: TurnContext<unknown>): Promise<Action<number>> {
+    const r = await this.cached('chat', '/chat/completions', this.requestBody(ctx));
+    return this.read(r.response as ChatResponse, r);
+  }
+
+  /** The chat request of a turn (its seed drawn from ctx.rng); ContextOverflow over max_context. */
+  requestBody(ctx: TurnContext<unknown>): Record<string, unknown> {
+    const o = this.options;
+    const messages = this.messages(ctx);
+    this.checkContext(messages);
     const body: Record<string, unknown> = {
       model: o.model,
       messages,
@@ -303,19 +489,94 @@ export class OpenAIPolicy implements Policy<unknown, number> {
       body.logprobs = true;
       if (o.topLogprobs > 0) body.top_logprobs = o.topLogprobs;
     }
-    const key = this.cache === undefined ? undefined : requestKey(body);
+    if (o.tokenIds === true) body.return_token_ids = true;
+    return body;
+  }
+
+  /** A request answered from the cache when it holds it, else over HTTP (and then recorded). */
+  private async cached(
+    kind: 'chat' | 'score',
+    path: string,
+    body: Record<string, unknown>,
+  ): Promise<Answer & { latencyMs: number }> {
+    const key = this.cache === undefined ? undefined : requestKey(body, kind);
     const hit = key === undefined ? undefined : this.cache?.get(key);
-    if (hit !== undefined) return this.read(JSON.parse(hit.body) as ChatResponse, hit.retries, hit.latencyMs);
+    if (hit !== undefined) {
+      this.counts.cached++;
+      return {
+        response: JSON.parse(hit.body) as ChatResponse,
+        text: hit.body,
+        retries: hit.retries,
+        status: hit.status ?? 200,
+        errors: hit.errors ?? [],
+        latencyMs: hit.latencyMs,
+      };
+    }
     const t0 = performance.now();
-    const { response, text: raw, retries } = await this.request(JSON.stringify(body));
+    const answer = await this.request(path, JSON.stringify(body));
     const latencyMs = performance.now() - t0;
-    if (key !== undefined) this.cache?.put(key, o.model, { body: raw, retries, latencyMs });
-    return this.read(response, retries, latencyMs);
+    if (key !== undefined) {
+      this.cache?.put(key, this.options.model, {
+        body: answer.text,
+        retries: answer.retries,
+        latencyMs,
+        status: answer.status,
+        errors: answer.errors,
+      });
+    }
+    return { ...answer, latencyMs };
+  }
+
+  /** log π(action | ctx) by echo on /v1/completions (see the header). */
+  private async score(ctx: TurnContext<unknown>, action: number): Promise<number> {
+    if (!Number.isInteger(action) || action < 0 || action >= this.chat.names.length) {
+      return Number.NEGATIVE_INFINITY;
+    }
+    const head = renderChatML(this.messages(ctx));
+    const prompt = head + actionText(this.chat, this.options.mode, action);
+    const body = {
+      model: this.options.model,
+      prompt,
+      echo: true,
+      logprobs: 1,
+      max_tokens: 1,
+      temperature: 0,
+    };
+    const r = await this.cached('score', '/completions', body);
+    const lp = echoedLogProb(
+      (r.response as CompletionResponse).choices[0]?.logprobs,
+      head.length,
+      prompt.length,
+    );
+    if (lp === undefined) {
+      throw new Error(`openai: ${this.options.model}: the server did not echo the prompt's log-probs`);
+    }
+    return lp;
+  }
+
+  /**
+   * Whether the server can score (one scoring request on `ctx`'s prompt); when it cannot, logProb is
+   * removed and the reason kept in scoringUnavailable (also returned). Undefined: it can.
+   */
+  async checkScoring(ctx: TurnContext<unknown>): Promise<string | undefined> {
+    let reason: string | undefined;
+    try {
+      const lp = await this.score(ctx, 0);
+      if (Number.isNaN(lp)) reason = 'the echoed log-probs are not numbers';
+    } catch (e) {
+      reason = (e as Error).message.replace(/^openai: /, '');
+    }
+    if (reason !== undefined) {
+      this.scoringUnavailable = `${this.id}: scoring unavailable (${reason}); NLL, LLR and PPO ratios need prompt log-probs (/v1/completions with echo and logprobs: vLLM, SGLang, turnwise serve; not llama.cpp, Ollama or OpenAI chat models)`;
+      this.logProb = undefined;
+    }
+    return this.scoringUnavailable;
   }
 
   /**
    * What the server supports, by small real requests (one per capability, each on its own: a 4xx or
-   * a reply without the field is false). `messages` is a first-turn prompt the model can answer.
+   * a reply without the field is false). `messages` is a first-turn prompt (text mode) the model can
+   * answer.
    */
   async probe(messages: ChatMessage[]): Promise<Capabilities> {
     const o = this.options;
@@ -347,13 +608,18 @@ export class OpenAIPolicy implements Policy<unknown, number> {
     const top = await chat({ logprobs: true, top_logprobs: 2 });
     const ids = await chat({ logprobs: true, return_token_ids: true });
     const prompt = await chat({ prompt_logprobs: 1 });
-    const echo = await post('/completions', { prompt: 'Hello', echo: true, logprobs: 1, max_tokens: 1 });
+    const head = renderChatML(messages);
+    const scored = head + actionText(this.chat, 'text', 0);
+    const echo = await post('/completions', { prompt: scored, echo: true, logprobs: 1, max_tokens: 1 });
     const n = await chat({ n: 2, seed: 1 });
     const idList = entries(ids);
     const tokenIds =
       (idList?.every((e) => Number.isInteger(e.id)) ?? false) || Array.isArray(first(ids)?.token_ids);
-    const echoed = (echo?.choices as { logprobs?: { token_logprobs?: unknown[] } }[] | undefined)?.[0]
-      ?.logprobs?.token_logprobs;
+    const echoed = echoedLogProb(
+      (echo as CompletionResponse | undefined)?.choices?.[0]?.logprobs,
+      head.length,
+      scored.length,
+    );
     const toolCalls = first(tools)?.message?.tool_calls;
     const reply = (r: ChatResponse | undefined) =>
       JSON.stringify([first(r)?.message ?? null, entries(r)?.map((e) => [e.token, e.logprob]) ?? null]);
@@ -364,13 +630,16 @@ export class OpenAIPolicy implements Policy<unknown, number> {
       topLogprobs:
         ((entries(top)?.[0] as { top_logprobs?: unknown[] } | undefined)?.top_logprobs?.length ?? 0) > 0,
       tokenIds,
-      promptLogprobs: Array.isArray(prompt?.prompt_logprobs) || (Array.isArray(echoed) && echoed.length > 1),
+      promptLogprobs: Array.isArray(prompt?.prompt_logprobs) || echoed !== undefined,
       seed: seedA !== undefined && seedB !== undefined && reply(seedA) === reply(seedB),
       n: Array.isArray(n?.choices) && n.choices.length === 2,
     };
   }
 
-  private read(res: ChatResponse, retries: number, latencyMs: number): Action<number> {
+  private read(
+    res: ChatResponse,
+    r: Omit<Answer, 'response' | 'text'> & { latencyMs: number },
+  ): Action<number> {
     const choice = res.choices[0];
     const parsed = parseReply(this.chat, this.options.mode, choice.message);
     const trace: TurnTrace = { text: parsed.text };
@@ -385,6 +654,8 @@ export class OpenAIPolicy implements Policy<unknown, number> {
       } else if (Array.isArray(choice.token_ids) && choice.token_ids.length === entries.length) {
         trace.tokens = [...choice.token_ids];
       }
+    } else if (Array.isArray(choice.token_ids) && choice.token_ids.every((x) => Number.isInteger(x))) {
+      trace.tokens = [...choice.token_ids];
     }
     if (res.model !== undefined) trace.model = res.model;
     if (typeof res.system_fingerprint === 'string') trace.modelVersion = res.system_fingerprint;
@@ -394,9 +665,11 @@ export class OpenAIPolicy implements Policy<unknown, number> {
       const cached = u.prompt_tokens_details?.cached_tokens;
       if (Number.isInteger(cached)) trace.usage.cached = cached;
     }
-    trace.latencyMs = latencyMs;
+    trace.latencyMs = r.latencyMs;
     if (typeof choice.finish_reason === 'string') trace.finishReason = choice.finish_reason;
-    trace.retries = retries;
+    trace.retries = r.retries;
+    trace.status = r.status;
+    if (r.errors.length > 0) trace.errors = [...r.errors];
     if ('invalid' in parsed) {
       trace.invalid = parsed.invalid;
       return { action: INVALID_ACTION, logp, trace };
@@ -404,33 +677,56 @@ export class OpenAIPolicy implements Policy<unknown, number> {
     return { action: parsed.action, logp, trace };
   }
 
-  /** POST /chat/completions with retries; resolves to the parsed response and the retries it took. */
-  private async request(body: string): Promise<{ response: ChatResponse; text: string; retries: number }> {
+  /** POST path with retries; resolves to the parsed response, its status and the failed attempts. */
+  private async request(path: string, body: string): Promise<Answer> {
     const o = this.options;
-    let last = '';
+    const errors: string[] = [];
     for (let attempt = 0; attempt <= o.retries; attempt++) {
       try {
-        return { ...(await this.attempt(body)), retries: attempt };
+        const answer = await this.attempt(path, body);
+        this.counts.retries += attempt;
+        const u = answer.response.usage;
+        const prompt = Number.isInteger(u?.prompt_tokens) ? (u?.prompt_tokens as number) : 0;
+        const completion = Number.isInteger(u?.completion_tokens) ? (u?.completion_tokens as number) : 0;
+        this.counts.promptTokens += prompt;
+        this.counts.completionTokens += completion;
+        this.rate.spend(prompt + completion);
+        return { ...answer, retries: attempt, errors };
       } catch (e) {
-        if (!(e instanceof Transient)) throw e;
-        last = e.message;
+        if (!(e instanceof Transient)) {
+          this.counts.failed++;
+          throw e;
+        }
+        errors.push(e.message);
         if (attempt === o.retries) break;
         // Exponential backoff with "equal jitter" (half fixed, half uniform); Retry-After wins.
         const base = Math.min(o.maxBackoffMs, o.backoffMs * 2 ** attempt);
         await sleep(e.waitMs ?? base / 2 + (Math.random() * base) / 2);
       }
     }
-    throw new Error(`openai: ${o.model} failed after ${o.retries + 1} attempts: ${last}`);
+    this.counts.failed++;
+    this.counts.retries += o.retries;
+    throw new Error(
+      `openai: ${o.model} failed after ${o.retries + 1} attempts: ${errors[errors.length - 1]}`,
+    );
   }
 
-  private async attempt(body: string): Promise<{ response: ChatResponse; text: string }> {
+  private async attempt(
+    path: string,
+    body: string,
+  ): Promise<{ response: ChatResponse; text: string; status: number }> {
     const o = this.options;
+    await this.rate.wait();
     await this.limit.acquire();
+    const count = (status: string) => {
+      this.counts.requests++;
+      this.counts.byStatus[status] = (this.counts.byStatus[status] ?? 0) + 1;
+    };
     try {
       let res: Response;
       let text: string;
       try {
-        res = await fetch(`${o.baseUrl}/chat/completions`, {
+        res = await fetch(`${o.baseUrl}${path}`, {
           method: 'POST',
           headers: this.headers(),
           body,
@@ -438,9 +734,14 @@ export class OpenAIPolicy implements Policy<unknown, number> {
         });
         text = await res.text();
       } catch (e) {
-        if ((e as Error).name === 'TimeoutError') throw new Transient(`timeout after ${o.timeoutMs} ms`);
+        if ((e as Error).name === 'TimeoutError') {
+          count('timeout');
+          throw new Transient(`timeout after ${o.timeoutMs} ms`);
+        }
+        count('connection');
         throw new Transient(`connection error (${networkReason(e)})`);
       }
+      count(String(res.status));
       if (res.status === 429 || res.status >= 500) {
         throw new Transient(`HTTP ${res.status}`, retryAfter(res.headers));
       }
@@ -462,7 +763,7 @@ export class OpenAIPolicy implements Policy<unknown, number> {
       if (!Array.isArray(json?.choices) || json.choices.length === 0 || typeof json.choices[0] !== 'object') {
         throw new Transient('malformed response body (no choices)');
       }
-      return { response: json, text };
+      return { response: json, text, status: res.status };
     } finally {
       this.limit.release();
     }

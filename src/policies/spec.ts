@@ -156,7 +156,7 @@ function looksLikePath(spec: string): boolean {
 }
 
 const OPENAI_FORM =
-  'expected openai:URL#MODEL[,mode=tools|text,temperature=,max_tokens=,history=all|N,concurrency=,timeout=,retries=,logprobs=1|0,top_logprobs=,budgetAware=1|0] or openai:env#MODEL';
+  'expected openai:URL#MODEL[,mode=tools|text,temperature=,max_tokens=,history=all|N,concurrency=,timeout=,retries=,logprobs=1|0,top_logprobs=,budgetAware=1|0,rpm=,tpm=,max_context=,token_ids=1|0] or openai:env#MODEL';
 
 /** A duration such as 30s, 500ms or 2000 (milliseconds). */
 const duration = (v: string, field: string): number => {
@@ -211,11 +211,35 @@ const OPENAI_PARAMS: Record<string, (v: string, field: string, o: OpenAIOptions)
   budgetAware: (v, f, o) => {
     o.budgetAware = flag(v, f) === 1;
   },
+  rpm: (v, f, o) => {
+    o.rpm = intIn(1, 10_000_000)(v, f);
+  },
+  tpm: (v, f, o) => {
+    o.tpm = intIn(1, 1_000_000_000)(v, f);
+  },
+  token_ids: (v, f, o) => {
+    o.tokenIds = flag(v, f) === 1;
+  },
+  max_context: (v, f, o) => {
+    o.maxContext = intIn(1, 100_000_000)(v, f);
+  },
 };
+
+/** The environment variable the key is read from (`--api-key-env NAME`); OPENAI_API_KEY by default. */
+export interface OpenAIConnect {
+  keyEnv?: string;
+  /** The run's env configuration: a `turnwise serve` serving another is refused at connect. */
+  env?: { id: string; params: Record<string, unknown> };
+}
 
 /** `openai:URL#MODEL[,options]` or `openai:env#MODEL` (the URL from OPENAI_BASE_URL); the key from
  * OPENAI_API_KEY. The policy id is the spec without its options' defaults (never the key). */
-export function makeOpenAIPolicy(spec: string, env: EnvSpec, field = '--policy'): OpenAIPolicy {
+export function makeOpenAIPolicy(
+  spec: string,
+  env: EnvSpec,
+  field = '--policy',
+  keyEnv = 'OPENAI_API_KEY',
+): OpenAIPolicy {
   const rest = spec.slice('openai:'.length);
   const hash = rest.indexOf('#');
   if (hash < 0) throw new InputError(field, spec, OPENAI_FORM);
@@ -280,7 +304,7 @@ export function makeOpenAIPolicy(spec: string, env: EnvSpec, field = '--policy')
     seen.add(key);
     read(part.slice(eq + 1).trim(), `${field} openai.${key}`, options);
   }
-  return new OpenAIPolicy(options, env, spec.trim(), process.env.OPENAI_API_KEY);
+  return new OpenAIPolicy(options, env, spec.trim(), process.env[keyEnv], field);
 }
 
 /** A policy that must reach something before it acts (an endpoint): `connect` checks it and throws an
@@ -297,9 +321,15 @@ export async function openPolicy(
   env: EnvSpec,
   field = '--policy',
   cache?: ResponseCache,
+  connect: OpenAIConnect = {},
 ): Promise<AnyPolicy> {
-  const policy = makePolicy(spec, env, field);
-  if (cache !== undefined && policy instanceof OpenAIPolicy) policy.useCache(cache);
+  const policy = spec.startsWith('openai:')
+    ? (makeOpenAIPolicy(spec, env, field, connect.keyEnv) as AnyPolicy)
+    : makePolicy(spec, env, field);
+  if (policy instanceof OpenAIPolicy) {
+    if (cache !== undefined) policy.useCache(cache);
+    if (connect.env !== undefined) policy.expectEnv(connect.env.id, connect.env.params);
+  }
   if (isConnectable(policy)) await policy.connect();
   return policy;
 }

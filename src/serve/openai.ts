@@ -13,6 +13,13 @@
 // index, logprob: log π(a)}; `top_logprobs` lists the actions by probability (an impossible one as
 // −9999, OpenAI's floor, since JSON has no −∞). `n` > 1 draws choice i > 0 from Rng.derive(seed, i).
 // `usage` counts whitespace-separated words of the messages, not model tokens.
+//
+// `stream: true` answers the same completion as server-sent events in OpenAI's (and vLLM's) chunk shape
+// — role, then the content or the tool call (id and name, then the arguments) with the token's
+// log-probs, then the finish reason, the usage last with stream_options.include_usage — ending with
+// `data: [DONE]`. /v1/completions scores: its prompt is a ChatML rendering of the conversation
+// (policies/chat.ts renderChatML) with the action's text after the opened assistant turn, and `echo` +
+// `logprobs` give that text's log-prob log π(a) by `text_offset`, as vLLM's echo does.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -22,11 +29,15 @@ import { Rng } from '../core/rng.ts';
 import type { ChatSpec, EnvView, Policy, StepInfo, Turn, TurnContext } from '../core/types.ts';
 import {
   actionMessage,
+  actionText,
   type ChatMessage,
   type ChatMode,
+  completionMessage,
   INVALID_ACTION,
+  parseChatML,
   parseReply,
   parseTurnMessage,
+  systemPrompt,
 } from '../policies/chat.ts';
 import { FaultInjector, type Faults } from './faults.ts';
 
@@ -37,6 +48,11 @@ export interface ServeOptions {
   faults?: Faults;
   /** Added before every answer. */
   latencyMs?: number;
+  /** The env's parameters as configured, listed in /v1/models so that a client of another
+   * configuration is refused at connect. */
+  envParams?: Record<string, unknown>;
+  /** When set, every /v1 request must carry `Authorization: Bearer <key>` (else 401). */
+  apiKey?: string;
 }
 
 /** The ids a served policy answers to: its spec, and the bare kind (`oracle` for `oracle:eps=0.2`). */
@@ -67,7 +83,22 @@ interface ChatRequest {
   logprobs?: unknown;
   top_logprobs?: unknown;
   stream?: unknown;
+  stream_options?: unknown;
 }
+
+interface CompletionRequest {
+  model?: unknown;
+  prompt?: unknown;
+  echo?: unknown;
+  logprobs?: unknown;
+  max_tokens?: unknown;
+  seed?: unknown;
+  stream?: unknown;
+}
+
+/** OpenAI's floor for an impossible token: JSON has no −∞. */
+const FLOOR = -9999;
+const floor = (lp: number) => Math.max(FLOOR, lp);
 
 /** The hono app and what it holds; `release()` answers every hanging request (for shutdown). */
 export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
@@ -149,15 +180,118 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     return x;
   };
 
-  const complete = async (req: ChatRequest) => {
-    if (typeof req.model !== 'string' || !ids.includes(req.model)) {
+  const checkModel = (model: unknown): string => {
+    if (typeof model !== 'string' || !ids.includes(model)) {
       throw new BadRequest(
-        `model ${JSON.stringify(req.model)} is not served; models: ${ids.join(', ')}`,
+        `model ${JSON.stringify(model)} is not served; models: ${ids.join(', ')}`,
         'model',
       );
     }
-    if (req.stream === true)
-      throw new BadRequest('streaming is not supported by turnwise serve yet', 'stream');
+    return model;
+  };
+  const seedOf = (x: unknown) =>
+    x === undefined || x === null
+      ? Math.floor(Math.random() * 2 ** 53)
+      : intIn(x, 0, Number.MAX_SAFE_INTEGER, 'seed', 0);
+  const scorer = policy.logProb?.bind(policy);
+  /** log π(action | ctx): the policy's logProb, else its probs. */
+  const logProbOf = async (ctx: TurnContext<unknown>, action: number): Promise<number> => {
+    if (scorer !== undefined) return await scorer(ctx, action);
+    if (isDiscrete(policy)) return Math.log(policy.probs(ctx)[action]);
+    throw new BadRequest(`policy ${policy.id} cannot score actions`, 'prompt');
+  };
+  const modeOf = (messages: ChatMessage[]): ChatMode =>
+    messages[0]?.role === 'system' && messages[0].content === systemPrompt(chat, 'tools') ? 'tools' : 'text';
+
+  /**
+   * /v1/completions over a ChatML rendering (policies/chat.ts renderChatML): with text after the opened
+   * assistant turn, that text is scored — the echoed prompt is two tokens, the conversation (log-prob
+   * null, as OpenAI gives the first token) and the completion (log π(action), −9999 when it is not an
+   * action or has probability 0); with none, the policy acts and its action's text is the completion.
+   */
+  const completeText = async (req: CompletionRequest) => {
+    const model = checkModel(req.model);
+    const prompt = Array.isArray(req.prompt) && req.prompt.length === 1 ? req.prompt[0] : req.prompt;
+    if (typeof prompt !== 'string') throw new BadRequest('prompt must be one string', 'prompt');
+    const parsed = parseChatML(prompt);
+    if (parsed === undefined) {
+      throw new BadRequest(
+        'prompt must be a conversation in ChatML ending in an opened assistant turn (policies/chat.ts renderChatML)',
+        'prompt',
+      );
+    }
+    const top = intIn(req.logprobs, 0, 20, 'logprobs', 0);
+    const wantLogprobs = req.logprobs !== undefined && req.logprobs !== null;
+    const maxTokens = intIn(req.max_tokens, 0, 1_000_000, 'max_tokens', 16);
+    const mode = modeOf(parsed.messages);
+    const ctx = contextOf(parsed.messages, mode, Rng.replay(seedOf(req.seed)));
+    const head = prompt.slice(0, prompt.length - parsed.completion.length);
+    const alternatives = async () => {
+      const alts: Record<string, number> = {};
+      const lps = await Promise.all(Array.from({ length: nA }, (_, a) => logProbOf(ctx, a)));
+      const order = lps.map((lp, a) => ({ a, lp })).sort((x, y) => y.lp - x.lp || x.a - y.a);
+      for (const { a, lp } of order.slice(0, top)) alts[actionText(chat, mode, a)] = floor(lp);
+      return alts;
+    };
+    const tokens: string[] = [];
+    const lps: (number | null)[] = [];
+    const offsets: number[] = [];
+    const tops: (Record<string, number> | null)[] = [];
+    let text = '';
+    if (req.echo === true) {
+      tokens.push(head);
+      lps.push(null);
+      offsets.push(0);
+      tops.push(null);
+      if (parsed.completion !== '') {
+        const reply = parseReply(chat, mode, completionMessage(parsed.completion));
+        const lp = 'action' in reply ? await logProbOf(ctx, reply.action) : Number.NEGATIVE_INFINITY;
+        tokens.push(parsed.completion);
+        lps.push(floor(lp));
+        offsets.push(head.length);
+        tops.push(top > 0 ? await alternatives() : null);
+      }
+      text = prompt;
+    }
+    let generated = 0;
+    let finish = 'length';
+    if (maxTokens > 0) {
+      finish = 'stop';
+      if (parsed.completion === '') {
+        const { action, logp } = await policy.act(ctx);
+        const out = actionText(chat, mode, action as number);
+        tokens.push(out);
+        lps.push(floor(logp));
+        offsets.push(text.length);
+        tops.push(top > 0 ? await alternatives() : null);
+        text += out;
+        generated = 1;
+      }
+    }
+    served++;
+    const words = prompt.split(/\s+/).filter(Boolean).length;
+    return {
+      id: `cmpl-${served}`,
+      object: 'text_completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      system_fingerprint: `turnwise:${policy.id}`,
+      choices: [
+        {
+          index: 0,
+          text,
+          logprobs: wantLogprobs
+            ? { tokens, token_logprobs: lps, top_logprobs: tops, text_offset: offsets }
+            : null,
+          finish_reason: finish,
+        },
+      ],
+      usage: { prompt_tokens: words, completion_tokens: generated, total_tokens: words + generated },
+    };
+  };
+
+  const complete = async (req: ChatRequest) => {
+    const model = checkModel(req.model);
     if (!Array.isArray(req.messages) || req.messages.length === 0) {
       throw new BadRequest('messages must be a non-empty array', 'messages');
     }
@@ -166,10 +300,7 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     const mode: ChatMode = tools.some((t) => t.function?.name === chat.tool) ? 'tools' : 'text';
     const n = intIn(req.n, 1, 16, 'n', 1);
     const top = intIn(req.top_logprobs, 0, 20, 'top_logprobs', 0);
-    const seed =
-      req.seed === undefined || req.seed === null
-        ? Math.floor(Math.random() * 2 ** 53)
-        : intIn(req.seed, 0, Number.MAX_SAFE_INTEGER, 'seed', 0);
+    const seed = seedOf(req.seed);
     const choices = [];
     for (let i = 0; i < n; i++) {
       const rng = Rng.replay(i === 0 ? seed : Rng.derive(seed, i).uniform53());
@@ -220,7 +351,7 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       id: `chatcmpl-${served}`,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
-      model: req.model,
+      model,
       system_fingerprint: `turnwise:${policy.id}`,
       choices,
       usage: { prompt_tokens: words, completion_tokens: n, total_tokens: words + n },
@@ -228,6 +359,15 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
   };
 
   const app = new Hono();
+  if (o.apiKey !== undefined) {
+    const want = `Bearer ${o.apiKey}`;
+    app.use('/v1/*', async (c, next) => {
+      if (c.req.header('authorization') !== want) {
+        return c.json(errorBody('invalid or missing API key', 'invalid_request_error'), 401);
+      }
+      await next();
+    });
+  }
   app.get('/health', (c) => c.json({ status: 'ok', policy: policy.id, env: spec.id }));
   app.get('/v1/models', (c) =>
     c.json({
@@ -237,13 +377,18 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
         object: 'model',
         created: 0,
         owned_by: 'turnwise',
-        turnwise: { policy: policy.id, env: spec.id, budget_aware: policy.budgetAware },
+        turnwise: {
+          policy: policy.id,
+          env: spec.id,
+          ...(o.envParams === undefined ? {} : { params: o.envParams }),
+          budget_aware: policy.budgetAware,
+        },
       })),
     }),
   );
-  app.post('/v1/chat/completions', async (c: Context) => {
+  /** Latency, then the injected fault for this body (a response), else undefined and the handler runs. */
+  const faultFor = async (c: Context, text: string): Promise<Response | undefined> => {
     if (o.latencyMs !== undefined && o.latencyMs > 0) await new Promise((r) => setTimeout(r, o.latencyMs));
-    const text = await c.req.text();
     const fault = injector?.draw(text);
     if (fault === '429') {
       return c.json(errorBody('rate limited (injected fault)', 'rate_limit_error'), 429, {
@@ -261,19 +406,47 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       return c.json(errorBody('the server is shutting down', 'server_error'), 503);
     }
     if (fault === 'malformed') return c.body('{"id":"chatcmpl-', 200, { 'content-type': 'application/json' });
-    let req: ChatRequest;
-    try {
-      req = JSON.parse(text) as ChatRequest;
-    } catch {
-      return c.json(errorBody('the body is not JSON', 'invalid_request_error'), 400);
-    }
-    try {
-      return c.json(await complete(req));
-    } catch (e) {
-      if (e instanceof BadRequest) return c.json(errorBody(e.message, 'invalid_request_error', e.param), 400);
-      throw e;
-    }
-  });
+    return undefined;
+  };
+  const handle =
+    <R>(answer: (req: R) => Promise<Response>) =>
+    async (c: Context) => {
+      const text = await c.req.text();
+      const faulted = await faultFor(c, text);
+      if (faulted !== undefined) return faulted;
+      let req: R;
+      try {
+        req = JSON.parse(text) as R;
+      } catch {
+        return c.json(errorBody('the body is not JSON', 'invalid_request_error'), 400);
+      }
+      try {
+        return await answer(req);
+      } catch (e) {
+        if (e instanceof BadRequest)
+          return c.json(errorBody(e.message, 'invalid_request_error', e.param), 400);
+        throw e;
+      }
+    };
+  app.post(
+    '/v1/chat/completions',
+    handle<ChatRequest>(async (req) => {
+      const res = await complete(req);
+      if (req.stream !== true) return Response.json(res);
+      const usage =
+        typeof req.stream_options === 'object' &&
+        (req.stream_options as { include_usage?: unknown } | null)?.include_usage === true;
+      return sse(chunks(res, usage));
+    }),
+  );
+  app.post(
+    '/v1/completions',
+    handle<CompletionRequest>(async (req) => {
+      if (req.stream === true)
+        throw new BadRequest('streaming is served on /v1/chat/completions only', 'stream');
+      return Response.json(await completeText(req));
+    }),
+  );
   app.notFound((c) =>
     c.json(errorBody(`no route ${c.req.method} ${c.req.path}`, 'invalid_request_error'), 404),
   );
@@ -285,6 +458,86 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       hanging.clear();
     },
   };
+}
+
+type Completion = {
+  id: string;
+  created: number;
+  model: string;
+  system_fingerprint: string;
+  choices: {
+    index: number;
+    message: ChatMessage;
+    finish_reason: string;
+    logprobs: { content: Record<string, unknown>[] } | null;
+  }[];
+  usage: Record<string, number>;
+};
+
+/**
+ * A chat completion as the chunks of an OpenAI/vLLM stream: per choice the role, then the content (or
+ * the tool call: its id and name, then its arguments) carrying the token's log-probs, then an empty delta
+ * with the finish reason; with `stream_options.include_usage`, a last chunk with no choices and the usage.
+ */
+export function chunks(res: Completion, includeUsage: boolean): unknown[] {
+  const head = {
+    id: res.id,
+    object: 'chat.completion.chunk',
+    created: res.created,
+    model: res.model,
+    system_fingerprint: res.system_fingerprint,
+  };
+  const chunk = (index: number, delta: unknown, logprobs: unknown, finish: string | null) => ({
+    ...head,
+    choices: [{ index, delta, logprobs, finish_reason: finish }],
+  });
+  const out: unknown[] = [];
+  for (const c of res.choices) {
+    const call = c.message.tool_calls?.[0];
+    if (call === undefined) {
+      out.push(chunk(c.index, { role: 'assistant', content: '' }, null, null));
+      out.push(chunk(c.index, { content: c.message.content }, c.logprobs, null));
+    } else {
+      out.push(
+        chunk(
+          c.index,
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                index: 0,
+                id: call.id,
+                type: 'function',
+                function: { name: call.function.name, arguments: '' },
+              },
+            ],
+          },
+          null,
+          null,
+        ),
+      );
+      out.push(
+        chunk(
+          c.index,
+          { tool_calls: [{ index: 0, function: { arguments: call.function.arguments } }] },
+          c.logprobs,
+          null,
+        ),
+      );
+    }
+    out.push(chunk(c.index, {}, null, c.finish_reason));
+  }
+  if (includeUsage) out.push({ ...head, choices: [], usage: res.usage });
+  return out;
+}
+
+/** Server-sent events: one `data: JSON` event per chunk, then `data: [DONE]`. */
+function sse(events: unknown[]): Response {
+  const body = `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`;
+  return new Response(body, {
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+  });
 }
 
 export interface RunningServer {

@@ -13,6 +13,9 @@ export interface CachedResponse {
   body: string;
   retries: number;
   latencyMs: number;
+  /** The answer's HTTP status and why the retried attempts failed (absent in files before them). */
+  status?: number;
+  errors?: string[];
 }
 
 const SCHEMA = `
@@ -26,14 +29,19 @@ CREATE TABLE IF NOT EXISTS responses (
   created TEXT NOT NULL
 );`;
 
+/** Columns added after the first files were written: added to an older file when it is opened. */
+const ADDED = { status: 'INTEGER', errors: 'TEXT' } as const;
+
 export class ReplayCache {
   readonly file: string;
   private readonly db: Database.Database;
   private readonly getStmt: Database.Statement<
     [string],
-    { body: string; retries: number; latency_ms: number }
+    { body: string; retries: number; latency_ms: number; status: number | null; errors: string | null }
   >;
-  private readonly putStmt: Database.Statement<[string, string, string, number, number, string]>;
+  private readonly putStmt: Database.Statement<
+    [string, string, string, number, number, number | null, string | null, string]
+  >;
   /** Requests answered from the file, and rows written, since it was opened. */
   hits = 0;
   writes = 0;
@@ -46,9 +54,17 @@ export class ReplayCache {
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma('busy_timeout = 5000');
       this.db.exec(SCHEMA);
-      this.getStmt = this.db.prepare('SELECT body, retries, latency_ms FROM responses WHERE key = ?');
+      const have = new Set(
+        (this.db.prepare('PRAGMA table_info(responses)').all() as { name: string }[]).map((c) => c.name),
+      );
+      for (const [name, type] of Object.entries(ADDED)) {
+        if (!have.has(name)) this.db.exec(`ALTER TABLE responses ADD COLUMN ${name} ${type}`);
+      }
+      this.getStmt = this.db.prepare(
+        'SELECT body, retries, latency_ms, status, errors FROM responses WHERE key = ?',
+      );
       this.putStmt = this.db.prepare(
-        'INSERT OR IGNORE INTO responses (key, model, body, retries, latency_ms, created) VALUES (?, ?, ?, ?, ?, ?)',
+        'INSERT OR IGNORE INTO responses (key, model, body, retries, latency_ms, status, errors, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       );
     } catch (e) {
       throw new InputError(field, file, `cannot open as a replay cache (${(e as Error).message})`);
@@ -74,11 +90,23 @@ export class ReplayCache {
     const row = this.getStmt.get(key);
     if (row === undefined) return undefined;
     this.hits++;
-    return { body: row.body, retries: row.retries, latencyMs: row.latency_ms };
+    const entry: CachedResponse = { body: row.body, retries: row.retries, latencyMs: row.latency_ms };
+    if (row.status !== null) entry.status = row.status;
+    if (row.errors !== null) entry.errors = JSON.parse(row.errors) as string[];
+    return entry;
   }
 
   put(key: string, model: string, entry: CachedResponse): void {
-    this.putStmt.run(key, model, entry.body, entry.retries, entry.latencyMs, new Date().toISOString());
+    this.putStmt.run(
+      key,
+      model,
+      entry.body,
+      entry.retries,
+      entry.latencyMs,
+      entry.status ?? null,
+      entry.errors === undefined ? null : JSON.stringify(entry.errors),
+      new Date().toISOString(),
+    );
     this.writes++;
   }
 

@@ -55,6 +55,8 @@ export const TurnTraceSchema = z
     latencyMs: z.number().min(0).optional(),
     finishReason: z.string().optional(),
     retries: z.number().int().min(0).optional(),
+    status: z.number().int().min(0).optional(),
+    errors: z.array(z.string()).optional(),
     invalid: z.string().optional().describe('why the raw output is not an action (the turn is invalid)'),
   })
   .strict()

@@ -1,5 +1,5 @@
-// turnwise probe URL#MODEL against `turnwise serve`: what it supports (everything but prompt log-probs,
-// which it does not serve) as the eight booleans, and bad input as one line, exit 2.
+// turnwise probe URL#MODEL against `turnwise serve`: what it supports (everything, prompt log-probs by
+// echo on /v1/completions) as the eight booleans, and bad input as one line, exit 2.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
@@ -34,18 +34,18 @@ test('probe of turnwise serve: the capabilities as JSON booleans; an unlisted mo
     logprobs: true,
     topLogprobs: true,
     tokenIds: true,
-    promptLogprobs: false,
+    promptLogprobs: true,
     seed: true,
     n: true,
   });
   const text = await turnwise(['probe', `openai:${url}#oracle`]);
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /^chat {12}yes\n/);
-  assert.match(text.stdout, /promptLogprobs {2}no\n/);
+  assert.match(text.stdout, /promptLogprobs {2}yes\n/);
   const bad = await turnwise(['probe', `${url}#gpt-4`, '--json']);
   assert.equal(bad.code, 2);
   assert.equal(bad.stdout, '');
-  assert.match(bad.stderr, /^turnwise: --policy: got "gpt-4"; the server does not list this model/);
+  assert.match(bad.stderr, /^turnwise: probe URL#MODEL: got "gpt-4"; the server does not list this model/);
   assert.equal(bad.stderr.trim().split('\n').length, 1);
   child.kill('SIGTERM');
   assert.equal(await exited, 0);

@@ -6,8 +6,9 @@ import { ENV_IDS, envEntry, envSpec, envs, makeEnv } from '../../envs/index.ts';
 import { envThroughput } from '../../envs/throughput.ts';
 import { toolEnvThroughput } from '../../envs/tool-throughput.ts';
 import { benchNn } from '../../nn/bench.ts';
-import { makePolicy } from '../../policies/spec.ts';
+import { makeOpenAIPolicy, makePolicy } from '../../policies/spec.ts';
 import { rolloutThroughput } from '../../rollout/throughput.ts';
+import { serveBench } from '../../serve/bench.ts';
 import { fmt, json, out, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed } from '../options.ts';
 
@@ -131,4 +132,53 @@ export function registerBench(program: Command): void {
       );
       out(`kernel ${r.kernel}; MLP 48-64-64-4 Adam steps on batches of 256: ${r.mlpTrainStepsPerSecond}/s`);
     });
+
+  envOptions(
+    bench
+      .command('serve')
+      .description(
+        'turns/s through an openai: policy and turnwise serve on loopback, beside a bare node:http round-trip loop',
+      ),
+  )
+    .option('--env <id>', 'environment id', 'frozenlake')
+    .option('--policy <spec>', 'the served in-process policy', 'oracle:eps=0.2')
+    .option('--concurrency <n>', 'requests in flight', '64')
+    .option('--seconds <s>', 'timed seconds of each figure', '3')
+    .option('--budget <T>', 'turn budget of each episode', '100')
+    .option('--json', 'machine-readable output')
+    .action(
+      async (
+        flags: EnvFlags & {
+          env: string;
+          policy: string;
+          concurrency: string;
+          seconds: string;
+          budget: string;
+          json?: boolean;
+        },
+      ) => {
+        const task = { ...envConfigFromFlags(flags.env, flags), seed: 0 };
+        const concurrency = int('--concurrency', flags.concurrency, 1, 4096);
+        const seconds = num('--seconds', flags.seconds, (x) => x > 0 && x <= 600, 'seconds in (0, 600]');
+        const budget = int('--budget', flags.budget, 1, 1_000_000);
+        const env = makeEnv(task);
+        const policy = makePolicy(flags.policy, env.spec);
+        const r = await serveBench({
+          policy,
+          env,
+          task,
+          makeEnv,
+          client: (url) =>
+            makeOpenAIPolicy(`openai:${url}#${policy.id},concurrency=${concurrency},retries=0`, env.spec),
+          concurrency,
+          seconds,
+          budget,
+        });
+        await env.close?.();
+        if (flags.json) return json(r);
+        out(
+          `served: ${fmt(r.served.turnsPerSecond, 0)} turns/s; bare node:http loop: ${fmt(r.bare.roundTripsPerSecond, 0)} round trips/s; ratio ${fmt(r.ratio, 3)} (goal ≥ 0.3) at concurrency ${r.concurrency}`,
+        );
+      },
+    );
 }

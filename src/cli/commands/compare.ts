@@ -9,12 +9,22 @@ import { resolveMode } from '../../eval/evaluate.ts';
 import type { StepQuality } from '../../eval/step-quality.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
-import { CACHE_HELP, openCache } from '../cache.ts';
+import {
+  CACHE_HELP,
+  checkScoring,
+  connectOptions,
+  type OpenAIFlags,
+  openaiOptions,
+  openCache,
+  parsePrice,
+  requestTotals,
+  totalsLine,
+} from '../cache.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { int } from '../options.ts';
 import { interval, type PassFlags, passOptions, passTable, readPassFlags, warnOneTask } from './eval.ts';
 
-interface CompareFlags extends PassFlags {
+interface CompareFlags extends PassFlags, OpenAIFlags {
   cache?: string;
   a: string;
   b: string;
@@ -40,7 +50,7 @@ function qualityRows(label: string, q: StepQuality): (string | number)[] {
   ];
 }
 
-function print(r: CompareReport, resamples: number, actions: number): void {
+function print(r: CompareReport, resamples: number, actions: number, unscored: string[]): void {
   const { a, b } = r.passKT;
   out(`A = ${a.policy} (${a.mode} mode), B = ${b.policy} (${b.mode} mode)`);
   out(`\nPass@(K,T) of A, 95% bootstrap intervals over tasks (${resamples} resamples)`);
@@ -137,7 +147,8 @@ function print(r: CompareReport, resamples: number, actions: number): void {
       ]),
     );
     out(`(${l.note})`);
-  } else out('\nLikelihood: a policy cannot score actions (no logProb or probs)');
+  } else if (unscored.length > 0) for (const reason of unscored) out(`\nLikelihood: unavailable — ${reason}`);
+  else out('\nLikelihood: a policy cannot score actions (no logProb or probs)');
 
   out(`\nFailures at T=${a.T[a.T.length - 1]}`);
   const f = r.failures;
@@ -157,12 +168,14 @@ function print(r: CompareReport, resamples: number, actions: number): void {
 }
 
 export function registerCompare(program: Command): void {
-  passOptions(
-    program
-      .command('compare')
-      .description(
-        'two policies side by side: Pass@(K,T) difference, step quality, recovery from errors, likelihood, failures',
-      ),
+  openaiOptions(
+    passOptions(
+      program
+        .command('compare')
+        .description(
+          'two policies side by side: Pass@(K,T) difference, step quality, recovery from errors, likelihood, failures',
+        ),
+    ),
   )
     .requiredOption('--a <spec>', 'policy A')
     .requiredOption('--b <spec>', 'policy B')
@@ -174,9 +187,11 @@ export function registerCompare(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(async (flags: CompareFlags) => {
       const o = readPassFlags(flags);
+      const price = parsePrice(flags.price);
       const cache = openCache(flags.cache, [flags.a, flags.b]);
-      const a = await openPolicy(flags.a, o.spec, '--a', cache);
-      const b = await openPolicy(flags.b, o.spec, '--b', cache);
+      const connect = connectOptions(flags, o.config);
+      const a = await openPolicy(flags.a, o.spec, '--a', cache, connect);
+      const b = await openPolicy(flags.b, o.spec, '--b', cache, connect);
       for (const [p, field] of [
         [a, '--a'],
         [b, '--b'],
@@ -187,6 +202,7 @@ export function registerCompare(program: Command): void {
             o.samples,
             field,
           );
+      const unscored = await checkScoring([a, b], envs.make, o.tasks[0], o.T[o.T.length - 1]);
       const modeA = resolveMode(a, o.mode);
       const modeB = resolveMode(b, o.mode);
       const states = int('--states', flags.states, 1, 1_000_000);
@@ -221,10 +237,18 @@ export function registerCompare(program: Command): void {
       });
       progress.done();
       warnOneTask(o.tasks.length);
-      if (flags.json) return json(report);
+      const totals = requestTotals([a, b], price);
+      if (flags.json) {
+        return json({
+          ...report,
+          ...(unscored.length > 0 ? { likelihoodUnavailable: unscored } : {}),
+          ...(totals === undefined ? {} : { requests: totals }),
+        });
+      }
       out(
         `${o.config.env} ${JSON.stringify(o.config.params)}: ${o.tasks.length} tasks × ${o.samples} samples`,
       );
-      print(report, o.resamples, actions);
+      print(report, o.resamples, actions, unscored);
+      if (totals !== undefined) out(`\n${totalsLine(totals)}`);
     });
 }

@@ -6,7 +6,16 @@ import type { Interval } from '../../eval/bootstrap.ts';
 import { checkIncreasing, evaluate, PASS_MODES, type PassMode, resolveMode } from '../../eval/evaluate.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
-import { CACHE_HELP, openCache } from '../cache.ts';
+import {
+  CACHE_HELP,
+  connectOptions,
+  type OpenAIFlags,
+  openaiOptions,
+  openCache,
+  parsePrice,
+  requestTotals,
+  totalsLine,
+} from '../cache.ts';
 import { fmt, json, out, Progress, table, warn } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
 
@@ -92,20 +101,29 @@ export function warnOneTask(tasks: number): void {
 }
 
 export function registerEval(program: Command): void {
-  passOptions(
-    program
-      .command('eval')
-      .description(
-        'Pass@(K,T) of a policy: unbiased pass@K within each budget T, bootstrap 95% intervals over tasks',
-      ),
+  openaiOptions(
+    passOptions(
+      program
+        .command('eval')
+        .description(
+          'Pass@(K,T) of a policy: unbiased pass@K within each budget T, bootstrap 95% intervals over tasks',
+        ),
+    ),
   )
     .requiredOption('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
     .option('--json', 'machine-readable output')
     .option('--cache <file.sqlite>', CACHE_HELP)
-    .action(async (flags: PassFlags & { policy: string; cache?: string }) => {
+    .action(async (flags: PassFlags & OpenAIFlags & { policy: string; cache?: string }) => {
       const o = readPassFlags(flags);
+      const price = parsePrice(flags.price);
       const cache = openCache(flags.cache, [flags.policy]);
-      const policy = await openPolicy(flags.policy, o.spec, '--policy', cache);
+      const policy = await openPolicy(
+        flags.policy,
+        o.spec,
+        '--policy',
+        cache,
+        connectOptions(flags, o.config),
+      );
       if (checksEpisodes(policy))
         policy.checkEpisodes(
           o.tasks.map((t) => t.seed),
@@ -131,7 +149,8 @@ export function registerEval(program: Command): void {
       });
       progress.done();
       warnOneTask(o.tasks.length);
-      if (flags.json) return json(report);
+      const totals = requestTotals([policy], price);
+      if (flags.json) return json(totals === undefined ? report : { ...report, requests: totals });
       const Tmax = o.T[o.T.length - 1];
       out(
         `${policy.id}${policy.budgetAware ? ' (budget-aware)' : ''} on ${o.config.env} ${JSON.stringify(o.config.params)}: ${o.tasks.length} task${o.tasks.length === 1 ? '' : 's'} × ${o.samples} samples`,
@@ -154,5 +173,6 @@ export function registerEval(program: Command): void {
       if (report.perTask.length > shown.length) {
         out(`… ${report.perTask.length - shown.length} more tasks (all of them with --json)`);
       }
+      if (totals !== undefined) out(`\n${totalsLine(totals)}`);
     });
 }

@@ -4,8 +4,16 @@ import type { Command } from 'commander';
 import { envs } from '../../envs/index.ts';
 import { buildMessages } from '../../policies/chat.ts';
 import { makeOpenAIPolicy } from '../../policies/spec.ts';
+import { connectOptions } from '../cache.ts';
 import { json, out } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions } from '../options.ts';
+
+/** The key's variable of --api-key-env, checked (set, non-empty). */
+function keyEnv(name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  connectOptions({ apiKeyEnv: name }, { env: '', params: {} });
+  return name;
+}
 
 export function registerProbe(program: Command): void {
   envOptions(
@@ -16,13 +24,14 @@ export function registerProbe(program: Command): void {
       ),
   )
     .option('--env <id>', 'environment id whose first turn is the prompt', 'frozenlake')
+    .option('--api-key-env <name>', 'read the API key from this variable (default OPENAI_API_KEY)')
     .option('--json', 'machine-readable output')
-    .action(async (target: string, flags: EnvFlags & { env: string; json?: boolean }) => {
+    .action(async (target: string, flags: EnvFlags & { env: string; json?: boolean; apiKeyEnv?: string }) => {
       const config = envConfigFromFlags(flags.env, flags);
       const env = await envs.make({ ...config, seed: 0 });
       try {
         const spec = target.startsWith('openai:') ? target : `openai:${target}`;
-        const policy = makeOpenAIPolicy(spec, env.spec, 'probe');
+        const policy = makeOpenAIPolicy(spec, env.spec, 'probe URL#MODEL', keyEnv(flags.apiKeyEnv));
         await policy.connect();
         const chat = env.spec.chat;
         if (chat === undefined || env.text === undefined)

@@ -11,11 +11,20 @@ import { SummaryAccumulator } from '../../rollout/summary.ts';
 import { JsonlWriter } from '../../store/jsonl.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { RunStore } from '../../store/sqlite.ts';
-import { cacheOption, openCache } from '../cache.ts';
+import {
+  cacheOption,
+  connectOptions,
+  type OpenAIFlags,
+  openaiOptions,
+  openCache,
+  parsePrice,
+  requestTotals,
+  totalsLine,
+} from '../cache.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, seed } from '../options.ts';
 
-interface RolloutFlags extends EnvFlags {
+interface RolloutFlags extends EnvFlags, OpenAIFlags {
   env: string;
   policy: string;
   episodes?: string;
@@ -44,13 +53,15 @@ function* lazyTasks(range: (first: number, count: number) => Task[], n: number):
 }
 
 export function registerRollout(program: Command): void {
-  cacheOption(
-    envOptions(
-      program
-        .command('rollout')
-        .description(
-          'roll a policy out: --episodes N (N tasks × 1 sample) or --tasks N --samples K, under --budget T',
-        ),
+  openaiOptions(
+    cacheOption(
+      envOptions(
+        program
+          .command('rollout')
+          .description(
+            'roll a policy out: --episodes N (N tasks × 1 sample) or --tasks N --samples K, under --budget T',
+          ),
+      ),
     ),
   )
     .option('--env <id>', 'environment id', 'frozenlake')
@@ -97,8 +108,9 @@ export function registerRollout(program: Command): void {
       const spec = envSpec(taskRange(0, 1)[0]);
       const budget =
         flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
+      const price = parsePrice(flags.price);
       const cache = openCache(flags.cache, [flags.policy]);
-      const policy = await openPolicy(flags.policy, spec, '--policy', cache);
+      const policy = await openPolicy(flags.policy, spec, '--policy', cache, connectOptions(flags, config));
       if (checksEpisodes(policy))
         policy.checkEpisodes(
           Array.from({ length: nTasks }, (_, i) => runSeed + i),
@@ -174,6 +186,7 @@ export function registerRollout(program: Command): void {
       cache?.close();
 
       const summary = acc.result();
+      const totals = requestTotals([policy], price);
       const exact = await meanExactSuccess(
         envs,
         lazyTasks(taskRange, nTasks),
@@ -199,6 +212,7 @@ export function registerRollout(program: Command): void {
         ...(cache === undefined
           ? {}
           : { cache: { file: cache.file, replayed: cache.hits, recorded: cache.writes } }),
+        ...(totals === undefined ? {} : { requests: totals }),
       };
       if (flags.json) return json(result);
       out(
@@ -224,5 +238,6 @@ export function registerRollout(program: Command): void {
       if (flags.db) out(`recorded run ${runId} in ${flags.db}`);
       if (cache !== undefined)
         out(`cache ${cache.file}: ${cache.hits} responses replayed, ${cache.writes} recorded`);
+      if (totals !== undefined) out(totalsLine(totals));
     });
 }

@@ -16,6 +16,7 @@ interface ServeFlags extends EnvFlags {
   host: string;
   faults?: string;
   latency?: string;
+  apiKeyEnv?: string;
   json?: boolean;
 }
 
@@ -27,12 +28,22 @@ function latency(raw: string): number {
   return ms;
 }
 
+/** The key in the variable `--api-key-env` names; refused when it is unset or empty. */
+export function keyFrom(name: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    throw new InputError('--api-key-env', name, 'expected the name of an environment variable');
+  const key = process.env[name];
+  if (key === undefined || key === '')
+    throw new InputError('--api-key-env', name, 'this environment variable is not set');
+  return key;
+}
+
 export function registerServe(program: Command): void {
   envOptions(
     program
       .command('serve')
       .description(
-        'serve an in-process policy as an OpenAI-compatible chat endpoint (/v1/models, /v1/chat/completions, /health)',
+        'serve an in-process policy as an OpenAI-compatible endpoint (/v1/models, /v1/chat/completions with streaming, /v1/completions for scoring, /health)',
       )
       .addHelpText(
         'after',
@@ -55,6 +66,7 @@ policy spec and its bare kind (oracle for oracle:eps=0.2).`,
       'inject faults deterministically, e.g. 429=0.1,500=0.05,hang=0.01,malformed=0.02,seed=7',
     )
     .option('--latency <delay>', 'added before every answer, e.g. 20ms')
+    .option('--api-key-env <name>', 'require the key in this environment variable (else HTTP 401)')
     .option('--json', 'print {"url": …} on stdout once listening')
     .action(async (flags: ServeFlags) => {
       const config = envConfigFromFlags(flags.env, flags);
@@ -72,15 +84,23 @@ policy spec and its bare kind (oracle for oracle:eps=0.2).`,
       const port = int('--port', flags.port, 0, 65535);
       const faults = flags.faults === undefined ? undefined : parseFaults(once(flags.faults));
       const latencyMs = flags.latency === undefined ? undefined : latency(flags.latency);
-      const server = await startServer({ policy, env, faults, latencyMs, port, host: flags.host }).catch(
-        (e: NodeJS.ErrnoException) => {
-          throw new InputError(
-            '--port',
-            flags.port,
-            `cannot listen on ${flags.host}:${port} (${e.code ?? e.message})`,
-          );
-        },
-      );
+      const apiKey = flags.apiKeyEnv === undefined ? undefined : keyFrom(flags.apiKeyEnv);
+      const server = await startServer({
+        policy,
+        env,
+        faults,
+        latencyMs,
+        port,
+        host: flags.host,
+        envParams: config.params,
+        apiKey,
+      }).catch((e: NodeJS.ErrnoException) => {
+        throw new InputError(
+          '--port',
+          flags.port,
+          `cannot listen on ${flags.host}:${port} (${e.code ?? e.message})`,
+        );
+      });
       process.stderr.write(`listening on ${server.url}\n`);
       if (flags.json) json({ url: server.url, port: server.port, models: modelIds(policy) });
       await new Promise<void>((resolve) => {
