@@ -10,7 +10,6 @@
 //   5. the findings (findings.ts), a pure function of the measurements.
 // The library never prints: progress goes through callbacks. Every random choice derives from
 // config.seed, so the same config gives the same summary (timings excepted).
-import { envs as registry } from '../../envs/index.ts';
 import type { NeuralPolicy } from '../../policies/neural.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { parseStudyConfig, type StudyConfig } from './config.ts';
@@ -36,6 +35,7 @@ import {
   type StageHooks,
   Stopwatch,
   type StudyStage,
+  studyEnvs,
   trainBase,
   trainVariants,
   type Variant,
@@ -44,10 +44,6 @@ import type { Summary } from './summary.ts';
 import type { RlResult, RlTrainer } from './trainer.ts';
 
 export type { StudyStage, Variant } from './setup.ts';
-
-/** The one world so far: 1/3-slippery FrozenLake random maps (a second, less slippery world is issue 11's
- * later part; every finding carries its world so that both fit one summary). */
-export const WORLD = 'slippery';
 
 export interface StudyProgress {
   stage: StudyStage;
@@ -73,7 +69,7 @@ export interface StudyResult {
 
 export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promise<StudyResult> {
   const config = parseStudyConfig(input);
-  const envs: MakeEnv = o.envs ?? registry; // every env a stage makes comes from here
+  const envs: MakeEnv = o.envs ?? studyEnvs(config); // every env a stage makes comes from here
   const clock = new Stopwatch();
   const hooks: StageHooks = {
     stage: (stage, detail) => o.onStage?.(stage, detail),
@@ -82,13 +78,13 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
   const { T, samples } = config.eval;
 
   // 1–3. What is measured: the maps, the base, the variants.
-  const tasks = makeStudyTasks(config);
+  const tasks = makeStudyTasks(config, envs);
   const expert = makePolicy(config.base.expert, tasks.spec, 'config.base.expert');
   clock.start();
   hooks.stage('base', `behaviour cloning of ${expert.id} on ${tasks.train.length} training maps`);
   const base = await trainBase(envs, config, tasks, expert, (e, n) => hooks.progress('base', e, n));
   clock.lap('bc');
-  const trained = await trainVariants(config, base.policy, tasks.train, o.trainer, hooks, clock);
+  const trained = await trainVariants(envs, config, base.policy, tasks.train, o.trainer, hooks, clock);
   const policies = actingViews(base.policy, trained);
 
   // 4a. Pass@(K,T) on the held-out maps: sampled, exact, and the reference policies.
@@ -132,7 +128,7 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
   const measured: Measurements = {
     study: 'budget',
     version: 2,
-    world: WORLD,
+    world: config.world,
     config,
     env: { env: tasks.env.env, params: tasks.env.params },
     policies: describePolicies(expert, base.policy, trained),
