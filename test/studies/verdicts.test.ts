@@ -8,9 +8,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Task } from '../../src/core/types.ts';
+import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { type State, turnsLeft } from '../../src/eval/states.ts';
+import { mlpPolicyConfig, NeuralPolicy } from '../../src/policies/neural.ts';
 import { budgetFindings, THRESHOLDS } from '../../src/studies/budget/findings.ts';
-import { PAPER_K, pairedContrast, preErrorState, sliceK } from '../../src/studies/budget/measure.ts';
+import {
+  PAPER_K,
+  pairedContrast,
+  preErrorState,
+  sliceK,
+  TemperedPolicy,
+} from '../../src/studies/budget/measure.ts';
+import { MemoPolicy } from '../../src/studies/budget/memo.ts';
 import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
 import { holm } from '../../src/studies/budget/stats.ts';
 import { meanAcross, studyFindings, studySummary } from '../../src/studies/budget/study.ts';
@@ -349,4 +358,33 @@ test('study verdicts --in (the real CLI): the summary’s findings; an edited qu
   }
   assert.match(missing.stderr, /--in: got ".*nowhere\.json"; no such file/);
   assert.match(broken.stderr, /bad\.json/);
+});
+
+test('temperature control (null control): τ = 1 is the base; the best τ is best at T_train; RL − base(best τ) by hand', () => {
+  const t = base.temperature;
+  const j = t.T.indexOf(TINY.rl.budget);
+  const one = t.temperatures.indexOf(1);
+  const best = t.temperatures.indexOf(t.bestTemperature);
+  t.T.forEach((_, k) => {
+    assert.ok(Math.abs(t.base[one][k]! - base.exactPassKT.base.passKT[0][k]!) < 1e-12);
+    const byHand = base.exactPassKT.rl.passKT[0][k]! - t.base[best][k]!;
+    assert.ok(Math.abs(t.rlMinusBestBase[k].value! - byHand) < 1e-12, `T=${t.T[k]}`);
+  });
+  for (const row of t.base) assert.ok(row[j]! <= t.base[best][j]!);
+  // The frozen "RL" is the base at τ = 1, so it cannot beat the base at its best τ.
+  assert.ok(t.rlMinusBestBase[j].value! <= 1e-12);
+});
+
+test('TemperedPolicy: τ = 1 is the policy itself, τ = ½ squares and renormalises', () => {
+  const task = makeTasks(envConfig('frozenlake', { random: true, size: 4, p: 0.8, slippery: true }), 1, 5)[0];
+  const env = makeEnv(task);
+  const memo = new MemoPolicy(new NeuralPolicy(mlpPolicyConfig(env.spec, { hidden: [8], seed: 4 })));
+  const ctx = { observation: 2, history: [], turn: 0, rng: undefined as never, env };
+  const p = memo.probs(ctx);
+  const same = new TemperedPolicy(memo, 1).probs(ctx);
+  for (const [a, x] of p.entries()) assert.ok(Math.abs(x - same[a]) < 1e-15);
+  const half = new TemperedPolicy(memo, 0.5).probs(ctx);
+  const z = p.reduce((s, x) => s + x * x, 0);
+  for (const [a, x] of p.entries()) assert.ok(Math.abs((x * x) / z - half[a]) < 1e-15);
+  assert.ok(Math.max(...half) > Math.max(...p), 'sharper');
 });

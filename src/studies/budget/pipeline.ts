@@ -22,6 +22,7 @@ import {
   measureRecovery,
   measureReference,
   measureStepQuality,
+  measureTemperature,
   measureTrainingCurves,
   sampleEpisodes,
 } from './measure.ts';
@@ -99,6 +100,7 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
   const passKT = measurePass(episodes, tasks.test.length, config);
   const exactPassKT = measureExactPass(policies, tasks.test, config, envs);
   const reference = measureReference(tasks.test, expert, tasks.spec, config, envs);
+  const temperature = measureTemperature(policies, tasks.test, config, envs);
   clock.lap('evaluation');
 
   // 4b. Diagnostics at T_max, on states and trajectories from the base's and RL's own episodes.
@@ -136,6 +138,7 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
     reference,
     passKT,
     exactPassKT,
+    temperature,
     stepQuality,
     recovery,
     likelihood,

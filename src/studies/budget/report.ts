@@ -700,6 +700,65 @@ export function renderBudgetReport(study: StudySummary): string {
         },
       );
     }),
+    ...worlds.map((w) =>
+      table(
+        ['seed', 'best τ', ...(runsOf(w)[0]?.temperature.T ?? []).map((t) => `RL − base(best τ), T=${t}`)],
+        runsOf(w).map((r) => [
+          String(r.config.seed),
+          { value: r.temperature.bestTemperature, digits: 2 },
+          ...r.temperature.rlMinusBestBase.map((x) => withCi(x.value, x.ci95, 3, true)),
+        ]),
+        {
+          caption: `World ${w}: temperature control — the base sharpened to π^{1/τ}, τ ∈ {${runsOf(w)[0]?.temperature.temperatures.join(', ')}}, best τ at T=${cfg.rl.budget}; RL’s exact lead over that base (Pass@(1,T), paired over maps)`,
+        },
+      ),
+    ),
+    ...worlds.map((w) => {
+      const r = runsOf(w)[0];
+      if (r === undefined) return '';
+      const sq = r.stepQuality;
+      const rows = (
+        [
+          ['normal', sq.normal],
+          ['error', sq.error],
+          ['pre-error', sq.preError],
+        ] as const
+      ).flatMap(([kind, side]) =>
+        (
+          [
+            ['all', side.detail.all],
+            ['consequential', side.detail.consequential],
+            ['from the base’s episodes', side.detail.fromBase],
+            ['from RL’s episodes', side.detail.fromRl],
+          ] as const
+        ).map(([subset, x]) => [
+          `${kind}: ${subset}`,
+          int(x.states),
+          withCi(x.rlBetter.value, x.rlBetter.ci95),
+          withCi(x.ties.value, x.ties.ci95),
+          withCi(x.score.value, x.score.ci95),
+          withCi(x.tiesExcluded.value, x.tiesExcluded.ci95),
+          withCi(x.qRl.value, x.qRl.ci95),
+          withCi(x.qBase.value, x.qBase.ci95),
+        ]),
+      );
+      return table(
+        [
+          'states',
+          'n',
+          'P(RL better)',
+          'P(tie)',
+          'P(better) + ½P(tie)',
+          'ties excluded',
+          'E_RL[Q*]',
+          'E_base[Q*]',
+        ],
+        rows,
+        {
+          caption: `World ${w}, seed ${r.config.seed}: step quality in detail (exact; a tie is |ΔQ*| ≤ ${sq.normal.relTie} · V*; consequential: max − min Q* ≥ ${sq.normal.detail.consequentialGap}; intervals resample maps)`,
+        },
+      );
+    }),
     ...worlds.map((w) => {
       const r = runsOf(w)[0];
       if (r === undefined) return '';

@@ -255,6 +255,17 @@ export const RunSummarySchema = z
           .strict(),
       })
       .strict(),
+    /** The temperature control: the base sharpened, π^{1/τ}, exact Pass@(1,T) per τ (rows) and T;
+     * the τ best at the training budget; RL − base at that τ, paired over maps. */
+    temperature: z
+      .object({
+        T: z.array(Int),
+        temperatures: z.array(z.number()),
+        base: z.array(z.array(Num)),
+        bestTemperature: z.number(),
+        rlMinusBestBase: z.array(Estimate),
+      })
+      .strict(),
     stepQuality: z
       .object({
         normal: StepQualitySide,

@@ -63,6 +63,16 @@ export function terminalSummary(study: StudySummary, reportPath?: string): strin
         ['RL − base', ...a.lead.map((x) => starred(x.value, x.ci95))],
       ]),
     );
+    const tc = runs.map((r) => r.temperature);
+    const jT = tc[0].T.indexOf(cfg.rl.budget);
+    lines.push(
+      `temperature control: the base at its best τ (per seed ${tc.map((x) => x.bestTemperature).join(', ')}) at T=${cfg.rl.budget}: ${tc.map((x) => f(x.base[x.temperatures.indexOf(x.bestTemperature)][jT])).join(', ')}; RL − that base ${tc.map((x) => starred(x.rlMinusBestBase[jT].value, x.rlMinusBestBase[jT].ci95).trim()).join(', ')}`,
+    );
+    const sq = runs.map((r) => r.stepQuality);
+    const per = (g: (x: (typeof sq)[number]) => number | null) => sq.map((x) => f(g(x))).join(', ');
+    lines.push(
+      `step quality, RL vs base (exact, ties |ΔQ*| ≤ ${sq[0].normal.relTie}·V*; per seed): win normal ${per((x) => x.normal.value)}, error ${per((x) => x.contrast.winError.value)}, pre-error ${per((x) => x.contrast.winPreError.value)}; ties at normal states ${per((x) => x.normal.detail.all.ties.value)}; ties excluded at consequential normal states ${per((x) => x.normal.detail.consequential.tiesExcluded.value)}`,
+    );
     const e = runs.map((r) => r.stepQuality.errorStates);
     const sum = (k: 'attempts' | 'belowThreshold' | 'terminal' | 'noBadAction') =>
       e.reduce((a, x) => a + x[k], 0);
