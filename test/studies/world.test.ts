@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Oracle, Task } from '../../src/core/types.ts';
 import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
-import { stepQualityDetail } from '../../src/studies/budget/measure.ts';
+import { occupancy, stepQualityDetail } from '../../src/studies/budget/measure.ts';
 import { MEMORIES, WORLD_SETTINGS, worldEnvs } from '../../src/studies/budget/world.ts';
 import { TINY } from './fixtures.ts';
 
@@ -122,4 +122,22 @@ test('stepQualityDetail on a constructed case: strict, ties, ½-tie, ties-exclud
   assert.ok(lo <= 0.1875 && 0.1875 <= hi);
   close(lo, Math.min(0.25, 0.125));
   close(hi, Math.max(0.25, 0.125));
+});
+
+test('occupancy: the share of states whose (map, observation) the pool visited', () => {
+  const [m1, m2] = [{ seed: 1 } as Task, { seed: 2 } as Task];
+  const rec = (task: Task, obs: number[]) => ({
+    envSeed: 0,
+    trajectory: { task, turns: obs.map((o) => ({ observation: o })) } as never,
+  });
+  const pool = [rec(m1, [0, 1, 5]), rec(m2, [0, 4])];
+  const states = [
+    { task: m1, observation: 5 },
+    { task: m1, observation: 4 },
+    { task: m2, observation: 4 },
+    { task: m2, observation: 9 },
+  ];
+  assert.equal(occupancy(states, pool), 0.5);
+  assert.equal(occupancy([], pool), null);
+  assert.equal(occupancy(states, []), 0);
 });

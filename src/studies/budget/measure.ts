@@ -416,6 +416,31 @@ export interface DiagnosticStates {
   normal: State[];
   /** Error states: a bad action forced at the previous turn of those episodes. */
   errors: ErrorStates;
+  /** How familiar each kind of state is to each policy (occupancy). */
+  occupancy: Summary['stepQuality']['occupancy'];
+}
+
+/**
+ * Occupancy: the share of `states` whose (map, observation) some trajectory of the pool visited (any
+ * turn) — for error states, 1 − novelty. The paper's mechanism needs error states the base rarely
+ * sees; where ordinary play visits them all, there is nothing for RL to learn there.
+ */
+export function occupancy(
+  states: readonly Pick<State, 'task' | 'observation'>[],
+  pool: readonly Recorded[],
+): number | null {
+  const seen = new Map<unknown, Set<string>>();
+  for (const r of pool) {
+    let set = seen.get(r.trajectory.task);
+    if (set === undefined) {
+      set = new Set();
+      seen.set(r.trajectory.task, set);
+    }
+    for (const t of r.trajectory.turns) set.add(JSON.stringify(t.observation));
+  }
+  if (states.length === 0) return null;
+  const hit = states.filter((st) => seen.get(st.task)?.has(JSON.stringify(st.observation)) === true).length;
+  return hit / states.length;
 }
 
 /** The states the step-quality and recovery diagnostics are measured at (`eval.states` of each kind). */
@@ -429,7 +454,8 @@ export async function diagnosticStates(
   const errors = await makeErrorStates(envs, from, config.eval.states, config.seed, {
     minRelRegret: config.eval.minRelRegret,
   });
-  return { normal, errors };
+  const occ = (xs: readonly State[]) => ({ base: occupancy(xs, pools.base), rl: occupancy(xs, pools.rl) });
+  return { normal, errors, occupancy: { normal: occ(normal), error: occ(errors.states) } };
 }
 
 /**
@@ -464,6 +490,7 @@ export async function measureStepQuality(
     error: error.figure,
     preError: preError.figure,
     contrast,
+    occupancy: states.occupancy,
     errorStates: {
       attempts,
       noBadAction,

@@ -278,6 +278,14 @@ export const RunSummarySchema = z
         contrast: z
           .object({ delta: Estimate, winError: Estimate, winPreError: Estimate, pairs: Int, maps: Int })
           .strict(),
+        /** Share of the normal and of the error states whose (map, observation) the base's, and RL's,
+         * diagnostic trajectories visited (for error states: 1 − novelty). */
+        occupancy: z
+          .object({
+            normal: z.object({ base: Num, rl: Num }).strict(),
+            error: z.object({ base: Num, rl: Num }).strict(),
+          })
+          .strict(),
         /** Forcing attempts behind the error states; those with no bad action; those whose bad actions all
          * lose less than `minRelRegret` of the value; those the forced action ended (dropped: nothing to
          * recover from). `regret`: the relative regret (V* − Q*)/V* of the kept states' forced actions;
