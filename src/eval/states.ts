@@ -126,6 +126,35 @@ export interface ErrorStates {
   /** Attempts where the forced action ended the episode (a hole, or a lucky slip onto the goal): there
    * is nothing to recover from, so they are not error states. */
   terminal: number;
+  /** Attempts with positive-regret actions, none of them as bad as `minRelRegret` demands. */
+  belowThreshold: number;
+  /** The relative regret (V* − Q*)/V* of the forced action of each state (states' order), and of each
+   * dropped terminal attempt (so the distribution of what was forced is complete). */
+  regrets: number[];
+  terminalRegrets: number[];
+  /** The threshold the forced actions met. */
+  minRelRegret: number;
+}
+
+export interface ErrorStateOptions {
+  /** Forcing attempts at most (default 20 · count). */
+  maxAttempts?: number;
+  /**
+   * A forced action must lose at least this fraction of the state's value: (V*_h − Q*_h(s,a)) / V*_h ≥
+   * minRelRegret (default 0: any action with positive regret, beyond the tie tolerance). An action
+   * that loses 0.2% of the value is not an error anyone would notice; 0.1 asks for a real one.
+   */
+  minRelRegret?: number;
+}
+
+/** The actions an error may force at (h, s): positive regret beyond TIE and ≥ minRelRegret · V*. */
+export function errorActions(q: ArrayLike<number>, v: number, minRelRegret: number): number[] {
+  const bad: number[] = [];
+  for (let a = 0; a < q.length; a++) {
+    const regret = v - q[a];
+    if (regret > TIE && regret >= minRelRegret * v) bad.push(a);
+  }
+  return bad;
 }
 
 /** Envs that can be put back at a state and scored exactly support error injection. */
@@ -143,19 +172,31 @@ export function canInjectErrors(env: AnyEnv): boolean {
 /**
  * `count` error states (fewer if `maxAttempts` forcing attempts do not yield them). Attempt i takes
  * pool i mod pools, a turn u ≤ budget − 2 of it (so that at least one turn is left after the forced
- * one) uniformly, and a uniformly chosen action of positive regret under Q*_{budget−u}.
+ * one) uniformly, and a uniformly chosen action of positive regret under Q*_{budget−u} that loses at
+ * least `minRelRegret` of the state's value (errorActions).
  */
 export async function makeErrorStates(
   envs: EnvFactory,
   pools: readonly (readonly Recorded[])[],
   count: number,
   seed: number,
-  maxAttempts = 20 * count,
+  options: ErrorStateOptions = {},
 ): Promise<ErrorStates> {
+  const maxAttempts = options.maxAttempts ?? 20 * count;
+  const minRelRegret = options.minRelRegret ?? 0;
   const eligible = (r: Recorded) => Math.min(r.trajectory.turns.length, r.trajectory.budget - 1);
   const index = pools.map((pool) => turnIndex(pool, eligible));
   const usable = pools.map((_, p) => p).filter((p) => index[p][pools[p].length] > 0);
-  const out: ErrorStates = { states: [], attempts: 0, noBadAction: 0, terminal: 0 };
+  const out: ErrorStates = {
+    states: [],
+    attempts: 0,
+    noBadAction: 0,
+    terminal: 0,
+    belowThreshold: 0,
+    regrets: [],
+    terminalRegrets: [],
+    minRelRegret,
+  };
   if (usable.length === 0) return out;
   while (out.states.length < count && out.attempts < maxAttempts) {
     const i = out.attempts++;
@@ -172,20 +213,23 @@ export async function makeErrorStates(
       const h = tr.budget - u;
       const q = oracle.q(h, s);
       const v = oracle.v(h, s);
-      const bad: number[] = [];
-      for (let a = 0; a < q.length; a++) if (v - q[a] > TIE) bad.push(a);
+      const bad = errorActions(q, v, minRelRegret);
       if (bad.length === 0) {
-        out.noBadAction++;
+        if (errorActions(q, v, 0).length === 0) out.noBadAction++;
+        else out.belowThreshold++;
         continue;
       }
       const forced = bad[rng.int(bad.length)];
+      const relRegret = (v - q[forced]) / v;
       // The forced step gets its own env randomness (re-seeded), independent of the original episode.
       env.restore!(env.snapshot!(), rng.uint32());
       const res = await settle(env.step(forced));
       if (res.terminated) {
         out.terminal++;
+        out.terminalRegrets.push(relRegret);
         continue;
       }
+      out.regrets.push(relRegret);
       const forcedTurn: Turn = {
         t: u,
         observation: tr.turns[u].observation,

@@ -48,7 +48,19 @@ export interface StepQualityOptions {
   key?: number;
   /** Receives each state's own figures — from the draws, and exact when both policies expose `probs`
    * — so that a caller can put an interval over states on the means (the budget study bootstraps them). */
-  onState?: (index: number, sampled: PairFigures, exact: PairFigures | null) => void;
+  onState?: (index: number, sampled: PairFigures, exact: PairFigures | null, at: StateValues) => void;
+  /**
+   * Relative tie tolerance: two actions tie when their Q* differ by at most max(TIE, relTie · V*_h(s))
+   * (default 0: TIE alone). Q* values that differ by 1e-4 of a probability are a tie for any purpose;
+   * with TIE alone their order decides "better".
+   */
+  relTie?: number;
+}
+
+/** The state's V*_h(s) and the spread max − min of Q*_h(s, ·) (how much the choice matters there). */
+export interface StateValues {
+  v: number;
+  spread: number;
 }
 
 export const DEFAULT_ACTIONS = 16;
@@ -70,8 +82,8 @@ function quality(q: Float64Array, stay: number, action: unknown): number {
     : stay;
 }
 
-function compare(x: number, y: number): -1 | 0 | 1 {
-  return Math.abs(x - y) <= TIE ? 0 : x > y ? 1 : -1;
+function compare(x: number, y: number, tol = TIE): -1 | 0 | 1 {
+  return Math.abs(x - y) <= tol ? 0 : x > y ? 1 : -1;
 }
 
 function zeroFigures(): Omit<PairFigures, 'score'> {
@@ -111,6 +123,7 @@ export async function stepQuality(
       const q = Float64Array.from(oracle.q(h, s));
       const v = oracle.v(h, s);
       const stay = oracle.v(h - 1, s);
+      const tol = Math.max(TIE, (options.relTie ?? 0) * v);
       for (let p = 0; p < 2; p++) {
         const ctx = context(
           state,
@@ -129,7 +142,7 @@ export async function stepQuality(
       let worse = 0;
       for (const x of scores[0]) {
         for (const y of scores[1]) {
-          const c = compare(x, y);
+          const c = compare(x, y, tol);
           if (c > 0) better++;
           else if (c < 0) worse++;
           else tie++;
@@ -159,7 +172,7 @@ export async function stepQuality(
           }
           for (let y = 0; y < q.length; y++) {
             const w = pa[x] * pb[y];
-            const c = compare(q[x], q[y]);
+            const c = compare(q[x], q[y], tol);
             if (c > 0) exactSum.aBetter += w;
             else if (c < 0) exactSum.bBetter += w;
             else exactSum.ties += w;
@@ -185,7 +198,16 @@ export async function stepQuality(
           regretA,
           regretB,
         };
-        options.onState(i, withScore(drawn), withProbs && mine !== null ? withScore(mine) : null);
+        let lo = Number.POSITIVE_INFINITY;
+        let hi = Number.NEGATIVE_INFINITY;
+        for (const x of q) {
+          lo = Math.min(lo, x);
+          hi = Math.max(hi, x);
+        }
+        options.onState(i, withScore(drawn), withProbs && mine !== null ? withScore(mine) : null, {
+          v,
+          spread: hi - lo,
+        });
       }
     }
   } finally {

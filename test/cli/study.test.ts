@@ -49,20 +49,37 @@ test('study budget --profile quick with a stand-in trainer writes summary, repor
     process.stdout.write = write.out;
     process.stderr.write = write.err;
   }
-  assert.match(stdout, /^Budget study — profile quick, seed 1/);
+  assert.match(stdout, /^Budget study — profile quick: .*; worlds slippery, narrow; seeds 1\n/);
   assert.ok(stdout.endsWith(`report: ${join(run, 'report.html')}\n`), stdout.slice(-200));
-  assert.match(stderr, /behaviour cloning of oracle:temp=0\.02,horizon=20 on 1000 training maps/);
+  // Progress names the world and the seed of each run.
+  for (const w of ['slippery', 'narrow'])
+    assert.match(
+      stderr,
+      new RegExp(`${w} seed 1: behaviour cloning of oracle:temp=0\\.02,horizon=20 on 1000 training maps`),
+    );
   const summary = parseSummary(readFileSync(join(run, 'summary.json'), 'utf8'), 'summary.json');
-  assert.equal(summary.config.profile, 'quick');
-  assert.equal(summary.config.seed, 1);
+  assert.equal(summary.profile, 'quick');
+  assert.deepEqual(summary.seeds, [1]);
+  assert.deepEqual(
+    summary.runs.map((r) => [r.world, r.config.seed, r.config.profile]),
+    [
+      ['slippery', 1, 'quick'],
+      ['narrow', 1, 'quick'],
+    ],
+  );
   const page = readFileSync(join(run, 'report.html'), 'utf8');
   assert.equal(page, renderBudgetReport(summary));
   const spec = envSpec(
     makeTasks(envConfig('frozenlake', { random: true, size: 4, p: 0.8, slippery: true }), 1, 0)[0],
   );
-  for (const name of ['base', 'rl', 'budgetmix']) {
-    const policy = makePolicy(join(run, 'policies', `${name}.safetensors`), spec);
-    assert.equal(policy.budgetAware, false, name);
+  for (const [world, s] of [
+    ['slippery', spec],
+    ['narrow', { ...spec, observations: 9 * 16, features: 3 * 16 + 9 }],
+  ] as const) {
+    for (const name of ['base', 'rl', 'budgetmix']) {
+      const policy = makePolicy(join(run, 'policies', `${world}-1`, `${name}.safetensors`), s);
+      assert.equal(policy.budgetAware, false, name);
+    }
   }
 
   // report RUN: the same page again, from summary.json alone.
@@ -78,8 +95,8 @@ test('study budget --profile quick with a stand-in trainer writes summary, repor
     if (content !== undefined) writeFileSync(join(d, 'summary.json'), content);
     return d;
   };
-  const broken = structuredClone(summary) as unknown as { passKT: { rl: { K: unknown } } };
-  broken.passKT.rl.K = 'many';
+  const broken = structuredClone(summary) as unknown as { runs: { passKT: { rl: { K: unknown } } }[] };
+  broken.runs[0].passKT.rl.K = 'many';
   const cases = await Promise.all([
     turnwise(['report', join(dir, 'nowhere')]),
     turnwise(['report', bad('empty')]),
@@ -92,7 +109,7 @@ test('study budget --profile quick with a stand-in trainer writes summary, repor
     /summary\.json: missing/,
     /summary\.json: not valid JSON/,
     /summary\.json study: got "credit"; expected "budget"/,
-    /summary\.json\.passKT\.rl\.K: got "many"/,
+    /summary\.json\.runs\.0\.passKT\.rl\.K: got "many"/,
   ];
   cases.forEach((r, i) => {
     assert.equal(r.code, 2, r.stderr);

@@ -14,7 +14,14 @@ import { parseStudyConfig, profileConfig } from '../../src/studies/budget/config
 import { MemoPolicy } from '../../src/studies/budget/memo.ts';
 import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
 import { renderBudgetReport } from '../../src/studies/budget/report.ts';
-import { type PassGrid, parseSummary, type Summary } from '../../src/studies/budget/summary.ts';
+import { studySummary } from '../../src/studies/budget/study.ts';
+import {
+  type PassGrid,
+  parseSummary,
+  RunSummarySchema,
+  type StudySummary,
+  type Summary,
+} from '../../src/studies/budget/summary.ts';
 import { terminalSummary } from '../../src/studies/budget/terminal.ts';
 import { frozenTrainer, grpoTrainer, type RlTrainer } from '../../src/studies/budget/trainer.ts';
 import { findAll, parseXml, rootOf, textOf } from '../report/xml.ts';
@@ -62,6 +69,16 @@ function checkEstimates(x: unknown, path: string, seen: string[]): void {
   for (const [k, v] of Object.entries(o)) checkEstimates(v, `${path}.${k}`, seen);
 }
 
+/** One run as a whole study (one world, one seed), as summary.json holds it. */
+function asStudy(s: Summary): StudySummary {
+  return studySummary(
+    { config: s.config, seeds: [s.config.seed], worlds: [s.config.world] },
+    [s],
+    1,
+    s.seconds,
+  );
+}
+
 function withoutTimings(s: Summary): unknown {
   const { timings: _t, seconds: _s, ...rest } = s;
   return rest;
@@ -92,7 +109,7 @@ test('budget study end to end (tiny, the real GRPO trainer): contract keys, inva
   assert.ok(s.seconds > 0 && Array.isArray(s.findings));
   const json = JSON.stringify(s);
   assert.deepEqual(JSON.parse(json), s, 'no NaN, Infinity or undefined in memory');
-  assert.deepEqual(parseSummary(json, 'summary.json'), s);
+  assert.deepEqual(RunSummarySchema.parse(JSON.parse(json)), s);
 
   // Pass@(K,T) grids: probabilities, monotone in K and T, intervals around the estimates.
   for (const p of ['base', 'rl', 'budgetmix', 'gigpo'] as const) {
@@ -182,7 +199,9 @@ test('budget study end to end (tiny, the real GRPO trainer): contract keys, inva
         keep: true,
       })
     ).atTmax.filter((_, e) => e % TINY.eval.samples < TINY.eval.diagnosticSamples);
-  const errors = await makeErrorStates(envs, [await at(base), await at(rl)], TINY.eval.states, TINY.seed);
+  const errors = await makeErrorStates(envs, [await at(base), await at(rl)], TINY.eval.states, TINY.seed, {
+    minRelRegret: TINY.eval.minRelRegret,
+  });
   const rec = await recovery(envs, errors.states, rl, base, {
     continuations: TINY.eval.continuations,
     seed: TINY.seed,
@@ -195,9 +214,10 @@ test('budget study end to end (tiny, the real GRPO trainer): contract keys, inva
   );
 
   // The report: one self-contained page that mentions every finding and numbers its figures.
-  const html = renderBudgetReport(s);
+  const study = asStudy(s);
+  const html = renderBudgetReport(study);
   assert.equal(
-    renderBudgetReport(parseSummary(json, 'summary.json')),
+    renderBudgetReport(parseSummary(JSON.stringify(study), 'summary.json')),
     html,
     'a pure function of the summary',
   );
@@ -221,7 +241,7 @@ test('budget study end to end (tiny, the real GRPO trainer): contract keys, inva
   // Every chart is labelled: an accessible title, and axis titles on the charts that have axes.
   for (const svg of svgs) assert.ok(findAll(svg, (n) => n.name === 'title').length > 0);
 
-  const terminal = terminalSummary(s, 'runs/x/report.html');
+  const terminal = terminalSummary(study, 'runs/x/report.html');
   for (const f of s.findings) assert.ok(terminal.includes(f.claim) && terminal.includes(f.test), f.claim);
   assert.match(terminal, /report: runs\/x\/report\.html$/);
 });
@@ -262,7 +282,7 @@ test('null control (frozen trainer): differences exactly 0, win rates ½, RL fin
   // Identical policies: the paired contrasts are exactly 0.
   assert.equal(s.stepQuality.contrast.delta.value, 0);
   assert.equal(s.recovery.did.did.value, 0);
-  assert.match(renderBudgetReport(s), /The trainer changed nothing/);
+  assert.match(renderBudgetReport(asStudy(s)), /The trainer changed nothing/);
 });
 
 test('a trainer that modifies the base it was given is refused', async () => {

@@ -5,6 +5,7 @@ import type { StudyConfig } from '../../src/studies/budget/config.ts';
 export const TINY: StudyConfig = {
   profile: 'custom',
   seed: 3,
+  world: 'slippery',
   env: { size: 4, p: 0.8, slippery: true },
   seeds: { train: { start: 0, count: 150 }, test: { start: 1_000_000, count: 30 } },
   base: {
@@ -26,6 +27,9 @@ export const TINY: StudyConfig = {
     states: 30,
     actions: 4,
     continuations: 2,
+    minRelRegret: 0.1,
+    relTie: 0.01,
+    consequentialGap: 0.05,
     resamples: 200,
   },
   timePlan: { total: 60, study: 25, training: 30 },

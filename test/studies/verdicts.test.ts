@@ -8,12 +8,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Task } from '../../src/core/types.ts';
+import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { type State, turnsLeft } from '../../src/eval/states.ts';
+import { mlpPolicyConfig, NeuralPolicy } from '../../src/policies/neural.ts';
 import { budgetFindings, THRESHOLDS } from '../../src/studies/budget/findings.ts';
-import { PAPER_K, pairedContrast, preErrorState, sliceK } from '../../src/studies/budget/measure.ts';
+import {
+  PAPER_K,
+  pairedContrast,
+  preErrorState,
+  sliceK,
+  TemperedPolicy,
+} from '../../src/studies/budget/measure.ts';
+import { MemoPolicy } from '../../src/studies/budget/memo.ts';
 import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
 import { holm } from '../../src/studies/budget/stats.ts';
-import type { FindingId, Summary } from '../../src/studies/budget/summary.ts';
+import { meanAcross, studyFindings, studySummary } from '../../src/studies/budget/study.ts';
+import type { FindingId, StudySummary, Summary } from '../../src/studies/budget/summary.ts';
 import { FINDING_IDS } from '../../src/studies/budget/summary.ts';
 import { frozenTrainer } from '../../src/studies/budget/trainer.ts';
 import { turnwise } from '../cli/run.ts';
@@ -254,14 +264,70 @@ test('preErrorState undoes the forced turn: same map and budget, one more turn l
   assert.throws(() => preErrorState({ ...error, history: [turn(0)] }), /forced turn/);
 });
 
+/** Runs as a whole study of one world (summary.json). */
+const studyOf = (runs: Summary[]): StudySummary =>
+  studySummary(
+    { config: base.config, seeds: runs.map((r) => r.config.seed), worlds: ['slippery'] },
+    runs,
+    1,
+    1,
+  );
+/** A copy of the base run at another seed with the base successes' LLR set (llr-sign's quantity). */
+const runWithLlr = (seed: number, value: number, ci95: [number, number]) =>
+  edited((s) => {
+    s.config.seed = seed;
+    s.likelihood.llrSuccessBase = { ...s.likelihood.llrSuccessBase, value, ci95 };
+  });
+
+test('across seeds: heldFraction is the share of seeds held, held the majority, ours the mean with a t-interval', () => {
+  const runs = [
+    runWithLlr(3, 0.7, [0.5, 0.9]),
+    runWithLlr(4, 0.5, [0.1, 0.9]),
+    runWithLlr(5, -0.3, [-0.6, 0.1]),
+  ];
+  const llr = (st: StudySummary) => st.findings.find((f) => f.id === 'llr-sign')!;
+  const st = studyOf(runs);
+  const x = llr(st);
+  assert.deepEqual(x.perSeed, [true, true, false]);
+  assert.deepEqual(x.seeds, [3, 4, 5]);
+  assert.equal(x.heldFraction, 2 / 3);
+  assert.equal(x.held, true);
+  // mean 0.3, sd √0.28, t(0.975, 2) = 4.303: half-width 4.303 · √0.28 / √3 = 1.314588…
+  assert.ok(Math.abs(x.ours.value! - 0.3) < 1e-12);
+  assert.ok(Math.abs(x.ours.ci95[0]! - (0.3 - 1.314588)) < 1e-5, String(x.ours.ci95[0]));
+  assert.ok(Math.abs(x.ours.ci95[1]! - (0.3 + 1.314588)) < 1e-5, String(x.ours.ci95[1]));
+  assert.match(x.test, /more than half of the seeds/);
+  // One more seed below its threshold: 1 of 3, not held.
+  const y = llr(studyOf([runs[0], runWithLlr(4, -0.2, [-0.5, 0.1]), runs[2]]));
+  assert.equal(y.heldFraction, 1 / 3);
+  assert.equal(y.held, false);
+  // A tie (1 of 2) is not a majority.
+  assert.equal(llr(studyOf([runs[0], runs[2]])).held, false);
+  // The study's findings are recomputed from the runs' quantities, per world, the ten ids each.
+  assert.deepEqual(studyFindings(st), st.findings);
+  assert.deepEqual(
+    st.findings.map((f) => f.id),
+    [...FINDING_IDS],
+  );
+  assert.deepEqual(meanAcross([1, null, 3]), {
+    value: 2,
+    ci95: [2 - 12.706, 2 + 12.706],
+    perSeed: [1, null, 3],
+  });
+});
+
 test('study verdicts --in (the real CLI): the summary’s findings; an edited quantity flips its verdict; bad input is one line, exit 2', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'turnwise-verdicts-'));
   const file = join(dir, 'summary.json');
-  writeFileSync(file, `${JSON.stringify(base, null, 2)}\n`);
+  const study = studyOf([base]);
+  writeFileSync(file, `${JSON.stringify(study, null, 2)}\n`);
   const flippedFile = join(dir, 'flipped.json');
-  const flipped = edited((s) => {
-    s.likelihood.llrSuccessBase = { ...s.likelihood.llrSuccessBase, value: 0.7, ci95: [0.5, 0.9] };
-  });
+  const flipped = structuredClone(study);
+  flipped.runs[0].likelihood.llrSuccessBase = {
+    ...flipped.runs[0].likelihood.llrSuccessBase,
+    value: 0.7,
+    ci95: [0.5, 0.9],
+  };
   writeFileSync(flippedFile, JSON.stringify(flipped));
   const [asJson, text, after, missing, broken] = await Promise.all([
     turnwise(['study', 'verdicts', '--in', file, '--json']),
@@ -269,15 +335,17 @@ test('study verdicts --in (the real CLI): the summary’s findings; an edited qu
     turnwise(['study', 'verdicts', '--in', flippedFile]),
     turnwise(['study', 'verdicts', '--in', join(dir, 'nowhere.json')]),
     turnwise(['study', 'verdicts', '--in', join(dir, 'bad.json')]).then(async () => {
-      writeFileSync(join(dir, 'bad.json'), '{"study": "budget", "version": 2}');
+      writeFileSync(join(dir, 'bad.json'), '{"study": "budget", "version": 3}');
       return turnwise(['study', 'verdicts', '--in', join(dir, 'bad.json')]);
     }),
   ]);
   assert.equal(asJson.code, 0, asJson.stderr);
-  assert.deepEqual(JSON.parse(asJson.stdout), base.findings);
+  assert.deepEqual(JSON.parse(asJson.stdout), study.findings);
+  for (const f of JSON.parse(asJson.stdout))
+    for (const k of ['id', 'world', 'paper', 'ours', 'held', 'heldFraction', 'test']) assert.ok(k in f, k);
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /^ {2}not held {2}llr-sign /m);
-  assert.equal(base.findings.find((f) => f.id === 'llr-sign')!.held, false);
+  assert.equal(study.findings.find((f) => f.id === 'llr-sign')!.held, false);
   assert.equal(after.code, 0, after.stderr);
   assert.match(after.stdout, /^ {2}held {6}llr-sign .* ours 0\.700 \[0\.500, 0\.900\]/m);
   // The other nine verdicts are unchanged by the edit.
@@ -290,4 +358,33 @@ test('study verdicts --in (the real CLI): the summary’s findings; an edited qu
   }
   assert.match(missing.stderr, /--in: got ".*nowhere\.json"; no such file/);
   assert.match(broken.stderr, /bad\.json/);
+});
+
+test('temperature control (null control): τ = 1 is the base; the best τ is best at T_train; RL − base(best τ) by hand', () => {
+  const t = base.temperature;
+  const j = t.T.indexOf(TINY.rl.budget);
+  const one = t.temperatures.indexOf(1);
+  const best = t.temperatures.indexOf(t.bestTemperature);
+  t.T.forEach((_, k) => {
+    assert.ok(Math.abs(t.base[one][k]! - base.exactPassKT.base.passKT[0][k]!) < 1e-12);
+    const byHand = base.exactPassKT.rl.passKT[0][k]! - t.base[best][k]!;
+    assert.ok(Math.abs(t.rlMinusBestBase[k].value! - byHand) < 1e-12, `T=${t.T[k]}`);
+  });
+  for (const row of t.base) assert.ok(row[j]! <= t.base[best][j]!);
+  // The frozen "RL" is the base at τ = 1, so it cannot beat the base at its best τ.
+  assert.ok(t.rlMinusBestBase[j].value! <= 1e-12);
+});
+
+test('TemperedPolicy: τ = 1 is the policy itself, τ = ½ squares and renormalises', () => {
+  const task = makeTasks(envConfig('frozenlake', { random: true, size: 4, p: 0.8, slippery: true }), 1, 5)[0];
+  const env = makeEnv(task);
+  const memo = new MemoPolicy(new NeuralPolicy(mlpPolicyConfig(env.spec, { hidden: [8], seed: 4 })));
+  const ctx = { observation: 2, history: [], turn: 0, rng: undefined as never, env };
+  const p = memo.probs(ctx);
+  const same = new TemperedPolicy(memo, 1).probs(ctx);
+  for (const [a, x] of p.entries()) assert.ok(Math.abs(x - same[a]) < 1e-15);
+  const half = new TemperedPolicy(memo, 0.5).probs(ctx);
+  const z = p.reduce((s, x) => s + x * x, 0);
+  for (const [a, x] of p.entries()) assert.ok(Math.abs((x * x) / z - half[a]) < 1e-15);
+  assert.ok(Math.max(...half) > Math.max(...p), 'sharper');
 });

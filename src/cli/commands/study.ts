@@ -15,13 +15,14 @@ import {
   type StudyConfig,
   StudyConfigSchema,
 } from '../../studies/budget/config.ts';
-import { budgetFindings } from '../../studies/budget/findings.ts';
-import { runBudgetStudy, type StudyStage } from '../../studies/budget/pipeline.ts';
+import type { StudyStage } from '../../studies/budget/pipeline.ts';
 import { renderBudgetReport } from '../../studies/budget/report.ts';
+import { runStudy, studyFindings, studyPlan, type TrainerName } from '../../studies/budget/study.ts';
 import { parseSummary } from '../../studies/budget/summary.ts';
 import { findingLines, terminalSummary } from '../../studies/budget/terminal.ts';
-import { defaultTrainer, type RlTrainer } from '../../studies/budget/trainer.ts';
-import { json, out, Progress } from '../io.ts';
+import type { RlTrainer } from '../../studies/budget/trainer.ts';
+import { WORLD_IDS, type WorldId } from '../../studies/budget/world.ts';
+import { json, out } from '../io.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
 
 export interface StudyFlags {
@@ -72,6 +73,12 @@ export function registerStudy(program: Command): void {
     )
     .option('--force', 'replace the study in an existing --out directory')
     .option('--json', 'print the summary (summary.json) instead of the terminal summary')
+    .option(
+      '--seeds <list>',
+      'seeds to run, comma-separated (default: the profile’s: quick 0; default 0,1,2; full 0–4)',
+    )
+    .option('--worlds <list>', `worlds to run, comma-separated (${WORLD_IDS.join(', ')}; default: both)`)
+    .option('--parallel <n>', 'runs at once, on worker threads (default: the machine’s cores)')
     .addOption(setOption('study config', 'rl.iters=100'));
   addParamOptions(budget, FLAGS)
     .addHelpText(
@@ -80,7 +87,7 @@ export function registerStudy(program: Command): void {
 --set reaches any field of the study config (src/studies/budget/config.ts), e.g. --set rl.iters=100
 --set eval.T=[10,20,50,100]. Precedence: the profile < flags < --set.`,
     )
-    .action((flags: StudyFlags) => studyBudget(flags, defaultTrainer));
+    .action((flags: StudyFlags) => studyBudget(flags, 'grpo'));
   study
     .command('verdicts')
     .description(
@@ -95,16 +102,60 @@ export function registerStudy(program: Command): void {
 export function studyVerdicts(flags: { in: string; json?: boolean }): void {
   const file = flags.in;
   if (!existsSync(file) || !statSync(file).isFile()) throw new InputError('--in', file, 'no such file');
-  const findings = budgetFindings(parseSummary(readFileSync(file, 'utf8'), file));
+  const findings = studyFindings(parseSummary(readFileSync(file, 'utf8'), file));
   if (flags.json) json(findings);
-  else out(findingLines(findings, `Findings recomputed from ${file}`).join('\n'));
+  else {
+    const worlds = [...new Set(findings.map((x) => x.world))];
+    const text = worlds.flatMap((w) =>
+      findingLines(
+        findings.filter((x) => x.world === w),
+        `Findings recomputed from ${file}`,
+      ),
+    );
+    out(text.join('\n'));
+  }
 }
 
-/** The command itself, with the trainer as a parameter (the CLI passes defaultTrainer; a script or a
- * test can run the same command with a stand-in). */
-export async function studyBudget(flags: StudyFlags, trainer: RlTrainer): Promise<void> {
+/** `--seeds 0,1,2`: distinct non-negative integers. */
+export function parseSeeds(raw: string | undefined): number[] | undefined {
+  if (raw === undefined) return undefined;
+  const parts = raw.split(',').map((x) => x.trim());
+  const seeds = parts.map(Number);
+  if (parts.some((x) => !/^\d+$/.test(x)) || new Set(seeds).size !== seeds.length || seeds.length === 0)
+    throw new InputError(
+      '--seeds',
+      raw,
+      'expected distinct non-negative integers, comma-separated (e.g. 0,1,2)',
+    );
+  return seeds;
+}
+
+/** `--worlds slippery,narrow`: distinct world ids. */
+export function parseWorlds(raw: string | undefined): WorldId[] | undefined {
+  if (raw === undefined) return undefined;
+  const ws = raw.split(',').map((x) => x.trim());
+  if (ws.some((w) => !(WORLD_IDS as readonly string[]).includes(w)) || new Set(ws).size !== ws.length)
+    throw new InputError('--worlds', raw, `expected distinct worlds of: ${WORLD_IDS.join(', ')}`);
+  return ws as WorldId[];
+}
+
+function parseParallel(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new InputError('--parallel', raw, 'expected a positive integer (runs at once)');
+  return Number(raw);
+}
+
+/** The command itself, with the trainer as a parameter (the CLI passes the real GRPO trainer by name,
+ * so that runs go to worker threads; a test can pass a stand-in function, run in this thread). */
+export async function studyBudget(flags: StudyFlags, trainer: TrainerName | RlTrainer): Promise<void> {
   const config = studyConfig(flags);
-  const dir = flags.out ?? join('runs', `budget-${config.profile}-${config.seed}`);
+  // --seed n is one seed; --seeds a list; neither: the profile's seeds.
+  const seeds =
+    parseSeeds(flags.seeds as string | undefined) ?? (flags.seed !== undefined ? [config.seed] : undefined);
+  const plan = studyPlan(config, seeds, parseWorlds(flags.worlds as string | undefined));
+  const parallel = parseParallel(flags.parallel as string | undefined);
+  const dir = flags.out ?? join('runs', `budget-${config.profile}`);
   checkOutput(dir, '--out', 'dir');
   // Like train: a directory the user named is not silently overwritten (the default one is the
   // study's own scratch place, replaced by every `npm start`).
@@ -116,31 +167,28 @@ export async function studyBudget(flags: StudyFlags, trainer: RlTrainer): Promis
     );
   }
   const t0 = performance.now();
-  // One progress bar per stage and total (TTY only), one plain line per stage (always).
-  let bar: Progress | undefined;
-  let barKey = '';
-  const result = await runBudgetStudy(config, {
+  const at = () => `[${((performance.now() - t0) / 1000).toFixed(1)} s]`;
+  const TRAINING = new Set(['rl', 'budgetmix', 'gigpo']);
+  const result = await runStudy(plan, {
     trainer,
-    onStage: (_stage, detail) => {
-      bar?.done();
-      bar = undefined;
-      barKey = '';
-      process.stderr.write(`turnwise: [${((performance.now() - t0) / 1000).toFixed(1)} s] ${detail}\n`);
-    },
-    onProgress: ({ stage, done, total }) => {
-      if (`${stage}/${total}` !== barKey) {
-        bar?.done();
-        bar = new Progress(STAGE_LABEL[stage], total);
-        barKey = `${stage}/${total}`;
+    parallel,
+    onEvent: (e) => {
+      const who = `${e.world} seed ${e.seed}`;
+      if (e.detail !== undefined) process.stderr.write(`turnwise: ${at()} ${who}: ${e.detail}\n`);
+      else if (e.progress && TRAINING.has(e.stage)) {
+        // Training: a line at every quarter (the runs interleave, so no progress bars).
+        const pct = Math.floor((100 * e.progress.done) / e.progress.total);
+        if (pct > 0 && pct % 25 === 0)
+          process.stderr.write(`turnwise: ${at()} ${who}: ${STAGE_LABEL[e.stage]} ${pct}%\n`);
       }
-      bar!.update(done);
     },
   });
-  bar?.done();
   const { summary, policies } = result;
-  mkdirSync(join(dir, 'policies'), { recursive: true });
-  for (const [name, policy] of Object.entries(policies)) {
-    policy.save(join(dir, 'policies', `${name}.safetensors`), undefined, { study: 'budget', role: name });
+  for (const run of policies) {
+    const pdir = join(dir, 'policies', `${run.world}-${run.seed}`);
+    mkdirSync(pdir, { recursive: true });
+    for (const [role, bytes] of Object.entries(run.files))
+      writeFileSync(join(pdir, `${role}.safetensors`), bytes);
   }
   writeFileSync(join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   const report = join(dir, 'report.html');

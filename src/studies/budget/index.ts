@@ -6,6 +6,8 @@ export * from './memo.ts';
 export * from './pipeline.ts';
 export * from './report.ts';
 export * from './setup.ts';
+export * from './study.ts';
 export * from './summary.ts';
 export * from './terminal.ts';
 export * from './trainer.ts';
+export * from './world.ts';

@@ -42,7 +42,9 @@ import {
   intervalOf,
   type PassGrid,
   type RecoveryFigure,
+  type StepQualityDetail,
   type StepQualityFigure,
+  type StepQualitySubset,
   type Summary,
 } from './summary.ts';
 import type { RlResult } from './trainer.ts';
@@ -51,7 +53,10 @@ const meanOf = (xs: readonly Float64Array[], j: number) => xs.reduce((a, x) => a
 const nullGrid = (g: readonly (readonly number[])[]) => g.map((row) => row.map(finiteOrNull));
 const ciGrid = (g: readonly (readonly (readonly [number, number])[])[]) =>
   g.map((row) => row.map(intervalOf));
-const bootOf = (config: StudyConfig) => ({ resamples: config.eval.resamples, seed: config.seed });
+const bootOf = (config: Pick<StudyConfig, 'eval' | 'seed'>) => ({
+  resamples: config.eval.resamples,
+  seed: config.seed,
+});
 const tmaxOf = (config: StudyConfig) => config.eval.T[config.eval.T.length - 1];
 /** Coefficients of the contrast plus − minus over the policies `names` (for bootstrapSeries). */
 const contrast = (names: readonly PolicyName[], plus: PolicyName, minus: PolicyName) =>
@@ -309,6 +314,101 @@ function optimalByT(task: Task, T: readonly number[], envs: MakeEnv): Float64Arr
   });
 }
 
+// ── Temperature control ──────────────────────────────────────────────────────────────────────────
+
+/** The base's temperatures the control tries (τ = 1 is the base itself). */
+export const BASE_TEMPERATURES = [0.1, 0.25, 0.5, 1] as const;
+
+/** π_τ(a|s) ∝ π(a|s)^{1/τ}: the same network, sharpened (τ < 1). Exact evaluation only. */
+export class TemperedPolicy {
+  readonly id: string;
+  readonly budgetAware: boolean;
+  constructor(
+    readonly inner: MemoPolicy,
+    readonly tau: number,
+  ) {
+    this.id = `${inner.id}@τ=${tau}`;
+    this.budgetAware = inner.budgetAware;
+  }
+  probs(ctx: Parameters<MemoPolicy['probs']>[0]): Float64Array {
+    const p = this.inner.probs(ctx);
+    let z = 0;
+    for (let a = 0; a < p.length; a++) {
+      p[a] = p[a] ** (1 / this.tau);
+      z += p[a];
+    }
+    for (let a = 0; a < p.length; a++) p[a] /= z;
+    return p;
+  }
+  probsBatch(ctxs: Parameters<MemoPolicy['probsBatch']>[0]): Float64Array[] {
+    return ctxs.map((c) => this.probs(c));
+  }
+  act(): never {
+    throw new Error('TemperedPolicy is for exact evaluation only');
+  }
+  logProb(ctx: Parameters<MemoPolicy['probs']>[0], action: number): number {
+    return Math.log(this.probs(ctx)[action] ?? 0);
+  }
+}
+
+/**
+ * The summary's `temperature`: the base sharpened to each τ of BASE_TEMPERATURES, exact Pass@(1,T) on
+ * the held-out maps; the best τ at the training budget; RL − base(best τ) per T, paired over maps —
+ * so that RL's gain is split into what sharpening the base alone gives and what it does not.
+ */
+export function measureTemperature(
+  policies: Pick<PerPolicy<MemoPolicy>, 'base' | 'rl'>,
+  test: readonly Task[],
+  config: StudyConfig,
+  envs: MakeEnv,
+): Summary['temperature'] {
+  const { T } = config.eval;
+  const jTrain = T.indexOf(config.rl.budget);
+  const byTau = BASE_TEMPERATURES.map((tau) =>
+    test.map((task) =>
+      exactByT(
+        task,
+        tau === 1 ? policies.base : (new TemperedPolicy(policies.base, tau) as unknown as AnyPolicy),
+        T,
+        envs,
+      ),
+    ),
+  );
+  const meanAt = (rows: Float64Array[], j: number) => rows.reduce((a, r) => a + r[j], 0) / rows.length;
+  let best = BASE_TEMPERATURES.length - 1;
+  BASE_TEMPERATURES.forEach((_, i) => {
+    if (meanAt(byTau[i], jTrain) > meanAt(byTau[best], jTrain)) best = i;
+  });
+  const rl = test.map((task) => exactByT(task, policies.rl, T, envs));
+  const flat = (rows: Float64Array[]) => {
+    const out = new Float64Array(rows.length * T.length);
+    rows.forEach((r, i) => {
+      out.set(r, i * T.length);
+    });
+    return out;
+  };
+  const b = bootstrapSeries(
+    [flat(rl), flat(byTau[best]), flat(byTau[BASE_TEMPERATURES.length - 1])],
+    test.length,
+    T.length,
+    [[1, -1, 0]],
+    {
+      ...bootOf(config),
+      key: STUDY_KEY.maps + 7,
+    },
+  );
+  return {
+    T: [...T],
+    temperatures: [...BASE_TEMPERATURES],
+    base: byTau.map((rows) => T.map((_, j) => finiteOrNull(meanAt(rows, j)))),
+    bestTemperature: BASE_TEMPERATURES[best],
+    rlMinusBestBase: T.map((_, j) => ({
+      value: finiteOrNull(b.contrasts[0].mean[j]),
+      ci95: intervalOf(b.contrasts[0].ci[j]),
+    })),
+  };
+}
+
 // ── Diagnostics at T_max ─────────────────────────────────────────────────────────────────────────
 
 export interface DiagnosticStates {
@@ -316,6 +416,31 @@ export interface DiagnosticStates {
   normal: State[];
   /** Error states: a bad action forced at the previous turn of those episodes. */
   errors: ErrorStates;
+  /** How familiar each kind of state is to each policy (occupancy). */
+  occupancy: Summary['stepQuality']['occupancy'];
+}
+
+/**
+ * Occupancy: the share of `states` whose (map, observation) some trajectory of the pool visited (any
+ * turn) — for error states, 1 − novelty. The paper's mechanism needs error states the base rarely
+ * sees; where ordinary play visits them all, there is nothing for RL to learn there.
+ */
+export function occupancy(
+  states: readonly Pick<State, 'task' | 'observation'>[],
+  pool: readonly Recorded[],
+): number | null {
+  const seen = new Map<unknown, Set<string>>();
+  for (const r of pool) {
+    let set = seen.get(r.trajectory.task);
+    if (set === undefined) {
+      set = new Set();
+      seen.set(r.trajectory.task, set);
+    }
+    for (const t of r.trajectory.turns) set.add(JSON.stringify(t.observation));
+  }
+  if (states.length === 0) return null;
+  const hit = states.filter((st) => seen.get(st.task)?.has(JSON.stringify(st.observation)) === true).length;
+  return hit / states.length;
 }
 
 /** The states the step-quality and recovery diagnostics are measured at (`eval.states` of each kind). */
@@ -326,8 +451,11 @@ export async function diagnosticStates(
 ): Promise<DiagnosticStates> {
   const from = [pools.base, pools.rl];
   const normal = collectStates(from, config.eval.states, config.seed);
-  const errors = await makeErrorStates(envs, from, config.eval.states, config.seed);
-  return { normal, errors };
+  const errors = await makeErrorStates(envs, from, config.eval.states, config.seed, {
+    minRelRegret: config.eval.minRelRegret,
+  });
+  const occ = (xs: readonly State[]) => ({ base: occupancy(xs, pools.base), rl: occupancy(xs, pools.rl) });
+  return { normal, errors, occupancy: { normal: occ(normal), error: occ(errors.states) } };
 }
 
 /**
@@ -348,7 +476,7 @@ export async function measureStepQuality(
   const error = await stepQualityAt(envs, errorStates, 1, policies, config);
   const preError = await stepQualityAt(envs, errorStates.map(preErrorState), 2, policies, config);
   onPart();
-  const { attempts, noBadAction, terminal } = states.errors;
+  const { attempts, noBadAction, terminal, belowThreshold, minRelRegret } = states.errors;
   const c = pairedContrast(error.perState, preError.perState, errorStates, bootOf(config));
   const contrast = {
     delta: { value: finiteOrNull(c.diff), ci95: intervalOf(c.diffCi) },
@@ -362,8 +490,39 @@ export async function measureStepQuality(
     error: error.figure,
     preError: preError.figure,
     contrast,
-    errorStates: { attempts, noBadAction, terminal },
+    occupancy: states.occupancy,
+    errorStates: {
+      attempts,
+      noBadAction,
+      belowThreshold,
+      terminal,
+      minRelRegret,
+      regret: regretDistribution(states.errors.regrets),
+      terminalRegret: regretDistribution(states.errors.terminalRegrets),
+    },
     budget: tmaxOf(config),
+  };
+}
+
+/** Edges of the relative-regret histogram of injected errors. */
+export const REGRET_BINS = [0, 0.01, 0.05, 0.1, 0.2, 0.5, 1] as const;
+
+/** Quantiles (nearest rank), mean and histogram (REGRET_BINS, last bin closed) of relative regrets. */
+export function regretDistribution(xs: readonly number[]): Summary['stepQuality']['errorStates']['regret'] {
+  const v = [...xs].sort((a, b) => a - b);
+  const q = (p: number) => (v.length === 0 ? null : v[Math.min(v.length - 1, Math.floor(p * v.length))]);
+  const counts = REGRET_BINS.slice(0, -1).map((lo, i) => {
+    const hi = REGRET_BINS[i + 1];
+    return v.filter((x) => x >= lo && (x < hi || (i === REGRET_BINS.length - 2 && x <= hi))).length;
+  });
+  return {
+    n: v.length,
+    mean: v.length === 0 ? null : v.reduce((a, b) => a + b, 0) / v.length,
+    p10: q(0.1),
+    median: q(0.5),
+    p90: q(0.9),
+    bins: [...REGRET_BINS],
+    counts,
   };
 }
 
@@ -420,13 +579,16 @@ async function stepQualityAt(
 ): Promise<{ figure: StepQualityFigure; perState: Float64Array }> {
   const exactScore = new Float64Array(states.length);
   const drawnScore = new Float64Array(states.length);
+  const perState: PerStateFigures[] = [];
   const q = await stepQuality(envs, states, policies.rl, policies.base, {
     actions: config.eval.actions,
     seed: config.seed,
     key,
-    onState: (i, drawn: PairFigures, ex: PairFigures | null) => {
+    relTie: config.eval.relTie,
+    onState: (i, drawn: PairFigures, ex: PairFigures | null, at) => {
       drawnScore[i] = drawn.score;
       exactScore[i] = ex?.score ?? Number.NaN;
+      if (ex !== null) perState[i] = { ...ex, ...at };
     },
   });
   const b = bootstrapSeries([exactScore, drawnScore], states.length, 1, [], {
@@ -443,8 +605,73 @@ async function stepQualityAt(
     regretBase: finiteOrNull(q.exact?.regretB),
     states: q.states,
     sampled: { value: finiteOrNull(q.score), ci95: intervalOf(b.ci[1][0]) },
+    relTie: config.eval.relTie,
+    detail: stepQualityDetail(states, perState, config),
   };
   return { figure, perState: exactScore };
+}
+
+/** One state's exact step-quality figures with its V* and Q* spread. */
+export type PerStateFigures = PairFigures & { v: number; spread: number };
+
+/**
+ * The step-quality figures that say what a win rate hides, with intervals that resample maps (all
+ * states of a map together): strict P(RL better), P(tie), the ½-tie score, the ties-excluded win rate
+ * P(RL better | not a tie) (a ratio estimator), E_π[Q*] and the mean regret of each policy — over all
+ * states, the consequential ones (max − min Q* ≥ eval.consequentialGap) and each pool's states.
+ */
+export function stepQualityDetail(
+  states: readonly Pick<State, 'task' | 'from'>[],
+  perState: readonly (PerStateFigures | undefined)[],
+  config: Pick<StudyConfig, 'eval' | 'seed'>,
+): StepQualityDetail {
+  const mapOf = new Map<unknown, number>();
+  for (const st of states) if (!mapOf.has(st.task)) mapOf.set(st.task, mapOf.size);
+  const m = mapOf.size;
+  const subset = (keep: (i: number) => boolean): StepQualitySubset => {
+    const series = () => ({ sums: new Float64Array(m), counts: new Float64Array(m) });
+    const [strict, ties, score, excl, qRl, qBase, regretRl, regretBase] = Array.from({ length: 8 }, series);
+    let n = 0;
+    states.forEach((st, i) => {
+      const x = perState[i];
+      if (x === undefined || !keep(i)) return;
+      const k = mapOf.get(st.task)!;
+      n++;
+      const add = (s: { sums: Float64Array; counts: Float64Array }, value: number, count = 1) => {
+        s.sums[k] += value;
+        s.counts[k] += count;
+      };
+      add(strict, x.aBetter);
+      add(ties, x.ties);
+      add(score, x.score);
+      add(excl, x.aBetter, x.aBetter + x.bBetter);
+      add(qRl, x.v - x.regretA);
+      add(qBase, x.v - x.regretB);
+      add(regretRl, x.regretA);
+      add(regretBase, x.regretB);
+    });
+    const r = bootstrapRatios([strict, ties, score, excl, qRl, qBase, regretRl, regretBase], bootOf(config));
+    const e = (j: number) => ({ value: finiteOrNull(r.value[j]), ci95: intervalOf(r.ci[j]) });
+    return {
+      states: n,
+      rlBetter: e(0),
+      ties: e(1),
+      score: e(2),
+      tiesExcluded: e(3),
+      qRl: e(4),
+      qBase: e(5),
+      regretRl: e(6),
+      regretBase: e(7),
+    };
+  };
+  const gap = config.eval.consequentialGap;
+  return {
+    consequentialGap: gap,
+    all: subset(() => true),
+    consequential: subset((i) => perState[i]!.spread >= gap),
+    fromBase: subset((i) => states[i].from === 0),
+    fromRl: subset((i) => states[i].from === 1),
+  };
 }
 
 /**

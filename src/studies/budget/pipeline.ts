@@ -10,7 +10,6 @@
 //   5. the findings (findings.ts), a pure function of the measurements.
 // The library never prints: progress goes through callbacks. Every random choice derives from
 // config.seed, so the same config gives the same summary (timings excepted).
-import { envs as registry } from '../../envs/index.ts';
 import type { NeuralPolicy } from '../../policies/neural.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { parseStudyConfig, type StudyConfig } from './config.ts';
@@ -23,6 +22,7 @@ import {
   measureRecovery,
   measureReference,
   measureStepQuality,
+  measureTemperature,
   measureTrainingCurves,
   sampleEpisodes,
 } from './measure.ts';
@@ -36,6 +36,7 @@ import {
   type StageHooks,
   Stopwatch,
   type StudyStage,
+  studyEnvs,
   trainBase,
   trainVariants,
   type Variant,
@@ -44,10 +45,6 @@ import type { Summary } from './summary.ts';
 import type { RlResult, RlTrainer } from './trainer.ts';
 
 export type { StudyStage, Variant } from './setup.ts';
-
-/** The one world so far: 1/3-slippery FrozenLake random maps (a second, less slippery world is issue 11's
- * later part; every finding carries its world so that both fit one summary). */
-export const WORLD = 'slippery';
 
 export interface StudyProgress {
   stage: StudyStage;
@@ -73,7 +70,7 @@ export interface StudyResult {
 
 export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promise<StudyResult> {
   const config = parseStudyConfig(input);
-  const envs: MakeEnv = o.envs ?? registry; // every env a stage makes comes from here
+  const envs: MakeEnv = o.envs ?? studyEnvs(config); // every env a stage makes comes from here
   const clock = new Stopwatch();
   const hooks: StageHooks = {
     stage: (stage, detail) => o.onStage?.(stage, detail),
@@ -82,13 +79,13 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
   const { T, samples } = config.eval;
 
   // 1–3. What is measured: the maps, the base, the variants.
-  const tasks = makeStudyTasks(config);
+  const tasks = makeStudyTasks(config, envs);
   const expert = makePolicy(config.base.expert, tasks.spec, 'config.base.expert');
   clock.start();
   hooks.stage('base', `behaviour cloning of ${expert.id} on ${tasks.train.length} training maps`);
   const base = await trainBase(envs, config, tasks, expert, (e, n) => hooks.progress('base', e, n));
   clock.lap('bc');
-  const trained = await trainVariants(config, base.policy, tasks.train, o.trainer, hooks, clock);
+  const trained = await trainVariants(envs, config, base.policy, tasks.train, o.trainer, hooks, clock);
   const policies = actingViews(base.policy, trained);
 
   // 4a. Pass@(K,T) on the held-out maps: sampled, exact, and the reference policies.
@@ -103,6 +100,7 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
   const passKT = measurePass(episodes, tasks.test.length, config);
   const exactPassKT = measureExactPass(policies, tasks.test, config, envs);
   const reference = measureReference(tasks.test, expert, tasks.spec, config, envs);
+  const temperature = measureTemperature(policies, tasks.test, config, envs);
   clock.lap('evaluation');
 
   // 4b. Diagnostics at T_max, on states and trajectories from the base's and RL's own episodes.
@@ -132,7 +130,7 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
   const measured: Measurements = {
     study: 'budget',
     version: 2,
-    world: WORLD,
+    world: config.world,
     config,
     env: { env: tasks.env.env, params: tasks.env.params },
     policies: describePolicies(expert, base.policy, trained),
@@ -140,6 +138,7 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
     reference,
     passKT,
     exactPassKT,
+    temperature,
     stepQuality,
     recovery,
     likelihood,

@@ -3,7 +3,7 @@
 // measurements (measure.ts) receive what these return; nothing here looks at the held-out maps.
 import { InputError } from '../../core/errors.ts';
 import type { Env, EnvConfig, EnvFactory, EnvSpec, Policy, Task } from '../../core/types.ts';
-import { envConfig, envSpec, makeTasks } from '../../envs/index.ts';
+import { envConfig, makeTasks, envs as registry } from '../../envs/index.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../../policies/neural.ts';
 import { collectDemonstrations, trainBc } from '../../train/bc.ts';
 import type { BudgetSchedule } from '../../train/schedule.ts';
@@ -11,6 +11,7 @@ import type { StudyConfig } from './config.ts';
 import { MemoPolicy } from './memo.ts';
 import { finiteOrNull, type Summary } from './summary.ts';
 import type { RlRequest, RlResult, RlTrainer } from './trainer.ts';
+import { WORLD_SETTINGS, worldEnvs } from './world.ts';
 
 export type AnyPolicy = Policy<unknown, unknown>;
 export type Variant = 'rl' | 'budgetmix' | 'gigpo';
@@ -76,16 +77,22 @@ export interface StudyTasks {
 }
 
 /** Slippery FrozenLake random maps: the training maps and the held-out maps (config.seeds). */
-export function makeStudyTasks(config: StudyConfig): StudyTasks {
+export function makeStudyTasks(config: StudyConfig, envs: MakeEnv = registry): StudyTasks {
   const env = envConfig('frozenlake', {
     random: true,
     size: config.env.size,
     p: config.env.p,
     slippery: config.env.slippery,
+    ...(config.env.successRate !== undefined ? { successRate: config.env.successRate } : {}),
   });
   const train = makeTasks(env, config.seeds.train.count, config.seeds.train.start);
   const test = makeTasks(env, config.seeds.test.count, config.seeds.test.start);
-  return { env, train, test, spec: envSpec(train[0]) };
+  return { env, train, test, spec: envs.spec(train[0]) };
+}
+
+/** The env factory of a run's world (the registry's FrozenLake, or the memory version). */
+export function studyEnvs(config: StudyConfig): MakeEnv {
+  return worldEnvs(WORLD_SETTINGS[config.world].memory);
 }
 
 export interface BaseRun {
@@ -110,8 +117,10 @@ export async function trainBase(
     mlpPolicyConfig(tasks.spec, { hidden: config.base.hidden, seed, budgetAware: false }, 'config.base'),
     'base',
   );
+  // The `intended` world clones the base on the expert's intended path: ice that never slips.
+  const intended = WORLD_SETTINGS[config.world].demos === 'intended';
   const demos = await collectDemonstrations({
-    envs,
+    envs: intended ? worldEnvs(true, true) : envs,
     tasks: tasks.train,
     expert,
     student: policy,
@@ -158,6 +167,7 @@ export function variantSchedules(config: StudyConfig): [Variant, BudgetSchedule]
  * with at most one curve point per iteration, is refused. Each variant's seconds go to `clock`.
  */
 export async function trainVariants(
+  envs: MakeEnv,
   config: StudyConfig,
   base: NeuralPolicy,
   train: readonly Task[],
@@ -176,6 +186,7 @@ export async function trainVariants(
     const req: RlRequest = {
       name,
       base,
+      envs,
       trainTasks: train,
       budget,
       revealBudget: false,

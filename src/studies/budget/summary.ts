@@ -44,6 +44,39 @@ const StepQualitySide = z
     states: Int,
     /** The same win rate from M actions drawn by each policy (M × M pairs per state). */
     sampled: Estimate,
+    /** The relative tie tolerance the comparisons used: |ΔQ*| ≤ relTie · V* is a tie. */
+    relTie: z.number(),
+    detail: z.lazy(() => StepQualityDetailSchema),
+  })
+  .strict();
+
+/** Exact step-quality figures of one subset of states, intervals resampling maps. */
+const StepQualitySubsetSchema = z
+  .object({
+    states: Int,
+    rlBetter: Estimate,
+    ties: Estimate,
+    /** P(RL better) + ½ P(tie). */
+    score: Estimate,
+    /** P(RL better) / (P(RL better) + P(base better)): the win rate among pairs that are not ties. */
+    tiesExcluded: Estimate,
+    /** E_π[Q*_h(s, ·)] of each policy's action distribution, and its mean regret V* − E_π[Q*]. */
+    qRl: Estimate,
+    qBase: Estimate,
+    regretRl: Estimate,
+    regretBase: Estimate,
+  })
+  .strict();
+
+const StepQualityDetailSchema = z
+  .object({
+    /** Consequential states: max − min of Q*_h(s, ·) ≥ this. */
+    consequentialGap: z.number(),
+    all: StepQualitySubsetSchema,
+    consequential: StepQualitySubsetSchema,
+    /** The states drawn from the base's trajectories, and from RL's. */
+    fromBase: StepQualitySubsetSchema,
+    fromRl: StepQualitySubsetSchema,
   })
   .strict();
 
@@ -66,6 +99,19 @@ const LikelihoodFigure = z
     n: Int,
     /** Terms left out because they were infinite (eval/likelihood's convention). */
     infinite: Int,
+  })
+  .strict();
+
+const RegretDistribution = z
+  .object({
+    n: Int,
+    mean: Num,
+    p10: Num,
+    median: Num,
+    p90: Num,
+    /** Histogram edges and counts (bins [e_i, e_{i+1}), the last one closed). */
+    bins: z.array(z.number()),
+    counts: z.array(Int),
   })
   .strict();
 
@@ -122,6 +168,9 @@ export const FindingSchema = z
     test: z.string(),
     /** What is shown beside the tested quantity (secondary figures; they do not decide the verdict). */
     note: z.string(),
+    /** Across seeds (the study's findings): the seeds, and the verdict in each, in that order. */
+    seeds: z.array(Int).optional(),
+    perSeed: z.array(z.boolean().nullable()).optional(),
   })
   .strict();
 
@@ -130,7 +179,8 @@ const Tested = z.object({ value: Num, ci95: IntervalSchema, pNonNeg: Num }).stri
 
 const ByK = z.array(z.object({ K: Int, value: Num, ci95: IntervalSchema }).strict());
 
-export const SummarySchema = z
+/** One run of the study: one world, one seed (the `runs` of summary.json). */
+export const RunSummarySchema = z
   .object({
     study: z.literal('budget'),
     version: z.literal(2),
@@ -205,6 +255,17 @@ export const SummarySchema = z
           .strict(),
       })
       .strict(),
+    /** The temperature control: the base sharpened, π^{1/τ}, exact Pass@(1,T) per τ (rows) and T;
+     * the τ best at the training budget; RL − base at that τ, paired over maps. */
+    temperature: z
+      .object({
+        T: z.array(Int),
+        temperatures: z.array(z.number()),
+        base: z.array(z.array(Num)),
+        bestTemperature: z.number(),
+        rlMinusBestBase: z.array(Estimate),
+      })
+      .strict(),
     stepQuality: z
       .object({
         normal: StepQualitySide,
@@ -217,8 +278,29 @@ export const SummarySchema = z
         contrast: z
           .object({ delta: Estimate, winError: Estimate, winPreError: Estimate, pairs: Int, maps: Int })
           .strict(),
-        /** Forcing attempts behind the error states; those with no bad action; those the forced action ended. */
-        errorStates: z.object({ attempts: Int, noBadAction: Int, terminal: Int }).strict(),
+        /** Share of the normal and of the error states whose (map, observation) the base's, and RL's,
+         * diagnostic trajectories visited (for error states: 1 − novelty). */
+        occupancy: z
+          .object({
+            normal: z.object({ base: Num, rl: Num }).strict(),
+            error: z.object({ base: Num, rl: Num }).strict(),
+          })
+          .strict(),
+        /** Forcing attempts behind the error states; those with no bad action; those whose bad actions all
+         * lose less than `minRelRegret` of the value; those the forced action ended (dropped: nothing to
+         * recover from). `regret`: the relative regret (V* − Q*)/V* of the kept states' forced actions;
+         * `terminalRegret`: of the dropped terminal ones. */
+        errorStates: z
+          .object({
+            attempts: Int,
+            noBadAction: Int,
+            belowThreshold: Int,
+            terminal: Int,
+            minRelRegret: z.number(),
+            regret: RegretDistribution,
+            terminalRegret: RegretDistribution,
+          })
+          .strict(),
         /** The budget the states come from (the largest T). */
         budget: Int,
       })
@@ -286,19 +368,72 @@ export const SummarySchema = z
   })
   .strict();
 
-export type Summary = z.infer<typeof SummarySchema>;
+/** A mean over seeds with its 95% interval across seeds (t over seeds; one seed: that run's own). */
+const AcrossSeeds = z.object({ value: Num, ci95: IntervalSchema, perSeed: z.array(Num) }).strict();
+
+const WorldSchema = z
+  .object({
+    id: z.string(),
+    successRate: z.number(),
+    demos: z.enum(['rollouts', 'intended']),
+    memory: z.boolean(),
+    description: z.string(),
+    /** The pre-registered design (the second world): premise, world, a prediction per finding. */
+    design: z
+      .object({ premise: z.string(), world: z.string(), predictions: z.record(z.string(), z.string()) })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+/** summary.json: every run (world × seed), and the findings across seeds per world. */
+export const SummarySchema = z
+  .object({
+    study: z.literal('budget'),
+    version: z.literal(3),
+    profile: z.string(),
+    seeds: z.array(Int).min(1),
+    worlds: z.array(WorldSchema).min(1),
+    /** Per world, the ten findings across seeds (each run's own findings are in `runs`). */
+    findings: z.array(FindingSchema),
+    /** Per world, means over seeds with intervals across seeds. `exact`: Pass@(1,T) per policy; `lead`:
+     * exact RL − base at Pass@(1,T). */
+    acrossSeeds: z.array(
+      z
+        .object({
+          world: z.string(),
+          T: z.array(Int),
+          exact: z.record(z.string(), z.array(AcrossSeeds)),
+          lead: z.array(AcrossSeeds),
+        })
+        .strict(),
+    ),
+    /** world-major, seeds in `seeds` order. */
+    runs: z.array(RunSummarySchema).min(1),
+    /** Runs at once (worker threads), and wall-clock seconds of the whole study. */
+    parallel: Int,
+    seconds: z.number(),
+  })
+  .strict();
+
+export type Summary = z.infer<typeof RunSummarySchema>;
+export type StudySummary = z.infer<typeof SummarySchema>;
+export type WorldInfo = z.infer<typeof WorldSchema>;
+export type AcrossSeedsFigure = z.infer<typeof AcrossSeeds>;
 export type PassGrid = z.infer<typeof PassGridSchema>;
 export type Interval = z.infer<typeof IntervalSchema>;
 export type StudyFinding = z.infer<typeof FindingSchema>;
 export type RecoveryFigure = z.infer<typeof RecoverySide>;
 export type StepQualityFigure = z.infer<typeof StepQualitySide>;
+export type StepQualityDetail = z.infer<typeof StepQualityDetailSchema>;
+export type StepQualitySubset = z.infer<typeof StepQualitySubsetSchema>;
 export type LikelihoodValue = z.infer<typeof LikelihoodFigure>;
 export type TrendFigure = z.infer<typeof Trend>;
 export type Estimate = z.infer<typeof Estimate>;
 export type FindingId = (typeof FINDING_IDS)[number];
 
 /** A summary read from disk: JSON, then the schema; one-line InputError naming the file otherwise. */
-export function parseSummary(text: string, file: string): Summary {
+export function parseSummary(text: string, file: string): StudySummary {
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -3,7 +3,7 @@
 // function of the summary; the report has everything else.
 import { formatNumber } from '../../report/html.ts';
 import { oursText } from './findings.ts';
-import type { Interval, StudyFinding, Summary } from './summary.ts';
+import { FINDING_IDS, type Interval, type StudyFinding, type StudySummary } from './summary.ts';
 
 const f = (x: number | null | undefined, digits = 3) => formatNumber(x, digits);
 const sg = (x: number | null | undefined, digits = 3) => formatNumber(x, digits, { signed: true });
@@ -33,53 +33,86 @@ function starred(x: number | null, c: Interval): string {
   return `${sg(x)}${sig ? '*' : ' '}`;
 }
 
-export function terminalSummary(s: Summary, reportPath?: string): string {
-  const cfg = s.config;
-  const names = ['base', 'rl', 'budgetmix', ...(s.passKT.gigpo ? ['gigpo'] : [])];
-  const T = s.exactPassKT.base.T;
+/** What `turnwise study budget` prints: per world the exact success curves (means over seeds) and the
+ * findings across seeds, then every run's verdict, then the time. */
+export function terminalSummary(study: StudySummary, reportPath?: string): string {
+  const first = study.runs[0];
+  const cfg = first.config;
+  const worlds = study.worlds.map((w) => w.id);
   const lines: string[] = [];
   lines.push(
-    `Budget study — profile ${cfg.profile}, seed ${cfg.seed}: slippery FrozenLake ${cfg.env.size}x${cfg.env.size} random maps (p ${cfg.env.p}), ${s.passKT.tasks} held-out maps`,
+    `Budget study — profile ${study.profile}: FrozenLake ${cfg.env.size}x${cfg.env.size} random maps (p ${cfg.env.p}), ${first.passKT.tasks} held-out maps; worlds ${worlds.join(', ')}; seeds ${study.seeds.join(', ')}`,
   );
   lines.push(
-    `base = BC of ${s.policies.expert} (${s.base.parameters} parameters); RL trained at T=${cfg.rl.budget}; BudgetMix over {${cfg.budgetmix.budgets.join(', ')}}`,
+    `base = BC of ${first.policies.expert}; RL trained at T=${cfg.rl.budget}; BudgetMix over {${cfg.budgetmix.budgets.join(', ')}}`,
   );
+  for (const w of study.worlds) {
+    const a = study.acrossSeeds.find((x) => x.world === w.id)!;
+    const runs = study.runs.filter((r) => r.world === w.id);
+    lines.push('');
+    lines.push(`World ${w.id}: ${w.description}`);
+    lines.push(
+      `Exact success within T on held-out maps (Pass@(1,T), mean over ${runs.length} seed${runs.length > 1 ? 's' : ''}; * = 95% interval excludes 0)`,
+    );
+    const names = Object.keys(a.exact);
+    lines.push(
+      columns([
+        ['', ...a.T.map((t) => `T=${t}`)],
+        ['optimal (knows T)', ...runs[0].reference.optimal.map((x) => f(x))],
+        ...names.map((p) => [LABEL[p] ?? p, ...a.exact[p].map((x) => f(x.value))]),
+        ['RL − base', ...a.lead.map((x) => starred(x.value, x.ci95))],
+      ]),
+    );
+    const tc = runs.map((r) => r.temperature);
+    const jT = tc[0].T.indexOf(cfg.rl.budget);
+    lines.push(
+      `temperature control: the base at its best τ (per seed ${tc.map((x) => x.bestTemperature).join(', ')}) at T=${cfg.rl.budget}: ${tc.map((x) => f(x.base[x.temperatures.indexOf(x.bestTemperature)][jT])).join(', ')}; RL − that base ${tc.map((x) => starred(x.rlMinusBestBase[jT].value, x.rlMinusBestBase[jT].ci95).trim()).join(', ')}`,
+    );
+    const sq = runs.map((r) => r.stepQuality);
+    const per = (g: (x: (typeof sq)[number]) => number | null) => sq.map((x) => f(g(x))).join(', ');
+    lines.push(
+      `step quality, RL vs base (exact, ties |ΔQ*| ≤ ${sq[0].normal.relTie}·V*; per seed): win normal ${per((x) => x.normal.value)}, error ${per((x) => x.contrast.winError.value)}, pre-error ${per((x) => x.contrast.winPreError.value)}; ties at normal states ${per((x) => x.normal.detail.all.ties.value)}; ties excluded at consequential normal states ${per((x) => x.normal.detail.consequential.tiesExcluded.value)}`,
+    );
+    const e = runs.map((r) => r.stepQuality.errorStates);
+    const sum = (k: 'attempts' | 'belowThreshold' | 'terminal' | 'noBadAction') =>
+      e.reduce((a, x) => a + x[k], 0);
+    lines.push(
+      `injected errors (forced action loses ≥ ${f(e[0].minRelRegret * 100, 0)}% of V*): ${e.reduce((a, x) => a + x.regret.n, 0)} error states from ${sum('attempts')} attempts (${sum('belowThreshold')} had only smaller errors, ${sum('noBadAction')} none, ${sum('terminal')} ended the episode and were dropped); median relative regret ${e.map((x) => f(x.regret.median)).join(', ')} (per seed)`,
+    );
+    lines.push('');
+    lines.push(
+      ...findingLines(
+        study.findings.filter((x) => x.world === w.id),
+        `Findings (${PAPER_SHORT})`,
+      ),
+    );
+  }
   lines.push('');
-  lines.push('Exact success within T on held-out maps (Pass@(1,T); * = 95% interval excludes 0)');
-  const d = s.exactPassKT.diff;
-  const bm = s.exactPassKT.budgetmixDiff;
-  lines.push(
-    columns([
-      ['', ...T.map((t) => `T=${t}`)],
-      ['optimal (knows T)', ...s.reference.optimal.map((x) => f(x))],
-      ...names.map((p) => [LABEL[p], ...s.exactPassKT[p as 'base'].passKT[0].map((x) => f(x))]),
-      ['RL − base', ...d.passKT[0].map((x, j) => starred(x, d.ci95[0][j]))],
-      ['BudgetMix − base', ...bm.passKT[0].map((x, j) => starred(x, bm.ci95[0][j]))],
-    ]),
-  );
-  const sq = s.stepQuality;
-  const r = s.recovery;
-  const l = s.likelihood;
+  lines.push(...perSeedLines(study));
   lines.push('');
-  const c = sq.contrast;
   lines.push(
-    `step quality (RL vs base win rate): normal ${f(sq.normal.value)} [${f(sq.normal.ci95[0])}, ${f(sq.normal.ci95[1])}], error ${f(c.winError.value)}, its pre-error states ${f(c.winPreError.value)} (${c.pairs} pairs)`,
-  );
-  lines.push(
-    `recovery from error states (exact): base ${f(r.base.exact)}, RL ${f(r.rl.exact)}, BudgetMix ${f(r.budgetmix.exact)}; RL's gain ${sg(r.did.gainError.value)} there vs ${sg(r.did.gainPreError.value)} at the pre-error states`,
-  );
-  lines.push(
-    `NLL under the base: of RL's actions ${f(l.nllRlUnderBase.value)}, of its own ${f(l.nllBaseUnderBase.value)}; LLR (RL/base) of successes: base's ${sg(l.llrSuccessBase.value, 2)}, RL's ${sg(l.llrSuccessRl.value, 2)}`,
-  );
-  lines.push('');
-  lines.push(...findingLines(s.findings, `Findings (${PAPER_SHORT})`));
-  lines.push('');
-  const training = names.slice(1).reduce((a, p) => a + (s.timings[p] ?? 0), 0);
-  lines.push(
-    `time: ${f(s.seconds, 1)} s (training ${f(training, 1)} s, everything else ${f(s.timings.study, 1)} s)`,
+    `time: ${f(study.seconds, 1)} s for ${study.runs.length} runs, ${study.parallel} at a time (per run: ${study.runs.map((r) => f(r.seconds, 0)).join(', ')} s)`,
   );
   if (reportPath !== undefined) lines.push(`report: ${reportPath}`);
   return lines.join('\n');
+}
+
+/** Every run's verdict: findings as rows, (world, seed) as columns, and the fraction held per world. */
+export function perSeedLines(study: StudySummary): string[] {
+  const worlds = study.worlds.map((w) => w.id);
+  const mark = (v: boolean | null | undefined) => (v === true ? 'held' : v === false ? '-' : 'n/a');
+  const header = ['', ...worlds.flatMap((w) => [...study.seeds.map((s) => `${w} ${s}`), `${w} held`])];
+  const rows = FINDING_IDS.map((id) => [
+    id,
+    ...worlds.flatMap((w) => {
+      const x = study.findings.find((y) => y.world === w && y.id === id);
+      return [...(x?.perSeed ?? []).map(mark), f(x?.heldFraction, 2)];
+    }),
+  ]);
+  return [
+    'Per-seed verdicts (held / - not held; "held" column: fraction of seeds)',
+    columns([header, ...rows]),
+  ];
 }
 
 const PAPER_SHORT = 'Zhu et al. 2026';

@@ -1,6 +1,5 @@
 import { Rng, STREAM } from '../../core/rng.ts';
 import type { Task, Trajectory } from '../../core/types.ts';
-import { envs, makeEnv } from '../../envs/index.ts';
 import { stepRegret, stepReward } from '../../eval/step-reward.ts';
 import type { NeuralPolicy } from '../../policies/neural.ts';
 import { rollout } from '../../rollout/batch.ts';
@@ -8,12 +7,15 @@ import { parseTrainConfig } from '../../train/config.ts';
 import { trainPolicyGradient } from '../../train/loop.ts';
 import { type BudgetSchedule, budgetAt, validateSchedule } from '../../train/schedule.ts';
 import { MemoPolicy } from './memo.ts';
+import type { MakeEnv } from './setup.ts';
 
 export interface RlRequest {
   /** rl: a fixed budget; budgetmix: mixed budgets; gigpo: the fixed budget with GiGPO credit. */
   name: 'rl' | 'budgetmix' | 'gigpo';
   /** Start from a copy of it; never mutate it (the study checks, and refuses a trainer that does). */
   base: NeuralPolicy;
+  /** Where the training envs come from (the world's factory). */
+  envs: MakeEnv;
   trainTasks: readonly Task[];
   /** rl and gigpo: {kind:'fixed', budget}; budgetmix: {kind:'mix', budgets:[…]}. */
   budget: BudgetSchedule;
@@ -74,7 +76,7 @@ export const grpoTrainer: RlTrainer = async (req) => {
   });
   const result = await trainPolicyGradient({
     config,
-    envs,
+    envs: req.envs,
     init: req.base,
     onIter: (iter, iters) => req.onProgress?.(iter + 1, iters),
   });
@@ -114,7 +116,7 @@ export function iterationRollouts(
     revealBudget: req.revealBudget,
     runSeed: Rng.derive(req.seed, STREAM.train, iter).uint32(),
     policy,
-    makeEnv: envs.make,
+    makeEnv: req.envs.make,
     idPrefix: `${req.name}${iter}-`,
   });
   if (trajectories instanceof Promise) throw new Error('training rollouts must be synchronous');
@@ -138,8 +140,8 @@ export const frozenTrainer: RlTrainer = async (req) => {
     curves.push({
       iter,
       trajectoryReward: success,
-      stepReward: stepReward(batch, makeEnv) ?? Number.NaN,
-      stepRegret: stepRegret(batch, makeEnv) ?? Number.NaN,
+      stepReward: stepReward(batch, req.envs.make) ?? Number.NaN,
+      stepRegret: stepRegret(batch, req.envs.make) ?? Number.NaN,
     });
     req.onProgress?.(iter + 1, req.iters);
   }
