@@ -9,6 +9,7 @@ import { registerDemo } from './demo.ts';
 import { registerEnv } from './env.ts';
 import { registerEval } from './eval.ts';
 import { registerProbe } from './probe.ts';
+import { registerProxy } from './proxy.ts';
 import { registerReport } from './report.ts';
 import { registerRollout } from './rollout.ts';
 import { registerSchema } from './schema.ts';
@@ -34,4 +35,5 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerSchema,
   registerServe,
   registerProbe,
+  registerProxy,
 ];
