@@ -8,6 +8,7 @@ import { registerCredit } from './credit.ts';
 import { registerDemo } from './demo.ts';
 import { registerEnv } from './env.ts';
 import { registerEval } from './eval.ts';
+import { registerHarness } from './harness.ts';
 import { registerProbe } from './probe.ts';
 import { registerProxy } from './proxy.ts';
 import { registerReport } from './report.ts';
@@ -36,4 +37,5 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerServe,
   registerProbe,
   registerProxy,
+  registerHarness,
 ];
