@@ -177,6 +177,9 @@ export function episodeTrajectory(
   const m: SessionMeta = { ...meta };
   if (o.env !== undefined) {
     m.reward = { value: o.env.outcome.return, success: o.env.outcome.success, reason: 'env verifier (MCP)' };
+    // The env's own budget ran out (its turns are tool calls, which an agent may make several of per
+    // model call): the episode is truncated as much as a refused model call would have made it.
+    if (o.env.outcome.end === 'truncated') m.truncated = true;
   } else if (typeof o.scorer === 'number') {
     m.reward = { value: o.scorer, reason: '--reward' };
   }
