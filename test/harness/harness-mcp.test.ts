@@ -4,7 +4,7 @@
 // model calls, the reward from the env's verifier, a budget overrun truncated as `budget`, a crash as
 // `error`. Needs `turnwise mcp` (src/cli/commands/mcp.ts, issue 12): skipped, saying so, without it.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -31,9 +31,10 @@ after(async () => {
   await server?.close();
 });
 
-function harness(name: string, mode: string, budget: number): Trajectory[] {
+/** The CLI as a child process (asynchronously: the server it calls lives in this process). */
+async function harness(name: string, mode: string, budget: number): Promise<Trajectory[]> {
   const out = join(root, name);
-  const r = spawnSync(
+  const child = spawn(
     process.execPath,
     [
       BIN,
@@ -59,9 +60,14 @@ function harness(name: string, mode: string, budget: number): Trajectory[] {
       '60',
       '--json',
     ],
-    { encoding: 'utf8' },
+    { stdio: ['ignore', 'ignore', 'pipe'] },
   );
-  assert.equal(r.status, 0, r.stderr);
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const code = await new Promise((r) => child.on('exit', r));
+  assert.equal(code, 0, stderr);
   return readFileSync(join(out, 'trajectories.jsonl'), 'utf8')
     .trim()
     .split('\n')
@@ -70,35 +76,45 @@ function harness(name: string, mode: string, budget: number): Trajectory[] {
 
 test('a Python MCP agent on FrozenLake: the env verifier decides, turns are its model calls', {
   skip,
-}, () => {
-  const ts = harness('solve', 'mcp', 10);
+}, async () => {
+  const ts = await harness('solve', 'mcp', 30);
   assert.equal(ts.length, 4);
-  for (const t of ts) {
-    // The budget-blind oracle on the fixed 4x4 map walks the 6-step shortest path.
-    assert.equal(t.turns.length, 6);
-    assert.deepEqual(t.outcome, {
-      success: true,
-      return: 1,
-      turns: 6,
-      firstSuccessTurn: 6,
-      end: 'terminated',
-      failure: null,
-    });
+  const names = ['Left', 'Down', 'Right', 'Up'];
+  for (const [idx, t] of ts.entries()) {
+    // The env's own record of the same episode (the MCP server's line): one tool call per model call.
+    const line = readFileSync(join(root, 'solve', 'episodes', `e${idx}-a0.mcp.jsonl`), 'utf8');
+    const env = JSON.parse(line) as Trajectory;
+    assert.equal(t.turns.length, env.turns.length);
     assert.deepEqual(
-      t.turns.map((u) => u.reward),
-      [0, 0, 0, 0, 0, 1],
+      t.turns.map((u) =>
+        names.indexOf(
+          JSON.parse(
+            (u.action as { tool_calls: { function: { arguments: string } }[] }).tool_calls[0].function
+              .arguments,
+          ).direction,
+        ),
+      ),
+      env.turns.map((u) => u.action),
     );
-    assert.ok(t.turns.every((u) => u.logp === 0 && u.trace?.tokens?.length === 1));
+    assert.equal(t.outcome.success, env.outcome.success);
+    assert.equal(t.outcome.return, env.outcome.return);
+    assert.equal(t.turns[t.turns.length - 1].reward, env.outcome.return);
+    // The served oracle's log-prob of each move is in the trace (one token per action).
+    assert.ok(t.turns.every((u) => u.trace?.tokens?.length === 1 && u.logp === u.trace?.logprobs?.[0]));
   }
+  assert.ok(
+    ts.some((t) => t.outcome.success),
+    'the oracle reaches the goal within 30 turns',
+  );
 });
 
-test('a Python MCP agent under budget 4: truncated as budget; a crashing one: error', { skip }, () => {
-  for (const t of harness('short', 'mcp', 4)) {
+test('a Python MCP agent under budget 4: truncated as budget; a crashing one: error', { skip }, async () => {
+  for (const t of await harness('short', 'mcp', 4)) {
     assert.equal(t.turns.length, 4);
     assert.equal(t.outcome.end, 'truncated');
     assert.equal(t.outcome.failure, 'budget');
   }
-  for (const t of harness('crash', 'crash', 4)) {
+  for (const t of await harness('crash', 'crash', 4)) {
     assert.equal(t.outcome.end, 'error');
     assert.match(t.outcome.error ?? '', /the agent exited with 3; stderr: model call refused/);
   }
