@@ -248,6 +248,37 @@ export function sessionTrajectory(
   };
 }
 
+/** The chat request as forwarded: log-probs asked for (unless `askLogprobs` is false or the client asked
+ * itself) and, on a stream, usage; `asked` says what was added, for `stripAnswer`. */
+export function augmentRequest(
+  request: unknown,
+  askLogprobs: boolean,
+): { forwarded: unknown; asked: NonNullable<CallEvent['asked']> } {
+  const asked: NonNullable<CallEvent['asked']> = {};
+  if (!isObject(request)) return { forwarded: request, asked };
+  const body: Json = { ...request };
+  if (askLogprobs && body.logprobs !== true) {
+    body.logprobs = true;
+    asked.logprobs = true;
+  }
+  const so = isObject(body.stream_options) ? body.stream_options : {};
+  if (body.stream === true && so.include_usage !== true) {
+    body.stream_options = { ...so, include_usage: true };
+    asked.usage = true;
+  }
+  return { forwarded: body, asked };
+}
+
+/** A completion (or a stream chunk) without what the proxy asked for and the client did not (a copy). */
+export function stripAnswer(body: Json, asked: CallEvent['asked']): Json {
+  const out = { ...body };
+  if (asked?.logprobs && Array.isArray(out.choices)) {
+    out.choices = out.choices.map((c) => (isObject(c) && 'logprobs' in c ? { ...c, logprobs: null } : c));
+  }
+  if (asked?.usage) delete out.usage;
+  return out;
+}
+
 /** The assembled completion of an SSE chat stream: what a non-streaming call would have returned. */
 export class StreamAssembler {
   private buffer = '';
@@ -285,12 +316,15 @@ export class StreamAssembler {
       this.done = true;
       return;
     }
-    let chunk: unknown;
     try {
-      chunk = JSON.parse(data);
+      this.chunk(JSON.parse(data));
     } catch {
-      return;
+      // Not JSON: a keep-alive or a comment.
     }
+  }
+
+  /** Feeds one parsed chunk (an SDK's stream yields these). */
+  chunk(chunk: unknown): void {
     if (!isObject(chunk)) return;
     for (const k of ['id', 'model', 'created', 'system_fingerprint'])
       if (chunk[k] !== undefined) this.meta[k] = chunk[k];

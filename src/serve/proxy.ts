@@ -18,12 +18,14 @@ import Database from 'better-sqlite3';
 import { type Context, Hono } from 'hono';
 import type { Task, Trajectory } from '../core/types.ts';
 import {
+  augmentRequest,
   type CallEvent,
   isTurnCall,
   type SessionMeta,
   StreamAssembler,
   sessionTrajectory,
   sessionTurns,
+  stripAnswer as strip,
 } from './proxy-record.ts';
 
 export interface ProxyOptions {
@@ -160,16 +162,6 @@ function forwardHeaders(h: Headers, drop: readonly string[]): Headers {
   return out;
 }
 
-/** Removes from a completion (or a stream chunk) what the proxy asked for and the client did not. */
-function strip(body: Json, asked: CallEvent['asked']): Json {
-  const out = { ...body };
-  if (asked?.logprobs && Array.isArray(out.choices)) {
-    out.choices = out.choices.map((c) => (isObject(c) && 'logprobs' in c ? { ...c, logprobs: null } : c));
-  }
-  if (asked?.usage) delete out.usage;
-  return out;
-}
-
 /** Rewrites complete SSE events (separated by a blank line), dropping the usage-only chunk the client
  * did not ask for. Returns the text to send and keeps the incomplete tail. */
 function rewriteEvents(buffer: string, asked: CallEvent['asked']): { out: string; rest: string } {
@@ -272,21 +264,10 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
     s.inflight++;
     const retries = retriesOf(s, JSON.stringify(request));
     const stream = isObject(request) && request.stream === true;
-    const asked: NonNullable<CallEvent['asked']> = {};
-    let forwarded = request;
-    if (isObject(request) && sub.endsWith('/chat/completions')) {
-      const body: Json = { ...request };
-      if (!logprobsRefused && body.logprobs !== true) {
-        body.logprobs = true;
-        asked.logprobs = true;
-      }
-      const so = isObject(body.stream_options) ? body.stream_options : {};
-      if (stream && so.include_usage !== true) {
-        body.stream_options = { ...so, include_usage: true };
-        asked.usage = true;
-      }
-      forwarded = body;
-    }
+    const { forwarded: augmented, asked } = sub.endsWith('/chat/completions')
+      ? augmentRequest(request, !logprobsRefused)
+      : { forwarded: request, asked: {} };
+    let forwarded = augmented;
     const headers = forwardHeaders(c.req.raw.headers, DROP_REQUEST);
     const record = (e: Omit<CallEvent, 'idx' | 'path' | 'request' | 'retries' | 'stream' | 'latencyMs'>) => {
       s.inflight--;

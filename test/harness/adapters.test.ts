@@ -1,0 +1,151 @@
+// The SDK adapters against real servers: each real package (openai, ai + @ai-sdk/openai-compatible,
+// @openai/agents) drives a FrozenLake agent through the recording proxy in front of `turnwise serve`,
+// traced in-process by its adapter; the adapter's trajectory must equal the proxy's for the same calls
+// (observations, actions, log-probs, tokens, usage, finish reasons), and the actions the served policy's.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import OpenAI from 'openai';
+import { traceOpenAI } from '../../src/harness/openai-sdk.ts';
+import { TraceSession, TurnBudgetExhausted } from '../../src/harness/trace.ts';
+import { envs, OraclePolicy, type RunningServer, startServer, type Trajectory } from '../../src/index.ts';
+import { type RunningProxy, startProxy } from '../../src/serve/proxy.ts';
+import { startUpstream, type Upstream } from '../fixtures/chat-upstream.ts';
+import { type AssistantMessage, frozenConfig, playFrozenLake } from '../fixtures/frozen-chat.ts';
+
+let server: RunningServer;
+let proxy: RunningProxy;
+let fixture: Upstream;
+let fixtureProxy: RunningProxy;
+before(async () => {
+  const env = envs.make({ ...frozenConfig, seed: 0 });
+  server = await startServer({ policy: new OraclePolicy({ eps: 0.3 }, 'oracle:eps=0.3'), env });
+  proxy = await startProxy({ upstream: server.url, store: ':memory:' });
+  fixture = await startUpstream();
+  fixtureProxy = await startProxy({ upstream: fixture.url, store: ':memory:' });
+});
+after(async () => {
+  await proxy.close();
+  await server.close();
+  await fixtureProxy.close();
+  await fixture.close();
+});
+
+/** Everything but wall-clock latency. */
+const comparable = (t: Trajectory) =>
+  t.turns.map((u) => {
+    const { latencyMs: _, ...trace } = u.trace ?? {};
+    return {
+      t: u.t,
+      observation: u.observation,
+      action: u.action,
+      logp: u.logp,
+      reward: u.reward,
+      info: u.info,
+      trace,
+    };
+  });
+
+async function proxyTrajectory(p: RunningProxy, id: string): Promise<Trajectory> {
+  return (await (await fetch(`${p.url}/s/${id}/trajectory`)).json()) as Trajectory;
+}
+
+/** The served policy's choice in a tool call: its direction. */
+const direction = (a: unknown) =>
+  JSON.parse((a as AssistantMessage).tool_calls?.[0].function.arguments ?? '{}').direction as string;
+
+test('openai SDK: traceOpenAI records what the proxy records, actions and log-probs the server gave', async () => {
+  let turns = 0;
+  for (const seed of [1, 2, 3]) {
+    const id = `openai-${seed}`;
+    const session = new TraceSession(id);
+    const client = traceOpenAI(
+      new OpenAI({ baseURL: proxy.sessionUrl(id), apiKey: 'x', maxRetries: 0 }),
+      session,
+    );
+    const actions = await playFrozenLake(seed, 12, async (messages, tools, t) => {
+      const r = await client.chat.completions.create({
+        model: 'oracle',
+        messages: messages as OpenAI.ChatCompletionMessageParam[],
+        tools: tools as OpenAI.ChatCompletionTool[],
+        seed: 1000 * seed + t,
+      });
+      // The caller did not ask for log-probs and gets none, though both recorders have them.
+      assert.equal(r.choices[0].logprobs, null);
+      return r.choices[0].message as AssistantMessage;
+    });
+    const mine = session.trajectory();
+    const theirs = await proxyTrajectory(proxy, id);
+    assert.deepEqual(comparable(mine), comparable(theirs));
+    assert.deepEqual(mine.outcome, theirs.outcome);
+    assert.equal(mine.turns.length, actions.length);
+    const names = envs.make({ ...frozenConfig, seed: 0 }).spec.chat?.names ?? [];
+    assert.deepEqual(
+      mine.turns.map((u) => direction(u.action)),
+      actions.map((a) => names[a]),
+    );
+    // log π(a) of the served policy: one token per action; never 0 for an eps-oracle (every action ≥ eps/4).
+    assert.ok(
+      mine.turns.every(
+        (u) => u.trace?.logprobs?.length === 1 && u.logp === u.trace.logprobs[0] && u.logp < 0,
+      ),
+    );
+    assert.deepEqual(mine.mergeMismatches, []);
+    turns += actions.length;
+  }
+  assert.ok(turns >= 6);
+});
+
+test('openai SDK streaming: the traced stream yields what the caller asked for and records the assembled answer', async () => {
+  const id = 'openai-stream';
+  const session = new TraceSession(id, { budget: 2 });
+  const client = traceOpenAI(
+    new OpenAI({ baseURL: fixtureProxy.sessionUrl(id), apiKey: 'x', maxRetries: 0 }),
+    session,
+  );
+  const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi' }];
+  const stream = await client.chat.completions.create({ model: 'm', messages, stream: true });
+  let text = '';
+  const seen: unknown[] = [];
+  for await (const chunk of stream) {
+    seen.push(chunk);
+    text += chunk.choices[0]?.delta?.content ?? '';
+  }
+  assert.equal(text, 'reply 1');
+  assert.ok(
+    seen.every(
+      (c) =>
+        (c as { choices: unknown[]; usage?: unknown }).choices.length > 0 &&
+        (c as { usage?: unknown }).usage === undefined,
+    ),
+  );
+  const tools: OpenAI.ChatCompletionTool[] = [
+    { type: 'function', function: { name: 'run', parameters: { type: 'object' } } },
+  ];
+  const next: OpenAI.ChatCompletionMessageParam[] = [
+    ...messages,
+    { role: 'assistant', content: text },
+    { role: 'user', content: 'again' },
+  ];
+  const s2 = await client.chat.completions.create({ model: 'm', messages: next, tools, stream: true });
+  for await (const _ of s2);
+  const mine = session.trajectory();
+  assert.deepEqual(comparable(mine), comparable(await proxyTrajectory(fixtureProxy, id)));
+  assert.deepEqual(mine.turns[1].action, {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_3', type: 'function', function: { name: 'run', arguments: '{"n":3}' } }],
+  });
+  assert.deepEqual(mine.turns[0].trace?.logprobs, [-0.25, -0.5, -0.75]);
+  // The budget: the third call never leaves the process.
+  const before = fixture.received.length;
+  await assert.rejects(client.chat.completions.create({ model: 'm', messages }), TurnBudgetExhausted);
+  assert.equal(fixture.received.length, before);
+  assert.deepEqual(session.trajectory().outcome, {
+    success: false,
+    return: 0,
+    turns: 2,
+    firstSuccessTurn: null,
+    end: 'truncated',
+    failure: 'budget',
+  });
+});
