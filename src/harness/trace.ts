@@ -31,7 +31,10 @@ export interface TraceSessionOptions {
 
 /** One model call in progress: `end` records it (once). */
 export interface OpenCall {
-  end(e: Pick<CallEvent, 'status'> & Partial<Pick<CallEvent, 'response' | 'error' | 'asked'>>): void;
+  /** `request` replaces the one given to begin() (an SDK that builds the body itself tells it after). */
+  end(
+    e: Pick<CallEvent, 'status'> & Partial<Pick<CallEvent, 'response' | 'error' | 'asked' | 'request'>>,
+  ): void;
 }
 
 export class TraceSession {
@@ -78,7 +81,7 @@ export class TraceSession {
         this.push({
           idx,
           path,
-          request,
+          request: e.request ?? request,
           stream,
           retries: 0,
           latencyMs: performance.now() - t0,

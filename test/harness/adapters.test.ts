@@ -4,7 +4,10 @@
 // (observations, actions, log-probs, tokens, usage, finish reasons), and the actions the served policy's.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateText, jsonSchema, type ModelMessage, streamText, tool, wrapLanguageModel } from 'ai';
 import OpenAI from 'openai';
+import { traceAiSdk } from '../../src/harness/ai-sdk.ts';
 import { traceOpenAI } from '../../src/harness/openai-sdk.ts';
 import { TraceSession, TurnBudgetExhausted } from '../../src/harness/trace.ts';
 import { envs, OraclePolicy, type RunningServer, startServer, type Trajectory } from '../../src/index.ts';
@@ -148,4 +151,106 @@ test('openai SDK streaming: the traced stream yields what the caller asked for a
     end: 'truncated',
     failure: 'budget',
   });
+});
+
+type OpenAIMessage = {
+  role: string;
+  content: string | null;
+  tool_calls?: AssistantMessage['tool_calls'];
+  tool_call_id?: string;
+};
+
+/** OpenAI chat messages as the AI SDK's model messages (the provider converts them back). */
+function modelMessages(messages: unknown[]): ModelMessage[] {
+  return (messages as OpenAIMessage[]).map((m): ModelMessage => {
+    if (m.role === 'system') return { role: 'system', content: m.content ?? '' };
+    if (m.role === 'user') return { role: 'user', content: m.content ?? '' };
+    if (m.role === 'assistant') {
+      return {
+        role: 'assistant',
+        content: (m.tool_calls ?? []).map((c) => ({
+          type: 'tool-call' as const,
+          toolCallId: c.id,
+          toolName: c.function.name,
+          input: JSON.parse(c.function.arguments),
+        })),
+      };
+    }
+    return {
+      role: 'tool',
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: m.tool_call_id ?? '',
+          toolName: 'move',
+          output: { type: 'text', value: m.content ?? '' },
+        },
+      ],
+    };
+  });
+}
+
+test('AI SDK: the traceAiSdk middleware records what the proxy records, through @ai-sdk/openai-compatible', async () => {
+  for (const seed of [4, 5]) {
+    const id = `ai-${seed}`;
+    const session = new TraceSession(id);
+    const provider = createOpenAICompatible({ name: 'turnwise', baseURL: proxy.sessionUrl(id), apiKey: 'x' });
+    const model = wrapLanguageModel({ model: provider.chatModel('oracle'), middleware: traceAiSdk(session) });
+    const actions = await playFrozenLake(seed, 12, async (messages, tools, t) => {
+      const fn = (tools[0] as { function: { name: string; description: string; parameters: object } })
+        .function;
+      const r = await generateText({
+        model,
+        messages: modelMessages(messages),
+        tools: {
+          [fn.name]: tool({ description: fn.description, inputSchema: jsonSchema(fn.parameters as never) }),
+        },
+        seed: 7000 + 100 * seed + t,
+        maxRetries: 0,
+      });
+      const c = r.toolCalls[0];
+      return {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: c.toolCallId,
+            type: 'function',
+            function: { name: c.toolName, arguments: JSON.stringify(c.input) },
+          },
+        ],
+      };
+    });
+    const mine = session.trajectory();
+    const theirs = await proxyTrajectory(proxy, id);
+    assert.equal(mine.turns.length, actions.length);
+    assert.deepEqual(comparable(mine), comparable(theirs));
+    assert.deepEqual(mine.mergeMismatches, []);
+    assert.ok(mine.turns.every((u) => u.logp < 0 && u.trace?.tokens?.length === 1));
+  }
+});
+
+test('AI SDK streaming: raw chunks assembled into the answer, kept from the caller', async () => {
+  const id = 'ai-stream';
+  const session = new TraceSession(id);
+  const provider = createOpenAICompatible({
+    name: 'turnwise',
+    baseURL: fixtureProxy.sessionUrl(id),
+    apiKey: 'x',
+    includeUsage: true,
+  });
+  const model = wrapLanguageModel({ model: provider.chatModel('m'), middleware: traceAiSdk(session) });
+  const r = streamText({ model, messages: [{ role: 'user', content: 'hi' }], maxRetries: 0 });
+  let text = '';
+  const types = new Set<string>();
+  for await (const part of r.fullStream) {
+    types.add(part.type);
+    if (part.type === 'text-delta') text += part.text;
+  }
+  assert.equal(text, 'reply 1');
+  assert.ok(!types.has('raw'));
+  const mine = session.trajectory();
+  assert.deepEqual(comparable(mine), comparable(await proxyTrajectory(fixtureProxy, id)));
+  assert.deepEqual(mine.turns[0].action, { role: 'assistant', content: 'reply 1' });
+  assert.deepEqual(mine.turns[0].trace?.usage, { prompt: 10, completion: 3 });
 });
