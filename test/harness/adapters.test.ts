@@ -5,12 +5,28 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import {
+  Agent,
+  tool as agentTool,
+  OpenAIChatCompletionsModel,
+  Runner,
+  setTraceProcessors,
+  setTracingDisabled,
+} from '@openai/agents';
 import { generateText, jsonSchema, type ModelMessage, streamText, tool, wrapLanguageModel } from 'ai';
 import OpenAI from 'openai';
+import { traceAgents } from '../../src/harness/agents-sdk.ts';
 import { traceAiSdk } from '../../src/harness/ai-sdk.ts';
 import { traceOpenAI } from '../../src/harness/openai-sdk.ts';
 import { TraceSession, TurnBudgetExhausted } from '../../src/harness/trace.ts';
-import { envs, OraclePolicy, type RunningServer, startServer, type Trajectory } from '../../src/index.ts';
+import {
+  chat as chatEncoding,
+  envs,
+  OraclePolicy,
+  type RunningServer,
+  startServer,
+  type Trajectory,
+} from '../../src/index.ts';
 import { type RunningProxy, startProxy } from '../../src/serve/proxy.ts';
 import { startUpstream, type Upstream } from '../fixtures/chat-upstream.ts';
 import { type AssistantMessage, frozenConfig, playFrozenLake } from '../fixtures/frozen-chat.ts';
@@ -253,4 +269,72 @@ test('AI SDK streaming: raw chunks assembled into the answer, kept from the call
   assert.deepEqual(comparable(mine), comparable(await proxyTrajectory(fixtureProxy, id)));
   assert.deepEqual(mine.turns[0].action, { role: 'assistant', content: 'reply 1' });
   assert.deepEqual(mine.turns[0].trace?.usage, { prompt: 10, completion: 3 });
+});
+
+test('Agents SDK: the traceAgents processor records what the proxy records, through OpenAIChatCompletionsModel', async () => {
+  const env = envs.make({ ...frozenConfig, seed: 0 });
+  const chat = env.spec.chat;
+  if (chat === undefined || env.text === undefined) throw new Error('frozenlake has a chat encoding');
+  const sessions = new Map<string, TraceSession>();
+  let current: TraceSession | undefined;
+  // Only this processor: no exporter reaches the network.
+  setTraceProcessors([traceAgents(() => current)]);
+  setTracingDisabled(false);
+  for (const seed of [6, 7]) {
+    const id = `agents-${seed}`;
+    current = new TraceSession(id);
+    sessions.set(id, current);
+    const budget = 12;
+    const e = envs.make({ ...frozenConfig, seed });
+    let obs = e.reset(seed) as number;
+    let t = 0;
+    let over = false;
+    const head = (k: number) => `Turn ${k + 1} (${budget - k} turns left).`;
+    const move = agentTool({
+      name: chat.tool,
+      description: `Take one action: ${chat.names.join(', ')}.`,
+      strict: false,
+      parameters: {
+        type: 'object' as const,
+        properties: { [chat.argument]: { type: 'string', enum: [...chat.names] } },
+        required: [chat.argument],
+        additionalProperties: true as const,
+      },
+      execute: async (args) => {
+        const r = e.step(chat.names.indexOf((args as Record<string, string>)[chat.argument])) as {
+          observation: number;
+          reward: number;
+          terminated: boolean;
+        };
+        obs = r.observation;
+        t++;
+        over = r.terminated || t >= budget;
+        return `${head(t)}\nLast action: reward ${r.reward}.\nObservation:\n${e.text?.(obs)}`;
+      },
+    });
+    const client = new OpenAI({ baseURL: proxy.sessionUrl(id), apiKey: 'x', maxRetries: 0 });
+    const agent = new Agent({
+      name: 'frozen',
+      instructions: chatEncoding.systemPrompt(chat, 'tools'),
+      model: new OpenAIChatCompletionsModel(client, 'oracle'),
+      modelSettings: { providerData: { logprobs: true, seed: 4242 + seed } },
+      tools: [move],
+      toolUseBehavior: () =>
+        over
+          ? { isFinalOutput: true, isInterrupted: undefined, finalOutput: 'done' }
+          : { isFinalOutput: false, isInterrupted: undefined },
+    });
+    await new Runner({ tracingDisabled: false, traceIncludeSensitiveData: true }).run(
+      agent,
+      `${head(0)}\nObservation:\n${env.text(obs)}`,
+      { maxTurns: budget + 1 },
+    );
+    const mine = current.trajectory();
+    const theirs = await proxyTrajectory(proxy, id);
+    assert.equal(mine.turns.length, t);
+    assert.deepEqual(comparable(mine), comparable(theirs));
+    assert.deepEqual(mine.mergeMismatches, []);
+    assert.ok(mine.turns.every((u) => u.logp < 0 && u.trace?.tokens?.length === 1));
+  }
+  setTraceProcessors([]);
 });
