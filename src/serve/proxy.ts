@@ -11,8 +11,10 @@
 // A turn budget (per proxy, or per session through PUT /s/{session}) refuses the (T+1)-th model call
 // with an OpenAI-shaped error of type `turn_budget_exhausted` (status 400, which SDKs do not retry) and
 // marks the session truncated: failure kind `budget`, as the in-process rollout loop would.
-import { createServer } from 'node:http';
+import { createServer, Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { serve } from '@hono/node-server';
 import Database from 'better-sqlite3';
 import { type Context, Hono } from 'hono';
@@ -53,6 +55,8 @@ interface Session {
   /** Calls admitted and not yet answered (they count against the budget). */
   inflight: number;
   next: number;
+  /** Successful chat calls so far (the turns the budget counts). */
+  turns: number;
 }
 
 const SCHEMA = `
@@ -103,7 +107,13 @@ export class ProxyStore {
             ...(this.defaultBudget === undefined ? {} : { budget: this.defaultBudget }),
           }
         : (JSON.parse(row.data) as SessionMeta);
-    s = { meta, events, inflight: 0, next: events.length === 0 ? 0 : events[events.length - 1].idx + 1 };
+    s = {
+      meta,
+      events,
+      inflight: 0,
+      next: events.length === 0 ? 0 : events[events.length - 1].idx + 1,
+      turns: events.filter(isTurnCall).length,
+    };
     this.sessions.set(id, s);
     if (row === undefined) this.saveMeta(s);
     return s;
@@ -116,7 +126,10 @@ export class ProxyStore {
   addEvent(s: Session, e: CallEvent): void {
     this.putEvent.run(s.meta.id, e.idx, JSON.stringify(e));
     s.events.push(e);
-    s.events.sort((a, b) => a.idx - b.idx);
+    // Calls of one session answered out of order (concurrent calls) are kept in arrival order.
+    const n = s.events.length;
+    if (n > 1 && s.events[n - 2].idx > e.idx) s.events.sort((a, b) => a.idx - b.idx);
+    if (isTurnCall(e)) s.turns++;
   }
 
   /** Every session id in the file. */
@@ -141,6 +154,45 @@ export function sessionSummary(s: { meta: SessionMeta; events: readonly CallEven
     ended: s.meta.ended,
     truncated: s.meta.truncated,
   };
+}
+
+// Upstream calls go through node:http with keep-alive agents rather than fetch: on loopback fetch
+// (undici) costs a few milliseconds per call more, the whole of the proxy's latency budget.
+const httpAgent = new HttpAgent({ keepAlive: true });
+const httpsAgent = new HttpsAgent({ keepAlive: true });
+const NO_BODY = new Set([101, 204, 205, 304]);
+
+/** One upstream request, answered as a web Response whose body streams as the upstream sends it. */
+function send(
+  url: string,
+  init: { method: string; headers: Headers; body?: string | Uint8Array; signal?: AbortSignal },
+): Promise<Response> {
+  const u = new URL(url);
+  const https = u.protocol === 'https:';
+  const headers: Record<string, string> = {};
+  init.headers.forEach((v, k) => {
+    headers[k] = v;
+  });
+  if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
+  return new Promise((resolve, reject) => {
+    const req = (https ? httpsRequest : httpRequest)(
+      u,
+      { method: init.method, headers, agent: https ? httpsAgent : httpAgent, signal: init.signal },
+      (res) => {
+        const out = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) {
+          if (v === undefined) continue;
+          for (const x of Array.isArray(v) ? v : [v]) out.append(k, x);
+        }
+        const status = res.statusCode ?? 502;
+        const body = NO_BODY.has(status) ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
+        if (body === null) res.resume();
+        resolve(new Response(body, { status, headers: out }));
+      },
+    );
+    req.on('error', reject);
+    req.end(init.body);
+  });
 }
 
 /** The model calls: chat completions, legacy completions, responses. */
@@ -256,8 +308,7 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
       request = text;
     }
     if (s.meta.ended) return refuse(c, s, request, 'session_ended');
-    const turnsSoFar = s.events.filter(isTurnCall).length;
-    if (s.meta.budget !== undefined && turnsSoFar + s.inflight >= s.meta.budget) {
+    if (s.meta.budget !== undefined && s.turns + s.inflight >= s.meta.budget) {
       return refuse(c, s, request, 'turn_budget_exhausted');
     }
     const idx = s.next++;
@@ -283,14 +334,11 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
       };
       store.addEvent(s, event);
     };
+    // Streams go through fetch, whose body is read as it arrives; whole answers through send().
+    const upstreamCall = stream ? fetch : send;
     let r: Response;
     try {
-      r = await fetch(url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(forwarded),
-        signal: c.req.raw.signal,
-      });
+      r = await upstreamCall(url, { method: 'POST', headers, body: JSON.stringify(forwarded) });
       const refusal = r.status === 400 && asked.logprobs ? await r.text() : undefined;
       if (refusal !== undefined && !/logprob/i.test(refusal)) {
         r = new Response(refusal, { status: r.status, headers: r.headers });
@@ -302,12 +350,7 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
         if (isObject(request) && 'logprobs' in request) body.logprobs = request.logprobs;
         else delete body.logprobs;
         forwarded = body;
-        r = await fetch(url, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify(forwarded),
-          signal: c.req.raw.signal,
-        });
+        r = await upstreamCall(url, { method: 'POST', headers, body: JSON.stringify(forwarded) });
       }
     } catch (e) {
       const message = `upstream ${upstream} unreachable: ${(e as Error).message}`;
@@ -382,8 +425,11 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
     const ok = r.status >= 200 && r.status < 300;
     record({ status: r.status, response, ...(ok ? {} : { error: `upstream status ${r.status}` }) });
     if (Object.keys(asked).length > 0 && isObject(response)) {
-      return new Response(JSON.stringify(strip(response, asked)), { status: r.status, headers: outHeaders });
+      const stripped = JSON.stringify(strip(response, asked));
+      outHeaders.set('content-length', String(Buffer.byteLength(stripped)));
+      return new Response(stripped, { status: r.status, headers: outHeaders });
     }
+    outHeaders.set('content-length', String(Buffer.byteLength(answer)));
     return new Response(answer, { status: r.status, headers: outHeaders });
   };
 
@@ -404,7 +450,7 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
       const r = await fetch(url, {
         method: c.req.method,
         headers: forwardHeaders(c.req.raw.headers, DROP_REQUEST),
-        body: hasBody ? await c.req.arrayBuffer() : undefined,
+        body: hasBody ? new Uint8Array(await c.req.arrayBuffer()) : undefined,
       });
       return new Response(r.body, { status: r.status, headers: forwardHeaders(r.headers, DROP_RESPONSE) });
     } catch (e) {

@@ -10,7 +10,7 @@ import { registerEnv } from './env.ts';
 import { registerEval } from './eval.ts';
 import { registerHarness } from './harness.ts';
 import { registerProbe } from './probe.ts';
-import { registerProxy } from './proxy.ts';
+import { registerBenchProxy, registerProxy } from './proxy.ts';
 import { registerReport } from './report.ts';
 import { registerRollout } from './rollout.ts';
 import { registerSchema } from './schema.ts';
@@ -37,5 +37,6 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerServe,
   registerProbe,
   registerProxy,
+  registerBenchProxy,
   registerHarness,
 ];

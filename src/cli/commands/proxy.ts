@@ -2,8 +2,9 @@
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { startProxy } from '../../serve/proxy.ts';
+import { benchProxy } from '../../serve/proxy-bench.ts';
 import { checkOutput } from '../../store/paths.ts';
-import { json } from '../io.ts';
+import { fmt, json, out } from '../io.ts';
 import { int } from '../options.ts';
 
 interface ProxyFlags {
@@ -79,4 +80,41 @@ With --budget T the (T+1)-th model call of a session is refused (error type turn
         process.on('SIGTERM', stop);
       });
     });
+}
+
+/** `turnwise bench proxy`: registered here, beside the proxy, under the `bench` command (which
+ * commands/index.ts registers first), so that bench.ts stays one file per figure family. */
+export function registerBenchProxy(program: Command): void {
+  const bench = program.commands.find((c) => c.name() === 'bench');
+  if (bench === undefined) throw new Error('the bench command is registered before the proxy');
+  bench
+    .command('proxy')
+    .description(
+      "the recording proxy's added latency per call (p50, p99) against calling the upstream directly",
+    )
+    .option('--calls <n>', 'timed pairs of calls (direct, proxied)', '2000')
+    .option('--warmup <n>', 'untimed pairs first', '300')
+    .option('--session-length <n>', 'calls per proxy session', '50')
+    .option('--stream', 'streaming (SSE) calls')
+    .option('--json', 'machine-readable output')
+    .action(
+      async (flags: {
+        calls: string;
+        warmup: string;
+        sessionLength: string;
+        stream?: boolean;
+        json?: boolean;
+      }) => {
+        const r = await benchProxy({
+          calls: int('--calls', flags.calls, 1, 1_000_000),
+          warmup: int('--warmup', flags.warmup, 0, 1_000_000),
+          sessionLength: int('--session-length', flags.sessionLength, 1, 1_000_000),
+          stream: flags.stream === true,
+        });
+        if (flags.json) return json(r);
+        out(
+          `added latency per call: p50 ${fmt(r.added.p50, 3)} ms, p99 ${fmt(r.added.p99, 3)} ms (goal p50 ≤ ${r.goalP50Ms} ms); direct p50 ${fmt(r.direct.p50, 3)} ms, proxied p50 ${fmt(r.proxied.p50, 3)} ms; ${r.calls} calls${r.stream ? ', streaming' : ''}`,
+        );
+      },
+    );
 }
