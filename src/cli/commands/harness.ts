@@ -5,10 +5,15 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import type { Task } from '../../core/types.ts';
+import type { Task, Trajectory } from '../../core/types.ts';
 import { envSpec, makeTasks } from '../../envs/index.ts';
+import { bootstrapPassKT } from '../../eval/bootstrap.ts';
+import { type EvalReport, type PassMode, perTask } from '../../eval/evaluate.ts';
+import { type Failures, failures } from '../../eval/failures.ts';
+import { checkKT, type PassCounts, passKT } from '../../eval/passkt.ts';
 import { runHarness, shellQuote } from '../../harness/run.ts';
 import { summarize } from '../../rollout/summary.ts';
+import { readTrajectories } from '../../store/jsonl.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed } from '../options.ts';
@@ -185,4 +190,91 @@ stdout), else the session's posted reward. Output in --out: trajectories.jsonl, 
       );
       out(`wrote ${r.dir}/trajectories.jsonl and ${r.dir}/run.sqlite (run harness)`);
     });
+}
+
+/**
+ * `turnwise eval --in FILE.jsonl`: Pass@(K,T) of recorded trajectories (a harness run, a rollout) with
+ * bootstrap intervals over tasks and the failure breakdown. Prefix mode (success within T read off the
+ * first-success turn of one run at T_max) needs budget-blind runs: it is refused when any trajectory was
+ * run with the budget revealed, since the agent may have played differently for a smaller T (METHODS.md
+ * §5). Separate mode reads, for each T, the trajectories run at budget T.
+ */
+export function passFromFile(
+  path: string,
+  K: readonly number[],
+  T: readonly number[],
+  mode: PassMode | undefined,
+  resamples: number,
+  seed: number,
+): EvalReport & { failures: Failures; trajectories: number } {
+  const ts = readTrajectories(path, '--in');
+  const revealed = ts.filter((t) => t.revealBudget).length;
+  const chosen: PassMode = mode ?? (revealed > 0 ? 'separate' : 'prefix');
+  if (chosen === 'prefix' && revealed > 0) {
+    throw new InputError(
+      '--mode',
+      'prefix',
+      `${revealed} of ${ts.length} trajectories in ${path} were run with the budget revealed, so success within a smaller T cannot be read off their first-success turns; record one run per T and use --mode separate`,
+    );
+  }
+  // Tasks in the order they first appear; one sample list per task (and per budget in separate mode).
+  const taskKey = (t: Trajectory) => JSON.stringify(t.task);
+  const tasks = new Map<string, Task>();
+  for (const t of ts) if (!tasks.has(taskKey(t))) tasks.set(taskKey(t), t.task);
+  const keys = [...tasks.keys()];
+  const nT = T.length;
+  const n = new Int32Array(keys.length);
+  const c = new Int32Array(keys.length * nT);
+  if (chosen === 'prefix') {
+    const minBudget = Math.min(...ts.map((t) => t.budget));
+    if (T[nT - 1] > minBudget) {
+      throw new InputError(
+        '--T',
+        T.join(','),
+        `expected budgets ≤ ${minBudget}, the smallest budget the trajectories were run at`,
+      );
+    }
+    for (const t of ts) {
+      const i = keys.indexOf(taskKey(t));
+      n[i]++;
+      const f = t.outcome.firstSuccessTurn;
+      for (let j = 0; j < nT; j++) if (f !== null && f <= T[j]) c[i * nT + j]++;
+    }
+  } else {
+    const perT = new Int32Array(keys.length * nT);
+    for (const t of ts) {
+      const j = T.indexOf(t.budget);
+      if (j < 0) continue;
+      const i = keys.indexOf(taskKey(t));
+      perT[i * nT + j]++;
+      if (t.outcome.success) c[i * nT + j]++;
+    }
+    for (let i = 0; i < keys.length; i++) {
+      for (let j = 0; j < nT; j++) {
+        if (perT[i * nT + j] !== perT[i * nT]) {
+          throw new InputError(
+            '--T',
+            T.join(','),
+            `task ${keys[i]} has ${perT[i * nT]} samples at T=${T[0]} but ${perT[i * nT + j]} at T=${T[j]}; separate mode needs the same samples at every T`,
+          );
+        }
+      }
+      n[i] = perT[i * nT];
+      if (n[i] === 0)
+        throw new InputError('--T', T.join(','), `task ${keys[i]} has no trajectory run at budget ${T[0]}`);
+    }
+  }
+  const counts: PassCounts = { T, n, c };
+  checkKT(K, counts);
+  const { ci } = bootstrapPassKT([counts], K, { resamples, seed });
+  return {
+    K: [...K],
+    T: [...T],
+    mode: chosen,
+    passKT: passKT(counts, K),
+    ci95: ci[0],
+    perTask: perTask([...tasks.values()], counts),
+    failures: failures(ts),
+    trajectories: ts.length,
+  };
 }
