@@ -1,5 +1,6 @@
 // turnwise summary --in f.jsonl — the summary of a trajectory file (validated line by line).
 import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
 import { SummaryAccumulator } from '../../rollout/summary.ts';
 import { iterateTrajectories } from '../../store/jsonl.ts';
 import { fmt, json, out, table } from '../io.ts';
@@ -10,13 +11,24 @@ export function registerSummary(program: Command): void {
     .command('summary')
     .description('success rate, turns and failure kinds of a trajectory JSONL file')
     .requiredOption('--in <file.jsonl>', 'trajectories, one JSON object per line')
+    .option('--price <in,out>', 'dollars per million prompt and completion tokens, for the cost total')
     .option('--json', 'machine-readable output')
-    .action((flags: { in: string; json?: boolean }) => {
+    .action((flags: { in: string; json?: boolean; price?: string }) => {
+      const price = flags.price === undefined ? undefined : parsePrice(flags.price);
+      const tokens = { calls: 0, prompt: 0, completion: 0, cached: 0 };
       // One pass, one line in memory at a time: a per-policy accumulator and the overall one.
       const all = new SummaryAccumulator();
       const byPolicy = new Map<string, SummaryAccumulator>();
       for (const t of iterateTrajectories(flags.in, '--in', checkSpacesOfRegistered)) {
         all.add(t);
+        for (const u of t.turns) {
+          const usage = u.trace?.usage;
+          if (usage === undefined) continue;
+          tokens.calls++;
+          tokens.prompt += usage.prompt;
+          tokens.completion += usage.completion;
+          tokens.cached += usage.cached ?? 0;
+        }
         let acc = byPolicy.get(t.policy);
         if (acc === undefined) {
           acc = new SummaryAccumulator();
@@ -25,7 +37,10 @@ export function registerSummary(program: Command): void {
         acc.add(t);
       }
       const policies = Object.fromEntries([...byPolicy].map(([p, acc]) => [p, acc.result()]));
-      if (flags.json) return json({ ...all.result(), policies });
+      // Token totals from the turns' traces (LLM policies, recorded harnesses); cost with --price.
+      const cost =
+        price === undefined ? null : (tokens.prompt * price[0] + tokens.completion * price[1]) / 1e6;
+      if (flags.json) return json({ ...all.result(), policies, tokens, cost });
       out(
         table([
           ['policy', 'episodes', 'success', 'mean turns', 'failures'],
@@ -41,5 +56,19 @@ export function registerSummary(program: Command): void {
           ]),
         ]),
       );
+      if (tokens.calls > 0) {
+        out(
+          `tokens: ${tokens.prompt} prompt (${tokens.cached} cached), ${tokens.completion} completion over ${tokens.calls} calls${cost === null ? '' : `; cost $${cost.toFixed(4)}`}`,
+        );
+      }
     });
+}
+
+/** `IN,OUT`: dollars per million prompt and completion tokens. */
+function parsePrice(raw: string): [number, number] {
+  const parts = raw.split(',').map((x) => Number(x.trim()));
+  if (parts.length !== 2 || parts.some((x) => !Number.isFinite(x) || x < 0)) {
+    throw new InputError('--price', raw, 'expected IN,OUT dollars per million tokens, e.g. 0.15,0.6');
+  }
+  return [parts[0], parts[1]];
 }
