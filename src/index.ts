@@ -19,6 +19,11 @@ export { countsFromFirstSuccess, passAtK, passKT } from './eval/passkt.ts';
 export { recovery } from './eval/recovery.ts';
 export { collectStates, makeErrorStates } from './eval/states.ts';
 export { stepQuality } from './eval/step-quality.ts';
+export { traceAgents } from './harness/agents-sdk.ts';
+export { traceAiSdk } from './harness/ai-sdk.ts';
+export { traceOpenAI } from './harness/openai-sdk.ts';
+export { type HarnessOptions, type HarnessResult, runHarness } from './harness/run.ts';
+export { TraceSession, TurnBudgetExhausted } from './harness/trace.ts';
 export * as nn from './nn/index.ts';
 export * as chat from './policies/chat.ts';
 export { loadNeuralPolicy, mlpPolicyConfig, NeuralPolicy } from './policies/neural.ts';
@@ -35,6 +40,13 @@ export { runLockstep } from './rollout/lockstep.ts';
 export { summarize } from './rollout/summary.ts';
 export { type Faults, parseFaults } from './serve/faults.ts';
 export { modelIds, type RunningServer, serveApp, startServer } from './serve/openai.ts';
+export { ProxyStore, proxyApp, type RunningProxy, startProxy } from './serve/proxy.ts';
+export {
+  type CallEvent,
+  type SessionMeta,
+  sessionTrajectory,
+  sessionTurns,
+} from './serve/proxy-record.ts';
 export { JsonlWriter, readTrajectories } from './store/jsonl.ts';
 export { TrajectorySchema, trajectoryJsonSchema } from './store/schema.ts';
 export { RunStore } from './store/sqlite.ts';

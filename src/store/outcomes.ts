@@ -101,6 +101,9 @@ export function* iterateOutcomes(
   field: string,
   spacesOf: SpacesOf,
   check?: (t: Trajectory, where: string) => void,
+  /** Sees the turns of each line taken the whole way (the quick way matches only turns without a
+   * trace, so a reader of traces — token usage — misses nothing). */
+  onTurns?: (turns: Trajectory['turns']) => void,
 ): Generator<TrajectoryOutcome> {
   let any = false;
   for (const [line, number] of fileLines(path, field)) {
@@ -119,6 +122,7 @@ export function* iterateOutcomes(
     }
     const t = fastTrajectory(value) ?? asTrajectory(fromZod(TrajectorySchema, value, where));
     check?.(t, where);
+    onTurns?.(t.turns);
     const { turns: _, ...rest } = t;
     yield rest;
   }

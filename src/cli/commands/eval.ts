@@ -18,6 +18,7 @@ import {
 } from '../cache.ts';
 import { fmt, json, out, Progress, table, warn } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
+import { passFromFile } from './harness.ts';
 
 export interface PassFlags extends EnvFlags {
   env: string;
@@ -110,10 +111,14 @@ export function registerEval(program: Command): void {
         ),
     ),
   )
-    .requiredOption('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
+    .option('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
+    .option('--in <file.jsonl>', 'recorded trajectories instead of --policy (a harness run, a rollout)')
     .option('--json', 'machine-readable output')
     .option('--cache <file.sqlite>', CACHE_HELP)
-    .action(async (flags: PassFlags & OpenAIFlags & { policy: string; cache?: string }) => {
+    .action(async (flags: PassFlags & OpenAIFlags & { policy: string; cache?: string; in?: string }) => {
+      if (flags.in !== undefined) return evalRecorded(flags, flags.in);
+      if (flags.policy === undefined)
+        throw InputError.raw('--policy', 'missing; give --policy SPEC or --in FILE.jsonl');
       const o = readPassFlags(flags);
       const price = parsePrice(flags.price);
       const cache = openCache(flags.cache, [flags.policy]);
@@ -175,4 +180,32 @@ export function registerEval(program: Command): void {
       }
       if (totals !== undefined) out(`\n${totalsLine(totals)}`);
     });
+}
+
+/** eval --in: Pass@(K,T) and failures of recorded trajectories (commands/harness.ts passFromFile). */
+function evalRecorded(flags: PassFlags, path: string): void {
+  const K = checkIncreasing(intList('--K', flags.K), '--K');
+  const T = checkIncreasing(intList('--T', flags.T), '--T');
+  const mode = flags.mode === undefined ? undefined : (flags.mode as PassMode);
+  if (mode !== undefined && !PASS_MODES.includes(mode))
+    throw new InputError('--mode', flags.mode, `expected one of: ${PASS_MODES.join(', ')}`);
+  const r = passFromFile(
+    path,
+    K,
+    T,
+    mode,
+    int('--resamples', flags.resamples, 1, 1_000_000),
+    seed(flags.seed),
+  );
+  if (flags.json) {
+    json(r);
+    return;
+  }
+  out(`${path}: ${r.trajectories} trajectories, ${r.perTask.length} tasks; ${r.mode} mode`);
+  out(`\nPass@(K,T) with 95% bootstrap intervals over tasks`);
+  out(passTable(r.K, r.T, r.passKT, r.ci95));
+  const kinds = Object.entries(r.failures.byKind).filter(([, x]) => x > 0);
+  out(
+    `\nfailures: ${kinds.map(([k, x]) => `${k} ${x}`).join(', ') || 'none'} (of ${r.failures.episodes} episodes)`,
+  );
 }

@@ -8,8 +8,10 @@ import { registerCredit } from './credit.ts';
 import { registerDemo } from './demo.ts';
 import { registerEnv } from './env.ts';
 import { registerEval } from './eval.ts';
+import { registerHarness } from './harness.ts';
 import { registerMcp } from './mcp.ts';
 import { registerProbe } from './probe.ts';
+import { registerBenchProxy, registerProxy } from './proxy.ts';
 import { registerReport } from './report.ts';
 import { registerRollout } from './rollout.ts';
 import { registerSchema } from './schema.ts';
@@ -36,4 +38,7 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerServe,
   registerProbe,
   registerMcp,
+  registerProxy,
+  registerBenchProxy,
+  registerHarness,
 ];

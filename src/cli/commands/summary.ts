@@ -1,5 +1,7 @@
 // turnwise summary --in f.jsonl — the summary of a trajectory file (validated line by line).
 import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
+import type { Trajectory } from '../../core/types.ts';
 import { SummaryAccumulator } from '../../rollout/summary.ts';
 import { iterateOutcomes } from '../../store/outcomes.ts';
 import { fmt, json, out, table } from '../io.ts';
@@ -10,13 +12,31 @@ export function registerSummary(program: Command): void {
     .command('summary')
     .description('success rate, turns and failure kinds of a trajectory JSONL file')
     .requiredOption('--in <file.jsonl>', 'trajectories, one JSON object per line')
+    .option('--price <in,out>', 'dollars per million prompt and completion tokens, for the cost total')
     .option('--json', 'machine-readable output')
-    .action((flags: { in: string; json?: boolean }) => {
-      // One pass, one line in memory at a time (every line validated, its turns not built): a
-      // per-policy accumulator and the overall one.
+    .action((flags: { in: string; json?: boolean; price?: string }) => {
+      const price = flags.price === undefined ? undefined : parsePrice(flags.price);
+      const tokens = { calls: 0, prompt: 0, completion: 0, cached: 0 };
+      // One pass, one line in memory at a time: a per-policy accumulator and the overall one.
       const all = new SummaryAccumulator();
       const byPolicy = new Map<string, SummaryAccumulator>();
-      for (const t of iterateOutcomes(flags.in, '--in', spacesOfRegistered, checkSpacesOfRegistered)) {
+      const countTokens = (turns: Trajectory['turns']) => {
+        for (const u of turns) {
+          const usage = u.trace?.usage;
+          if (usage === undefined) continue;
+          tokens.calls++;
+          tokens.prompt += usage.prompt;
+          tokens.completion += usage.completion;
+          tokens.cached += usage.cached ?? 0;
+        }
+      };
+      for (const t of iterateOutcomes(
+        flags.in,
+        '--in',
+        spacesOfRegistered,
+        checkSpacesOfRegistered,
+        countTokens,
+      )) {
         all.add(t);
         let acc = byPolicy.get(t.policy);
         if (acc === undefined) {
@@ -26,7 +46,10 @@ export function registerSummary(program: Command): void {
         acc.add(t);
       }
       const policies = Object.fromEntries([...byPolicy].map(([p, acc]) => [p, acc.result()]));
-      if (flags.json) return json({ ...all.result(), policies });
+      // Token totals from the turns' traces (LLM policies, recorded harnesses); cost with --price.
+      const cost =
+        price === undefined ? null : (tokens.prompt * price[0] + tokens.completion * price[1]) / 1e6;
+      if (flags.json) return json({ ...all.result(), policies, tokens, cost });
       out(
         table([
           ['policy', 'episodes', 'success', 'mean turns', 'failures'],
@@ -42,5 +65,19 @@ export function registerSummary(program: Command): void {
           ]),
         ]),
       );
+      if (tokens.calls > 0) {
+        out(
+          `tokens: ${tokens.prompt} prompt (${tokens.cached} cached), ${tokens.completion} completion over ${tokens.calls} calls${cost === null ? '' : `; cost $${cost.toFixed(4)}`}`,
+        );
+      }
     });
+}
+
+/** `IN,OUT`: dollars per million prompt and completion tokens. */
+function parsePrice(raw: string): [number, number] {
+  const parts = raw.split(',').map((x) => Number(x.trim()));
+  if (parts.length !== 2 || parts.some((x) => !Number.isFinite(x) || x < 0)) {
+    throw new InputError('--price', raw, 'expected IN,OUT dollars per million tokens, e.g. 0.15,0.6');
+  }
+  return [parts[0], parts[1]];
 }

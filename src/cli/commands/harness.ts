@@ -1,0 +1,280 @@
+// turnwise harness run: an outside agent under a turn budget, once per (task, sample) (harness/run.ts).
+// The composition happens here: the tasks from the env registry, and the MCP command line that serves a
+// task's env (`turnwise mcp`) for the agent's tools.
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
+import type { Task, Trajectory } from '../../core/types.ts';
+import { envSpec, makeTasks } from '../../envs/index.ts';
+import { bootstrapPassKT } from '../../eval/bootstrap.ts';
+import { type EvalReport, type PassMode, perTask } from '../../eval/evaluate.ts';
+import { type Failures, failures } from '../../eval/failures.ts';
+import { checkKT, type PassCounts, passKT } from '../../eval/passkt.ts';
+import { runHarness, shellQuote } from '../../harness/run.ts';
+import { summarize } from '../../rollout/summary.ts';
+import { readTrajectories } from '../../store/jsonl.ts';
+import { checkOutput } from '../../store/paths.ts';
+import { fmt, json, out, Progress, table } from '../io.ts';
+import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed } from '../options.ts';
+import { upstreamUrl } from './proxy.ts';
+
+interface HarnessFlags extends EnvFlags {
+  cmd: string;
+  env: string;
+  tasks: string;
+  samples: string;
+  budget: string;
+  upstream: string;
+  out: string;
+  reward?: string;
+  concurrency: string;
+  timeout: string;
+  apiKeyEnv?: string;
+  revealBudget?: boolean;
+  mcp: boolean;
+  seed: string;
+  json?: boolean;
+}
+
+const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../bin/turnwise.js');
+
+/** An env's params as the flags `turnwise mcp` reads back (envOptions): camelCase → --kebab-case. */
+export function paramFlags(params: Record<string, unknown>): string[] {
+  const flags: string[] = [];
+  for (const [k, v] of Object.entries(params)) {
+    const flag = `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    if (v === true) flags.push(flag);
+    else if (v !== false && v !== undefined && v !== null) flags.push(flag, String(v));
+  }
+  return flags;
+}
+
+/** The TURNWISE_MCP command line of one episode. */
+export function mcpCommand(task: Task, budget: number, revealBudget: boolean, store: string): string {
+  const words = [
+    process.execPath,
+    BIN,
+    'mcp',
+    '--env',
+    task.env,
+    ...paramFlags(task.params),
+    '--task-seed',
+    String(task.seed),
+    '--budget',
+    String(budget),
+    ...(revealBudget ? ['--reveal-budget'] : []),
+    '--store',
+    store,
+  ];
+  return words.map(shellQuote).join(' ');
+}
+
+export function registerHarness(program: Command): void {
+  const harness = program
+    .command('harness')
+    .description('run outside agents (any language) as recorded episodes');
+  envOptions(
+    harness
+      .command('run')
+      .description(
+        'run --cmd once per (task, sample) with OPENAI_BASE_URL at a recording proxy, under --budget',
+      )
+      .addHelpText(
+        'after',
+        `
+The agent gets OPENAI_BASE_URL (its session at the proxy), OPENAI_API_KEY (a placeholder unless
+--api-key-env NAME), TURNWISE_TASK (the task as JSON), TURNWISE_SESSION (the session root: POST
+…/reward {"value", "reason"}, POST …/end), TURNWISE_MCP (a command line serving the task's env over
+MCP on stdio), TURNWISE_SAMPLE, and TURNWISE_BUDGET with --reveal-budget. The reward: the env's
+verifier at the end of the MCP episode, else --reward CMD (the trajectory as JSON on stdin, a number on
+stdout), else the session's posted reward. Output in --out: trajectories.jsonl, run.sqlite (run
+"harness"), proxy.sqlite (every call); a killed run resumes with the same flags.`,
+      ),
+  )
+    .requiredOption('--cmd <command>', 'the agent, a shell command line')
+    .requiredOption('--env <id>', 'environment id')
+    .option('--tasks <n>', 'number of tasks (task seed = --seed + index)', '1')
+    .option('--samples <n>', 'samples per task', '1')
+    .requiredOption('--budget <T>', 'turn budget: model calls per episode')
+    .requiredOption('--upstream <url>', 'the model API base the proxy forwards to')
+    .requiredOption('--out <dir>', 'run directory (created; resumed when it holds the same run)')
+    .option('--reward <command>', 'scorer: the trajectory JSON on stdin, a number on stdout')
+    .option('--concurrency <n>', 'episodes at once', '4')
+    .option('--timeout <s>', 'seconds per episode before the agent is stopped (error)', '300')
+    .option('--api-key-env <name>', 'pass this environment variable as OPENAI_API_KEY')
+    .option('--reveal-budget', 'tell the agent the budget (TURNWISE_BUDGET, turns left over MCP)')
+    .option('--no-mcp', 'do not set TURNWISE_MCP (agents that bring their own tools)')
+    .option('--seed <n>', 'first task seed', '0')
+    .option('--json', 'machine-readable output')
+    .action(async (flags: HarnessFlags) => {
+      if (flags.cmd.trim() === '') throw new InputError('--cmd', flags.cmd, 'expected a command line');
+      const config = envConfigFromFlags(flags.env, flags);
+      const first = seed(flags.seed);
+      const tasks = makeTasks(config, int('--tasks', flags.tasks, 1, 1_000_000), first);
+      envSpec(tasks[0]);
+      const samples = int('--samples', flags.samples, 1, 100_000);
+      const budget = int('--budget', flags.budget, 1, 1_000_000);
+      const upstream = upstreamUrl('--upstream', flags.upstream);
+      const concurrency = int('--concurrency', flags.concurrency, 1, 256);
+      const timeout = num('--timeout', flags.timeout, (x) => x > 0 && x <= 86_400, 'seconds in (0, 86400]');
+      let apiKey: string | undefined;
+      if (flags.apiKeyEnv !== undefined) {
+        apiKey = process.env[flags.apiKeyEnv];
+        if (apiKey === undefined || apiKey === '')
+          throw new InputError(
+            '--api-key-env',
+            flags.apiKeyEnv,
+            'names an environment variable that is not set',
+          );
+      }
+      if (flags.reward !== undefined && flags.reward.trim() === '')
+        throw new InputError('--reward', flags.reward, 'expected a command line');
+      checkOutput(flags.out, '--out', 'dir');
+      const revealBudget = flags.revealBudget === true;
+      const progress = new Progress('harness', tasks.length * samples);
+      const r = await runHarness({
+        cmd: flags.cmd,
+        tasks,
+        samples,
+        budget,
+        revealBudget,
+        upstream,
+        out: flags.out,
+        reward: flags.reward,
+        concurrency,
+        timeoutMs: timeout * 1000,
+        apiKey,
+        mcpCommand: flags.mcp ? (task, store) => mcpCommand(task, budget, revealBudget, store) : undefined,
+        config: {
+          cmd: flags.cmd,
+          ...config,
+          tasks: tasks.length,
+          samples,
+          budget,
+          revealBudget,
+          seed: first,
+          upstream,
+          reward: flags.reward ?? null,
+          mcp: flags.mcp,
+        },
+        onProgress: (done) => progress.update(done),
+      });
+      progress.done();
+      const s = summarize(r.trajectories);
+      const result = {
+        ...s,
+        ran: r.ran,
+        resumed: r.resumed,
+        dir: r.dir,
+        budget,
+        tasks: tasks.length,
+        samples,
+      };
+      if (flags.json) return json(result);
+      out(
+        `${flags.cmd} on ${config.env} ${JSON.stringify(config.params)}: ${s.episodes} episodes (${tasks.length} tasks × ${samples}), budget ${budget}; ran ${r.ran}, resumed ${r.resumed}`,
+      );
+      out(
+        table([
+          ['success', 'mean turns', 'failures'],
+          [
+            fmt(s.success),
+            fmt(s.meanTurns, 2),
+            Object.entries(s.failures)
+              .filter(([, n]) => n)
+              .map(([k, n]) => `${k} ${n}`)
+              .join(', ') || '-',
+          ],
+        ]),
+      );
+      out(`wrote ${r.dir}/trajectories.jsonl and ${r.dir}/run.sqlite (run harness)`);
+    });
+}
+
+/**
+ * `turnwise eval --in FILE.jsonl`: Pass@(K,T) of recorded trajectories (a harness run, a rollout) with
+ * bootstrap intervals over tasks and the failure breakdown. Prefix mode (success within T read off the
+ * first-success turn of one run at T_max) needs budget-blind runs: it is refused when any trajectory was
+ * run with the budget revealed, since the agent may have played differently for a smaller T (METHODS.md
+ * §5). Separate mode reads, for each T, the trajectories run at budget T.
+ */
+export function passFromFile(
+  path: string,
+  K: readonly number[],
+  T: readonly number[],
+  mode: PassMode | undefined,
+  resamples: number,
+  seed: number,
+): EvalReport & { failures: Failures; trajectories: number } {
+  const ts = readTrajectories(path, '--in');
+  const revealed = ts.filter((t) => t.revealBudget).length;
+  const chosen: PassMode = mode ?? (revealed > 0 ? 'separate' : 'prefix');
+  if (chosen === 'prefix' && revealed > 0) {
+    throw new InputError(
+      '--mode',
+      'prefix',
+      `${revealed} of ${ts.length} trajectories in ${path} were run with the budget revealed, so success within a smaller T cannot be read off their first-success turns; record one run per T and use --mode separate`,
+    );
+  }
+  // Tasks in the order they first appear; one sample list per task (and per budget in separate mode).
+  const taskKey = (t: Trajectory) => JSON.stringify(t.task);
+  const tasks = new Map<string, Task>();
+  for (const t of ts) if (!tasks.has(taskKey(t))) tasks.set(taskKey(t), t.task);
+  const keys = [...tasks.keys()];
+  const nT = T.length;
+  const n = new Int32Array(keys.length);
+  const c = new Int32Array(keys.length * nT);
+  if (chosen === 'prefix') {
+    const minBudget = Math.min(...ts.map((t) => t.budget));
+    if (T[nT - 1] > minBudget) {
+      throw new InputError(
+        '--T',
+        T.join(','),
+        `expected budgets ≤ ${minBudget}, the smallest budget the trajectories were run at`,
+      );
+    }
+    for (const t of ts) {
+      const i = keys.indexOf(taskKey(t));
+      n[i]++;
+      const f = t.outcome.firstSuccessTurn;
+      for (let j = 0; j < nT; j++) if (f !== null && f <= T[j]) c[i * nT + j]++;
+    }
+  } else {
+    const perT = new Int32Array(keys.length * nT);
+    for (const t of ts) {
+      const j = T.indexOf(t.budget);
+      if (j < 0) continue;
+      const i = keys.indexOf(taskKey(t));
+      perT[i * nT + j]++;
+      if (t.outcome.success) c[i * nT + j]++;
+    }
+    for (let i = 0; i < keys.length; i++) {
+      for (let j = 0; j < nT; j++) {
+        if (perT[i * nT + j] !== perT[i * nT]) {
+          throw new InputError(
+            '--T',
+            T.join(','),
+            `task ${keys[i]} has ${perT[i * nT]} samples at T=${T[0]} but ${perT[i * nT + j]} at T=${T[j]}; separate mode needs the same samples at every T`,
+          );
+        }
+      }
+      n[i] = perT[i * nT];
+      if (n[i] === 0)
+        throw new InputError('--T', T.join(','), `task ${keys[i]} has no trajectory run at budget ${T[0]}`);
+    }
+  }
+  const counts: PassCounts = { T, n, c };
+  checkKT(K, counts);
+  const { ci } = bootstrapPassKT([counts], K, { resamples, seed });
+  return {
+    K: [...K],
+    T: [...T],
+    mode: chosen,
+    passKT: passKT(counts, K),
+    ci95: ci[0],
+    perTask: perTask([...tasks.values()], counts),
+    failures: failures(ts),
+    trajectories: ts.length,
+  };
+}

@@ -1,0 +1,313 @@
+// `turnwise harness run`: an outside agent (any program, any language) run once per (task, sample) as a
+// subprocess, its model calls recorded by the proxy (serve/proxy.ts) under a turn budget, its reward
+// taken from the env's own verifier (the MCP episode's trajectory line), a scorer command, or what the
+// agent posted to its session. The stages of one episode: open a session → spawn the agent with its
+// environment → wait (time limit) → read the reward → one trajectory, stored in one transaction.
+//
+// Resume: a finished episode is one row of the run store (DIR/run.sqlite, key = episode index), inserted
+// atomically, so a harness killed at any point (kill -9 included) re-runs only the episodes with no row.
+// An interrupted episode starts again in a fresh proxy session (attempt a+1), never appended to the old.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { InputError } from '../core/errors.ts';
+import type { Task, Trajectory } from '../core/types.ts';
+import { type RunningProxy, startProxy } from '../serve/proxy.ts';
+import type { CallEvent, SessionMeta } from '../serve/proxy-record.ts';
+import { sessionTrajectory } from '../serve/proxy-record.ts';
+import { DirLock } from '../store/lock.ts';
+import { asTrajectory, TrajectorySchema } from '../store/schema.ts';
+import { RunStore } from '../store/sqlite.ts';
+
+export interface HarnessOptions {
+  /** The agent's command line, run by /bin/sh. */
+  cmd: string;
+  tasks: readonly Task[];
+  samples: number;
+  /** Turn budget: model calls per episode, enforced at the proxy. */
+  budget: number;
+  /** Tell the agent the budget (TURNWISE_BUDGET) and the MCP server the turns left. */
+  revealBudget: boolean;
+  /** The upstream API base the proxy forwards to. */
+  upstream: string;
+  /** The run directory: run.sqlite, proxy.sqlite, trajectories.jsonl, episodes/. */
+  out: string;
+  /** A scorer command: the session's trajectory as JSON on stdin, a number on stdout. */
+  reward?: string;
+  concurrency: number;
+  /** Wall time per episode. */
+  timeoutMs: number;
+  /** Passed as OPENAI_API_KEY (a placeholder otherwise). */
+  apiKey?: string;
+  /** The command line that serves a task's env over MCP and appends its trajectory to `store`
+   * (composed by the CLI, which alone knows the env registry); absent: TURNWISE_MCP is not set. */
+  mcpCommand?: (task: Task, store: string) => string;
+  /** What identifies the run in its store; a resumed run must match it. */
+  config: Record<string, unknown>;
+  /** Called as each episode finishes (done so far, total). */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface HarnessResult {
+  trajectories: Trajectory[];
+  /** Episodes run by this call (the rest were in the store already). */
+  ran: number;
+  resumed: number;
+  dir: string;
+}
+
+export const RUN_ID = 'harness';
+/** Bytes of the agent's stderr kept for an error's message. */
+const TAIL = 2000;
+/** After SIGTERM, how long an agent may take to exit before SIGKILL. */
+const KILL_GRACE_MS = 2000;
+/** How long the MCP server (the agent's child) may take to append its line after the agent exited. */
+const MCP_LINE_WAIT_MS = 5000;
+
+/** Quotes a word for /bin/sh. */
+export const shellQuote = (s: string): string =>
+  /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  stderr: string;
+  stdout: string;
+  /** The process group the command led (its children, an MCP server among them, are in it). */
+  pid?: number;
+}
+
+/** Stops what a command left behind in its process group. */
+function killGroup(pid: number | undefined): void {
+  try {
+    if (pid !== undefined) process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Nothing left.
+  }
+}
+
+/** Runs a shell command in its own process group; on timeout the whole group is stopped. */
+function runCommand(cmd: string, env: NodeJS.ProcessEnv, timeoutMs: number, stdin?: string): Promise<Exit> {
+  return new Promise((done) => {
+    const child: ChildProcess = spawn('/bin/sh', ['-c', cmd], {
+      env,
+      stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let stderr = '';
+    let stdout = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString('utf8')).slice(-TAIL);
+    });
+    child.stdout?.on('data', (d: Buffer) => {
+      stdout = (stdout + d.toString('utf8')).slice(-64 * 1024);
+    });
+    if (stdin !== undefined) {
+      child.stdin?.on('error', () => {}); // a scorer that does not read its input is not an error
+      child.stdin?.end(stdin);
+    }
+    let timedOut = false;
+    const group = (signal: NodeJS.Signals) => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, signal);
+      } catch {
+        // Already gone.
+      }
+    };
+    let kill: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      group('SIGTERM');
+      kill = setTimeout(() => group('SIGKILL'), KILL_GRACE_MS);
+    }, timeoutMs);
+    child.on('error', (e) => {
+      stderr += `\n${e.message}`;
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (kill !== undefined) clearTimeout(kill);
+      done({ code, signal, timedOut, stderr, stdout, pid: child.pid });
+    });
+  });
+}
+
+/** The env's own trajectory from the MCP store file, waiting briefly for the server to write it. */
+async function mcpLine(path: string): Promise<Trajectory | undefined> {
+  const deadline = Date.now() + MCP_LINE_WAIT_MS;
+  for (;;) {
+    if (existsSync(path)) {
+      const lines = readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '');
+      if (lines.length > 0) {
+        const parsed = TrajectorySchema.safeParse(JSON.parse(lines[lines.length - 1]));
+        return parsed.success ? asTrajectory(parsed.data) : undefined;
+      }
+    }
+    if (Date.now() > deadline) return undefined;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The --reward scorer's number, or why there is none. */
+async function scorerReward(cmd: string, t: Trajectory, timeoutMs: number): Promise<number | string> {
+  const r = await runCommand(cmd, process.env, timeoutMs, JSON.stringify(t));
+  killGroup(r.pid);
+  if (r.timedOut) return `the --reward command timed out after ${timeoutMs / 1000} s`;
+  if (r.code !== 0) return `the --reward command exited with ${r.code ?? r.signal}: ${r.stderr.trim()}`;
+  const x = Number(r.stdout.trim());
+  if (r.stdout.trim() === '' || !Number.isFinite(x)) {
+    return `the --reward command printed ${JSON.stringify(r.stdout.trim().slice(0, 80))}, not a number`;
+  }
+  return x;
+}
+
+/**
+ * The episode's trajectory: turns = the proxy session's model calls; the outcome from, in order, the
+ * budget (a refused call truncates: `budget`), the agent's end (a crash or a timeout: `error`, with the
+ * stderr tail), then the reward: the env's verifier (MCP line: its success, return and failure kind), or
+ * the scorer, or the session's posted reward.
+ */
+export function episodeTrajectory(
+  meta: SessionMeta,
+  events: readonly CallEvent[],
+  o: { id: string; exit?: Exit; timeoutMs: number; env?: Trajectory; scorer?: number | string },
+): Trajectory {
+  const m: SessionMeta = { ...meta };
+  if (o.env !== undefined) {
+    m.reward = { value: o.env.outcome.return, success: o.env.outcome.success, reason: 'env verifier (MCP)' };
+    // The env's own budget ran out (its turns are tool calls, which an agent may make several of per
+    // model call): the episode is truncated as much as a refused model call would have made it.
+    if (o.env.outcome.end === 'truncated') m.truncated = true;
+  } else if (typeof o.scorer === 'number') {
+    m.reward = { value: o.scorer, reason: '--reward' };
+  }
+  let error: string | undefined;
+  const exit = o.exit;
+  if (!m.truncated && exit !== undefined) {
+    const tail = exit.stderr.trim().split('\n').slice(-20).join('\n');
+    if (exit.timedOut) error = `the agent timed out after ${o.timeoutMs / 1000} s; stderr: ${tail}`;
+    else if (exit.code !== 0) error = `the agent exited with ${exit.code ?? exit.signal}; stderr: ${tail}`;
+  }
+  if (error === undefined && typeof o.scorer === 'string') error = o.scorer;
+  const { mergeMismatches: _, ...t } = sessionTrajectory(m, events, error === undefined ? {} : { error });
+  t.id = o.id;
+  // The env's verdict on a failure (wrong-answer, irreversible, its own budget) beats the default kind.
+  const envFailure = o.env?.outcome.failure;
+  if (
+    t.outcome.end === 'terminated' &&
+    !t.outcome.success &&
+    envFailure !== null &&
+    envFailure !== undefined
+  ) {
+    t.outcome.failure = envFailure;
+  }
+  return t;
+}
+
+/** The CLI's check of a run directory before any work: a resumed run must be the same run. */
+function openStore(dir: string, config: Record<string, unknown>): RunStore {
+  const store = new RunStore(join(dir, 'run.sqlite'), '--out');
+  const row = store.run(RUN_ID);
+  if (row === undefined) store.createRun(RUN_ID, 'harness', config);
+  else if (JSON.stringify(row.config) !== JSON.stringify(config)) {
+    store.close();
+    throw new InputError(
+      '--out',
+      dir,
+      `holds a different harness run (${JSON.stringify(row.config).slice(0, 120)}…); give another --out or the same flags`,
+    );
+  }
+  return store;
+}
+
+/** Writes the JSONL file whole (temp file + rename): a reader never sees half of it. */
+function writeJsonl(path: string, ts: readonly Trajectory[]): void {
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, ts.map((t) => `${JSON.stringify(t)}\n`).join(''));
+  renameSync(tmp, path);
+}
+
+export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
+  const dir = resolve(o.out);
+  mkdirSync(join(dir, 'episodes'), { recursive: true });
+  const lock = DirLock.acquire(dir, '--out');
+  let store: RunStore | undefined;
+  let proxy: RunningProxy | undefined;
+  try {
+    store = openStore(dir, o.config);
+    const total = o.tasks.length * o.samples;
+    const finished = new Set(
+      (store.db.prepare('SELECT idx FROM trajectories WHERE run = ?').all(RUN_ID) as { idx: number }[]).map(
+        (r) => r.idx,
+      ),
+    );
+    const resumed = finished.size;
+    proxy = await startProxy({ upstream: o.upstream, store: join(dir, 'proxy.sqlite'), budget: o.budget });
+    const pending = Array.from({ length: total }, (_, i) => i).filter((i) => !finished.has(i));
+    let done = resumed;
+    o.onProgress?.(done, total);
+    const p = proxy;
+    const s = store;
+    const episode = async (idx: number) => {
+      const task = o.tasks[Math.floor(idx / o.samples)];
+      const sample = idx % o.samples;
+      // A fresh session per attempt: an interrupted attempt's calls stay in the proxy file, unused.
+      const prior = p.store.ids().filter((id) => id.startsWith(`e${idx}-a`)).length;
+      const session = `e${idx}-a${prior}`;
+      const meta = p.store.session(session);
+      meta.meta.task = task;
+      meta.meta.policy = `harness:${o.cmd}`;
+      meta.meta.budget = o.budget;
+      p.store.saveMeta(meta);
+      const mcpStore = join(dir, 'episodes', `${session}.mcp.jsonl`);
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        OPENAI_BASE_URL: p.sessionUrl(session),
+        OPENAI_API_KEY: o.apiKey ?? 'turnwise-placeholder',
+        TURNWISE_TASK: JSON.stringify(task),
+        TURNWISE_SESSION: `${p.url}/s/${session}`,
+        TURNWISE_SAMPLE: String(sample),
+      };
+      if (o.revealBudget) env.TURNWISE_BUDGET = String(o.budget);
+      if (o.mcpCommand !== undefined) env.TURNWISE_MCP = o.mcpCommand(task, mcpStore);
+      const exit = await runCommand(o.cmd, env, o.timeoutMs);
+      const ok = !exit.timedOut && exit.code === 0;
+      // The MCP server appends its line when its client (the agent) has gone: wait for it, then stop
+      // whatever the agent left behind.
+      const envT = o.mcpCommand !== undefined && ok ? await mcpLine(mcpStore) : undefined;
+      killGroup(exit.pid);
+      const id = `harness-${task.seed}-${sample}`;
+      let scorer: number | string | undefined;
+      if (envT === undefined && o.reward !== undefined && ok) {
+        const draft = episodeTrajectory(meta.meta, meta.events, { id, exit, timeoutMs: o.timeoutMs });
+        scorer = await scorerReward(o.reward, draft, o.timeoutMs);
+      }
+      const t = episodeTrajectory(meta.meta, meta.events, {
+        id,
+        exit,
+        timeoutMs: o.timeoutMs,
+        env: envT,
+        scorer,
+      });
+      t.budget = o.budget;
+      t.revealBudget = o.revealBudget;
+      s.addTrajectories(RUN_ID, idx, [t]);
+      o.onProgress?.(++done, total);
+    };
+    const queue = [...pending];
+    const workers = Array.from({ length: Math.min(o.concurrency, queue.length) }, async () => {
+      for (let idx = queue.shift(); idx !== undefined; idx = queue.shift()) await episode(idx);
+    });
+    await Promise.all(workers);
+    const trajectories = store.trajectories(RUN_ID);
+    writeJsonl(join(dir, 'trajectories.jsonl'), trajectories);
+    store.setStatus(RUN_ID, 'done');
+    return { trajectories, ran: pending.length, resumed, dir };
+  } finally {
+    await proxy?.close();
+    store?.close();
+    lock.release();
+  }
+}

@@ -1,0 +1,121 @@
+// The contract of issue 15 end to end: an agent written in Python, speaking plain HTTP to
+// $OPENAI_BASE_URL (turnwise serve with a FrozenLake oracle behind the proxy) and using the env's tools
+// over $TURNWISE_MCP, run through `turnwise harness run`: one trajectory per (task, sample), turns = its
+// model calls, the reward from the env's verifier, a budget overrun truncated as `budget`, a crash as
+// `error`. Needs `turnwise mcp` (src/cli/commands/mcp.ts, issue 12): skipped, saying so, without it.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+import {
+  envConfig,
+  envs,
+  makePolicy,
+  type RunningServer,
+  startServer,
+  type Trajectory,
+} from '../../src/index.ts';
+
+const AGENT = resolve('test/fixtures/agent.py');
+const BIN = resolve('bin/turnwise.js');
+const skip = existsSync('src/cli/commands/mcp.ts') ? false : 'needs turnwise mcp (src/cli/commands/mcp.ts)';
+const root = mkdtempSync(join(tmpdir(), 'turnwise-harness-mcp-'));
+let server: RunningServer;
+before(async () => {
+  const env = envs.make({ ...envConfig('frozenlake', { map: '4x4' }), seed: 0 });
+  server = await startServer({ policy: makePolicy('oracle:horizon=100', env.spec), env });
+});
+after(async () => {
+  await server?.close();
+});
+
+/** The CLI as a child process (asynchronously: the server it calls lives in this process). */
+async function harness(name: string, mode: string, budget: number): Promise<Trajectory[]> {
+  const out = join(root, name);
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'harness',
+      'run',
+      '--cmd',
+      `AGENT_MODE=${mode} AGENT_MODEL=oracle python3 ${AGENT}`,
+      '--env',
+      'frozenlake',
+      '--map',
+      '4x4',
+      '--tasks',
+      '2',
+      '--samples',
+      '2',
+      '--budget',
+      String(budget),
+      '--upstream',
+      server.url,
+      '--out',
+      out,
+      '--timeout',
+      '60',
+      '--json',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const code = await new Promise((r) => child.on('exit', r));
+  assert.equal(code, 0, stderr);
+  return readFileSync(join(out, 'trajectories.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Trajectory);
+}
+
+test('a Python MCP agent on FrozenLake: the env verifier decides, turns are its model calls', {
+  skip,
+}, async () => {
+  const ts = await harness('solve', 'mcp', 30);
+  assert.equal(ts.length, 4);
+  const names = ['Left', 'Down', 'Right', 'Up'];
+  for (const [idx, t] of ts.entries()) {
+    // The env's own record of the same episode (the MCP server's line): one tool call per model call.
+    const line = readFileSync(join(root, 'solve', 'episodes', `e${idx}-a0.mcp.jsonl`), 'utf8');
+    const env = JSON.parse(line) as Trajectory;
+    assert.equal(t.turns.length, env.turns.length);
+    assert.deepEqual(
+      t.turns.map((u) =>
+        names.indexOf(
+          JSON.parse(
+            (u.action as { tool_calls: { function: { arguments: string } }[] }).tool_calls[0].function
+              .arguments,
+          ).direction,
+        ),
+      ),
+      env.turns.map((u) => u.action),
+    );
+    assert.equal(t.outcome.success, env.outcome.success);
+    assert.equal(t.outcome.return, env.outcome.return);
+    assert.equal(t.turns[t.turns.length - 1].reward, env.outcome.return);
+    // The served oracle's log-prob of each move is in the trace (one token per action).
+    assert.ok(t.turns.every((u) => u.trace?.tokens?.length === 1 && u.logp === u.trace?.logprobs?.[0]));
+  }
+  assert.ok(
+    ts.some((t) => t.outcome.success),
+    'the oracle reaches the goal within 30 turns',
+  );
+});
+
+test('a Python MCP agent under budget 4: truncated as budget; a crashing one: error', { skip }, async () => {
+  for (const t of await harness('short', 'mcp', 4)) {
+    assert.equal(t.turns.length, 4);
+    assert.equal(t.outcome.end, 'truncated');
+    assert.equal(t.outcome.failure, 'budget');
+  }
+  for (const t of await harness('crash', 'crash', 4)) {
+    assert.equal(t.outcome.end, 'error');
+    assert.match(t.outcome.error ?? '', /the agent exited with 3; stderr: model call refused/);
+  }
+});
