@@ -93,10 +93,13 @@ export function envOptions(cmd: Command): Command {
     .option('--random', 'a random valid map per task (task seed = --seed + task index)')
     .option('--size <n>', 'side of random maps (default 8, Gymnasium)')
     .option('--p <p>', 'probability that a random cell is frozen (default 0.8)')
-    .option('--level <n>', 'sql, tools: difficulty 1, 2, 3 or mixed (default mixed)')
+    .option(
+      '--level <n>',
+      'sql, code, tools: difficulty 1, 2, 3; search: hops 1, 2, 3; or mixed (default mixed)',
+    )
     .option(
       '--domain <d>',
-      'sql: shop, school, library or mixed; tools: files, bank or mixed (default mixed)',
+      'sql: shop, school, library; tools: files, bank, tickets, all; code: string, array, arithmetic, parsing; or mixed (default mixed)',
     );
 }
 

@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { barChart, figure, page as htmlPage, lineChart, OKABE_ITO, table } from '../../src/report/index.ts';
 import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
+import { studySummary } from '../../src/studies/budget/study.ts';
 import { grpoTrainer } from '../../src/studies/budget/trainer.ts';
 import { turnwise } from '../cli/run.ts';
 import { TINY } from '../studies/fixtures.ts';
@@ -116,7 +117,14 @@ test('budget-study report (a real tiny study, re-rendered by `turnwise report RU
   );
   const run = join(dir, 'run');
   mkdirSync(run, { recursive: true });
-  writeFileSync(join(run, 'summary.json'), JSON.stringify(summary));
+  // summary.json holds the study (version 3): here one world, one seed.
+  const study = studySummary(
+    { config: summary.config, seeds: [summary.config.seed], worlds: [summary.config.world] },
+    [summary],
+    1,
+    summary.seconds,
+  );
+  writeFileSync(join(run, 'summary.json'), JSON.stringify(study));
   const r = await turnwise(['report', run, '--json']);
   assert.equal(r.code, 0, r.stderr);
   const file = JSON.parse(r.stdout).report as string;
