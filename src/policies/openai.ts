@@ -40,6 +40,7 @@ import {
   parseReply,
   renderChatML,
 } from './chat.ts';
+import { type HttpReply, post } from './http.ts';
 
 export interface OpenAIOptions {
   /** The API base, e.g. http://127.0.0.1:8000/v1 (no trailing slash). */
@@ -723,16 +724,9 @@ export class OpenAIPolicy implements Policy<unknown, number> {
       this.counts.byStatus[status] = (this.counts.byStatus[status] ?? 0) + 1;
     };
     try {
-      let res: Response;
-      let text: string;
+      let res: HttpReply;
       try {
-        res = await fetch(`${o.baseUrl}${path}`, {
-          method: 'POST',
-          headers: this.headers(),
-          body,
-          signal: AbortSignal.timeout(o.timeoutMs),
-        });
-        text = await res.text();
+        res = await post(`${o.baseUrl}${path}`, this.headers(), body, o.timeoutMs);
       } catch (e) {
         if ((e as Error).name === 'TimeoutError') {
           count('timeout');
@@ -741,11 +735,12 @@ export class OpenAIPolicy implements Policy<unknown, number> {
         count('connection');
         throw new Transient(`connection error (${networkReason(e)})`);
       }
+      const text = res.text;
       count(String(res.status));
       if (res.status === 429 || res.status >= 500) {
         throw new Transient(`HTTP ${res.status}`, retryAfter(res.headers));
       }
-      if (!res.ok) {
+      if (res.status < 200 || res.status > 299) {
         let message = text.slice(0, 200);
         try {
           const m = (JSON.parse(text) as { error?: { message?: string } }).error?.message;
