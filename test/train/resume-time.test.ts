@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { envs } from '../../src/envs/index.ts';
 import { readCheckpointFile } from '../../src/nn/checkpoint.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
+import { trainEs } from '../../src/train/es-train.ts';
 import { trainPolicyGradient } from '../../src/train/loop.ts';
 
 const slippery4 = { env: 'frozenlake', params: { map: '4x4', slippery: true } };
@@ -72,4 +73,29 @@ test('a checkpoint whose seconds are not a finite number ≥ 0 is refused on res
       `^${ck.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: seconds -5 is not a finite number ≥ 0`,
     ),
   });
+});
+
+test('ES: a resumed run counts the seconds its checkpoint recorded too', async () => {
+  const out = join(mkdtempSync(join(tmpdir(), 'turnwise-resume-time-')), 'run');
+  const config = parseTrainConfig({
+    env: slippery4,
+    algo: 'es',
+    iters: 3,
+    groups: 2,
+    groupSize: 2,
+    checkpointEvery: 1,
+    es: { pairs: 2, sigma: 0.5, lr: 0.5, shaping: 'rank', workers: 1 },
+    eval: { episodes: 20 },
+    seed: 4,
+  });
+  const first = await trainEs({ config, envs, out, stopAfter: 0 });
+  const ck = join(out, 'checkpoint.safetensors');
+  const before = recorded(ck)!;
+  assert.ok(before > 0 && before <= first.seconds, `checkpoint ${before} s, first part ${first.seconds} s`);
+  setSeconds(ck, 500);
+  const t = performance.now();
+  const second = await trainEs({ config, envs, out, resume: true });
+  const wall = (performance.now() - t) / 1000;
+  assert.deepEqual(second.resumed, { iterations: 1, seconds: 500 });
+  assert.ok(second.seconds >= 500 && second.seconds - 500 <= wall, `${second.seconds} s, wall ${wall} s`);
 });
