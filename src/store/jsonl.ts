@@ -143,35 +143,96 @@ export function* iterateJsonl<S extends z.ZodType>(
   for (const [value] of validatedLines(path, schema, field)) yield value;
 }
 
+/**
+ * The lines a reader skipped instead of refusing (`--skip-invalid`): how many, and the first one's
+ * number and the message it would have been refused with. Only bad lines are skipped — an unreadable
+ * file is still refused.
+ */
+export class SkippedLines {
+  count = 0;
+  first: { line: number; reason: string } | null = null;
+
+  add(line: number, reason: string): void {
+    this.count++;
+    if (this.first === null) this.first = { line, reason };
+  }
+
+  toJSON(): { count: number; first: { line: number; reason: string } | null } {
+    return { count: this.count, first: this.first };
+  }
+
+  /** One line for the log: how many lines of `path` were skipped, and the first one's reason. */
+  note(path: string): string {
+    if (this.first === null) return `${path}: no invalid lines`;
+    return `skipped ${this.count} invalid line${this.count === 1 ? '' : 's'} of ${path}; the first, line ${this.first.line}: ${this.first.reason}`;
+  }
+}
+
+/** A line's trajectory, validated (schema, then `check`); throws InputError naming `where`. */
+export function parseTrajectoryLine(
+  line: string,
+  where: string,
+  check?: (t: Trajectory, where: string) => void,
+): Trajectory {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (e) {
+    throw InputError.raw(where, `not valid JSON (${(e as Error).message})`);
+  }
+  // The common shape is checked by hand (as zod would, ~10× faster); the rest, and every message, by zod.
+  const t = fastTrajectory(value) ?? asTrajectory(fromZod(TrajectorySchema, value, where));
+  check?.(t, where);
+  return t;
+}
+
+/** `parse()`, or — with `skipped` — undefined after counting the line that parse refused. */
+export function orSkip<T>(parse: () => T, number: number, skipped: SkippedLines | undefined): T | undefined {
+  if (skipped === undefined) return parse();
+  try {
+    return parse();
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    skipped.add(number, e.message);
+    return undefined;
+  }
+}
+
+/** The refusal of a file that yielded nothing: empty, or (with skipped lines) nothing valid. */
+export function noTrajectories(path: string, field: string, skipped: SkippedLines | undefined): InputError {
+  if (skipped === undefined || skipped.count === 0)
+    return new InputError(field, path, 'the file holds no trajectories');
+  return new InputError(
+    field,
+    path,
+    `the file holds no valid trajectories (${skipped.count} lines skipped; the first, ${skipped.first!.reason})`,
+  );
+}
+
 /** The trajectories of a file, one at a time; `check` may refuse one by its place (refuses an empty
- * file once it has been read through). */
+ * file once it has been read through). With `skipped`, a line that would be refused is counted there
+ * and skipped instead. */
 export function* iterateTrajectories(
   path: string,
   field = '--in',
   check?: (t: Trajectory, where: string) => void,
+  skipped?: SkippedLines,
 ): Generator<Trajectory> {
   let any = false;
   for (const [line, number] of fileLines(path, field)) {
-    const where = `${path}:${number}`;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (e) {
-      throw InputError.raw(where, `not valid JSON (${(e as Error).message})`);
-    }
-    // The common shape is checked by hand (as zod would, ~10× faster); the rest, and every message, by zod.
-    const t = fastTrajectory(value) ?? asTrajectory(fromZod(TrajectorySchema, value, where));
-    check?.(t, where);
+    const t = orSkip(() => parseTrajectoryLine(line, `${path}:${number}`, check), number, skipped);
+    if (t === undefined) continue;
     any = true;
     yield t;
   }
-  if (!any) throw new InputError(field, path, 'the file holds no trajectories');
+  if (!any) throw noTrajectories(path, field, skipped);
 }
 
 export function readTrajectories(
   path: string,
   field = '--in',
   check?: (t: Trajectory, where: string) => void,
+  skipped?: SkippedLines,
 ): Trajectory[] {
-  return [...iterateTrajectories(path, field, check)];
+  return [...iterateTrajectories(path, field, check, skipped)];
 }

@@ -7,12 +7,9 @@
 // does not match — unusual, or invalid — goes the whole way (JSON.parse, the schema, the spaces check),
 // which also gives the message naming its line and field. test/store/outcomes.test.ts checks that
 // both ways agree on valid lines and on lines damaged at random characters.
-import { InputError } from '../core/errors.ts';
 import { FAILURE_KINDS, type Task, type Trajectory } from '../core/types.ts';
-import { fromZod } from '../core/validate.ts';
-import { fastTrajectory, header, outcome } from './fast-trajectory.ts';
-import { fileLines } from './jsonl.ts';
-import { asTrajectory, TrajectorySchema } from './schema.ts';
+import { header, outcome } from './fast-trajectory.ts';
+import { fileLines, noTrajectories, orSkip, parseTrajectoryLine, type SkippedLines } from './jsonl.ts';
 
 /** What a trajectory without its turns holds. */
 export type TrajectoryOutcome = Omit<Trajectory, 'turns'>;
@@ -94,7 +91,8 @@ function quick(line: string, spacesOf: SpacesOf): TrajectoryOutcome | undefined 
 /**
  * The outcomes of a file's trajectories, one line at a time, validated as iterateTrajectories does:
  * the schema, then `check` (e.g. the env spaces) on the whole way, and `spacesOf` for the quick way —
- * the two must describe the same spaces. Refuses an empty file once read through.
+ * the two must describe the same spaces. Refuses an empty file once read through. With `skipped`, a
+ * line that would be refused is counted there and skipped instead.
  */
 export function* iterateOutcomes(
   path: string,
@@ -104,27 +102,22 @@ export function* iterateOutcomes(
   /** Sees the turns of each line taken the whole way (the quick way matches only turns without a
    * trace, so a reader of traces — token usage — misses nothing). */
   onTurns?: (turns: Trajectory['turns']) => void,
+  skipped?: SkippedLines,
 ): Generator<TrajectoryOutcome> {
   let any = false;
   for (const [line, number] of fileLines(path, field)) {
-    any = true;
     const fast = quick(line, spacesOf);
     if (fast !== undefined) {
+      any = true;
       yield fast;
       continue;
     }
-    const where = `${path}:${number}`;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (e) {
-      throw InputError.raw(where, `not valid JSON (${(e as Error).message})`);
-    }
-    const t = fastTrajectory(value) ?? asTrajectory(fromZod(TrajectorySchema, value, where));
-    check?.(t, where);
+    const t = orSkip(() => parseTrajectoryLine(line, `${path}:${number}`, check), number, skipped);
+    if (t === undefined) continue;
+    any = true;
     onTurns?.(t.turns);
     const { turns: _, ...rest } = t;
     yield rest;
   }
-  if (!any) throw new InputError(field, path, 'the file holds no trajectories');
+  if (!any) throw noTrajectories(path, field, skipped);
 }

@@ -13,7 +13,7 @@ import type { EsJob, EsResult } from './es-worker.ts';
 import { finalEval } from './final.ts';
 import type { Learner } from './learner.ts';
 import type { IterationMetrics, TrainOptions, TrainResult } from './loop.ts';
-import { openRun } from './run-dir.ts';
+import { openRun, runSeconds } from './run-dir.ts';
 import { drawTasks, type Setup, setup, TRAIN_STREAM } from './setup.ts';
 
 /** θ: every parameter of the learner, concatenated in name order. */
@@ -58,7 +58,15 @@ export async function trainEs(o: TrainOptions): Promise<TrainResult> {
     );
   }
   const s = setup(config, o.envs);
-  const opened = openRun(o.out, o.resume, config, { policy: s.learner.params }, { iter: -1, nextIndex: 0 });
+  const opened = openRun(
+    o.out,
+    o.resume,
+    config,
+    { policy: s.learner.params },
+    { iter: -1, nextIndex: 0 },
+    t0,
+  );
+  const resumed = opened.resumed === undefined ? {} : { resumed: opened.resumed };
   const run = opened.run;
   let state = opened.state;
 
@@ -109,7 +117,8 @@ export async function trainEs(o: TrainOptions): Promise<TrainResult> {
           learner: s.learner,
           metrics,
           final: null,
-          seconds: (performance.now() - t0) / 1000,
+          seconds: runSeconds(t0, opened.resumed),
+          ...resumed,
         };
       }
     }
@@ -127,7 +136,8 @@ export async function trainEs(o: TrainOptions): Promise<TrainResult> {
     learner: s.learner,
     metrics,
     final,
-    seconds: (performance.now() - t0) / 1000,
+    seconds: runSeconds(t0, opened.resumed),
+    ...resumed,
     evaluations,
   };
 }

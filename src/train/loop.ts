@@ -36,7 +36,7 @@ import { type FinalEval, finalEval } from './final.ts';
 import { PrefixGuide } from './guidance.ts';
 import type { Learner, ViewOf } from './learner.ts';
 import { aggregationWeights, pgLoss } from './ppo.ts';
-import { openRun, type RunDir } from './run-dir.ts';
+import { openRun, type Resumed, type RunDir, runSeconds } from './run-dir.ts';
 import { budgetAt } from './schedule.ts';
 import { drawTasks, guideKey, type Setup, setup, TRAIN_STREAM } from './setup.ts';
 import type { TrainParts, RunState as TrainState } from './state.ts';
@@ -74,7 +74,10 @@ export interface TrainResult {
   /** Metrics of the iterations run in this call. */
   metrics: IterationMetrics[];
   final: FinalEval | null;
+  /** Wall-clock seconds of the whole run: with `resumed`, its earlier parts' included. */
   seconds: number;
+  /** Set when this call resumed a run: where it took up. */
+  resumed?: Resumed;
   /** ES: fitness evaluations (policy rollouts of a whole task set) made in this call. */
   evaluations?: number;
 }
@@ -481,11 +484,14 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
   if (config.algo === 'es') throw new InputError('algo', 'es', 'evolution strategies run through trainEs');
   const s = setup(config, o.envs, o.init, o.learner);
   const r: Run = { s, config, stale: config.crossPolicy.q > 0 ? s.learner.clone('stale') : undefined };
-  const opened = openRun(o.out, o.resume, config, parts(s, r.stale), {
-    iter: -1,
-    nextIndex: 0,
-    staleIter: r.stale ? 0 : undefined,
-  });
+  const opened = openRun(
+    o.out,
+    o.resume,
+    config,
+    parts(s, r.stale),
+    { iter: -1, nextIndex: 0, staleIter: r.stale ? 0 : undefined },
+    t0,
+  );
   const run = opened.run;
   let state: TrainState = opened.state;
   if (config.guidance.mode !== 'none') r.guide = new PrefixGuide(config.guidance, state.guide);
@@ -496,7 +502,8 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
     learner: s.learner,
     metrics,
     final,
-    seconds: (performance.now() - t0) / 1000,
+    seconds: runSeconds(t0, opened.resumed),
+    ...(opened.resumed === undefined ? {} : { resumed: opened.resumed }),
   });
 
   for (let iter = state.iter + 1; iter < config.iters; iter++) {

@@ -41,6 +41,8 @@ export class RunDir {
   readonly store: RunStore;
   private metrics: JsonlWriter;
   private readonly lock: DirLock;
+  /** The run's clock: seconds of its earlier parts (those a resume continues) and when this part started. */
+  clock = { before: 0, started: performance.now() };
 
   private constructor(dir: string, store: RunStore, metrics: JsonlWriter, lock: DirLock) {
     this.dir = dir;
@@ -162,9 +164,15 @@ export class RunDir {
     this.metrics.flush();
   }
 
-  /** The training state (written atomically) and, beside it, the policy alone for `--policy <run dir>`. */
+  /** Wall-clock seconds of the whole run so far: its earlier parts and this one. */
+  seconds(): number {
+    return this.clock.before + (performance.now() - this.clock.started) / 1000;
+  }
+
+  /** The training state (written atomically), with the run's seconds so far (what a resume adds its
+   * own to), and beside it the policy alone for `--policy <run dir>`. */
   saveCheckpoint(parts: TrainParts, state: RunState, seed: number, policy: Uint8Array): void {
-    saveTrainState(this.path('checkpoint'), parts, state, seed);
+    saveTrainState(this.path('checkpoint'), parts, { ...state, seconds: this.seconds() }, seed);
     writeCheckpoint(this.path('policy'), policy);
   }
 
@@ -180,10 +188,22 @@ export class RunDir {
   }
 }
 
+/** Where a resumed run took up: the iterations it had completed and the seconds they had taken (as of
+ * the checkpoint; iterations recorded after it are recomputed, and their time is not counted). */
+export interface Resumed {
+  iterations: number;
+  seconds: number;
+}
+
+/** The whole run's seconds: those before the resume (if any) and this call's since `started`. */
+export function runSeconds(started: number, resumed: Resumed | undefined): number {
+  return (resumed?.seconds ?? 0) + (performance.now() - started) / 1000;
+}
+
 /**
  * The run directory of a training call: a new run, or one resumed from its checkpoint (whose state is
  * loaded into `parts`, and whose store must hold exactly the rows the checkpoint counts); no directory
- * when `out` is undefined.
+ * when `out` is undefined. `started` (performance.now() when the call began) starts the run's clock.
  */
 export function openRun(
   out: string | undefined,
@@ -191,9 +211,14 @@ export function openRun(
   config: TrainConfig,
   parts: TrainParts,
   initial: RunState,
-): { run?: RunDir; state: RunState } {
+  started: number = performance.now(),
+): { run?: RunDir; state: RunState; resumed?: Resumed } {
   if (out === undefined) return { state: initial };
-  if (!resume) return { run: RunDir.create(out, config), state: initial };
+  if (!resume) {
+    const run = RunDir.create(out, config);
+    run.clock = { before: 0, started };
+    return { run, state: initial };
+  }
   // The lock first: a live run (or a second resume) is refused before any file is touched.
   const lock = RunDir.lockForResume(out);
   try {
@@ -220,7 +245,9 @@ export function openRun(
         `the store holds ${stored} trajectories after iteration ${state.iter}, the checkpoint ${state.nextIndex}`,
       );
     }
-    return { run, state };
+    const resumed = { iterations: state.iter + 1, seconds: state.seconds ?? 0 };
+    run.clock = { before: resumed.seconds, started };
+    return { run, state, resumed };
   } catch (e) {
     lock.release();
     if (e instanceof InputError && !e.message.includes('--restart'))

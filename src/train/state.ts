@@ -20,6 +20,9 @@ export interface RunState {
   guide?: GuideState;
   /** Iteration at which the stale (cross-policy) snapshot was taken. */
   staleIter?: number;
+  /** Wall-clock seconds the run had taken when this state was saved, earlier resumed parts included
+   * (absent in checkpoints written before it was recorded). */
+  seconds?: number;
 }
 
 /** The RNG state of a run: every stream of iteration i is Rng.derive(seed, stream, i, …), so the run
@@ -114,5 +117,14 @@ export function loadTrainState(path: string, parts: TrainParts): RunState {
   const meta = ck.config as (RunState & { kind?: string }) | undefined;
   if (meta?.kind !== 'train-state' || !Number.isInteger(meta.iter))
     fail('not a turnwise training checkpoint');
-  return { iter: meta!.iter, nextIndex: meta!.nextIndex, guide: meta!.guide, staleIter: meta!.staleIter };
+  const seconds = meta!.seconds;
+  if (seconds !== undefined && !(Number.isFinite(seconds) && seconds >= 0))
+    fail(`seconds ${String(seconds)} is not a finite number ≥ 0`);
+  return {
+    iter: meta!.iter,
+    nextIndex: meta!.nextIndex,
+    guide: meta!.guide,
+    staleIter: meta!.staleIter,
+    seconds,
+  };
 }

@@ -19,7 +19,7 @@ import {
 } from '../../credit/index.ts';
 import { ENV_IDS, envSpec, makeTasks } from '../../envs/index.ts';
 import { makePolicy } from '../../policies/spec.ts';
-import { readTrajectories } from '../../store/jsonl.ts';
+import { readTrajectories, SkippedLines } from '../../store/jsonl.ts';
 import {
   CONTROL_METHODS,
   creditFidelity,
@@ -28,7 +28,7 @@ import {
   DEFAULT_VALUE_SOURCE,
   exactValuesFromSpecs,
 } from '../../studies/credit-fidelity.ts';
-import { fmt, json, out, table } from '../io.ts';
+import { fmt, json, out, table, warn } from '../io.ts';
 import {
   checkSpacesOfRegistered,
   type EnvFlags,
@@ -37,6 +37,7 @@ import {
   int,
   seed,
 } from '../options.ts';
+import { SKIP_HELP } from './summary.ts';
 
 interface ParamFlags {
   gamma?: string;
@@ -53,6 +54,7 @@ interface ParamFlags {
 interface CreditFlags extends ParamFlags {
   in?: string;
   method?: string;
+  skipInvalid?: boolean;
 }
 
 interface FidelityFlags extends CreditFlags, EnvFlags {
@@ -134,6 +136,7 @@ export function registerCredit(program: Command): void {
       `${SPEC_PARAMS.values.description}, ${VALUE_SOURCES.join(' | ')} (default ${DEFAULT_VALUE_SOURCE}): exact = V^π_{T−t} of the policy named in the file, from the env's oracle (refused, never zero-filled, when unavailable); zero = V ≡ 0 (a λ-return)`,
     )
     .option('--task-norm [by]', `${SPEC_PARAMS['task-norm'].description}: env (default) | task`)
+    .option('--skip-invalid', SKIP_HELP)
     .option('--json', 'machine-readable output')
     .action((flags: CreditFlags) => {
       if (flags.in === undefined)
@@ -141,12 +144,14 @@ export function registerCredit(program: Command): void {
       if (flags.method === undefined)
         throw new InputError('--method', undefined, `expected one of: ${METHOD_NAMES.join(', ')}, exact`);
       const [spec] = applyFlags([parseMethodSpec(flags.method, '--method', ['exact'])], paramFlags(flags));
-      const trajectories = readTrajectories(flags.in, '--in', checkSpacesOfRegistered);
+      const skipped = flags.skipInvalid ? new SkippedLines() : undefined;
+      const trajectories = readTrajectories(flags.in, '--in', checkSpacesOfRegistered, skipped);
       refuseWithoutOracle(spec, trajectories);
       const advantages = creditForSpec(trajectories, spec, () =>
         exactValuesFromSpecs(spec.name === 'exact' ? '--method' : '--values'),
       );
-      if (flags.json) return json({ method: spec.label, advantages });
+      if (skipped && skipped.count > 0) warn(skipped.note(flags.in));
+      if (flags.json) return json({ method: spec.label, advantages, ...(skipped ? { skipped } : {}) });
       const counts = deadGroups(trajectories).counts;
       out(
         `${spec.label}: ${trajectories.length} trajectories in ${counts.groups} groups (${counts.dead} dead: ${counts.allFail} all-fail, ${counts.allSucceed} all-succeed)`,
@@ -187,6 +192,12 @@ export function registerCredit(program: Command): void {
         throw new InputError('--in', flags.in, '`credit fidelity` rolls its own batch out');
       if (flags.method !== undefined)
         throw new InputError('--method', flags.method, '`credit fidelity` takes --methods');
+      if (flags.skipInvalid)
+        throw new InputError(
+          '--skip-invalid',
+          true,
+          '`credit fidelity` reads no file: it rolls its own batch out',
+        );
       const runSeed = seed(flags.seed);
       const groups = int('--groups', flags.groups, 1, 1_000_000);
       const groupSize = int('--group-size', flags.groupSize, 1, 100_000);

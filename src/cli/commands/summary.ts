@@ -3,8 +3,9 @@ import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import type { Trajectory } from '../../core/types.ts';
 import { SummaryAccumulator } from '../../rollout/summary.ts';
+import { SkippedLines } from '../../store/jsonl.ts';
 import { iterateOutcomes } from '../../store/outcomes.ts';
-import { fmt, json, out, table } from '../io.ts';
+import { fmt, json, out, table, warn } from '../io.ts';
 import { checkSpacesOfRegistered, spacesOfRegistered } from '../options.ts';
 
 export function registerSummary(program: Command): void {
@@ -13,9 +14,11 @@ export function registerSummary(program: Command): void {
     .description('success rate, turns and failure kinds of a trajectory JSONL file')
     .requiredOption('--in <file.jsonl>', 'trajectories, one JSON object per line')
     .option('--price <in,out>', 'dollars per million prompt and completion tokens, for the cost total')
+    .option('--skip-invalid', SKIP_HELP)
     .option('--json', 'machine-readable output')
-    .action((flags: { in: string; json?: boolean; price?: string }) => {
+    .action((flags: { in: string; json?: boolean; price?: string; skipInvalid?: boolean }) => {
       const price = flags.price === undefined ? undefined : parsePrice(flags.price);
+      const skipped = flags.skipInvalid ? new SkippedLines() : undefined;
       const tokens = { calls: 0, prompt: 0, completion: 0, cached: 0 };
       // One pass, one line in memory at a time: a per-policy accumulator and the overall one.
       const all = new SummaryAccumulator();
@@ -36,6 +39,7 @@ export function registerSummary(program: Command): void {
         spacesOfRegistered,
         checkSpacesOfRegistered,
         countTokens,
+        skipped,
       )) {
         all.add(t);
         let acc = byPolicy.get(t.policy);
@@ -49,7 +53,9 @@ export function registerSummary(program: Command): void {
       // Token totals from the turns' traces (LLM policies, recorded harnesses); cost with --price.
       const cost =
         price === undefined ? null : (tokens.prompt * price[0] + tokens.completion * price[1]) / 1e6;
-      if (flags.json) return json({ ...all.result(), policies, tokens, cost });
+      if (skipped && skipped.count > 0) warn(skipped.note(flags.in));
+      if (flags.json)
+        return json({ ...all.result(), policies, tokens, cost, ...(skipped ? { skipped } : {}) });
       out(
         table([
           ['policy', 'episodes', 'success', 'mean turns', 'failures'],
@@ -72,6 +78,9 @@ export function registerSummary(program: Command): void {
       }
     });
 }
+
+export const SKIP_HELP =
+  'skip (and count) lines that are malformed or outside their env spaces instead of refusing the file; the count and the first one go to stderr (and `skipped` in --json)';
 
 /** `IN,OUT`: dollars per million prompt and completion tokens. */
 function parsePrice(raw: string): [number, number] {

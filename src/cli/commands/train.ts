@@ -102,6 +102,13 @@ function checkHeldOut(raw: Record<string, unknown>): void {
   );
 }
 
+/** The run's seconds; for a resumed run, the whole run's and the part after the resume. */
+function timing(r: { seconds: number; resumed?: { iterations: number; seconds: number } }): string {
+  if (r.resumed === undefined) return `${fmt(r.seconds, 1)} s`;
+  const after = r.seconds - r.resumed.seconds;
+  return `${fmt(r.seconds, 1)} s in all, of which ${fmt(after, 1)} s after resuming from the checkpoint of iteration ${r.resumed.iterations}`;
+}
+
 const PRECEDENCE = `
 Every flag above sets one field of the training config (src/train/config.ts); --set reaches any field,
 e.g. --set ppo.dualClip=0 --set credit.omega=0.5 --set policy.hidden=[32,32] (with --policy mlp).
@@ -161,6 +168,7 @@ export function registerTrain(program: Command): void {
       const report = {
         final: result.final,
         seconds: result.seconds,
+        ...(result.resumed === undefined ? {} : { resumed: result.resumed }),
         iters: config.iters,
         ...(result.evaluations === undefined ? {} : { evaluations: result.evaluations }),
         out: outDir,
@@ -170,7 +178,7 @@ export function registerTrain(program: Command): void {
       const fin = result.final;
       const evals = result.evaluations === undefined ? '' : ` (${result.evaluations} fitness evaluations)`;
       out(
-        `trained ${config.policy.kind} with ${config.algo} for ${config.iters} iterations${evals} in ${fmt(result.seconds, 1)} s → ${outDir}`,
+        `trained ${config.policy.kind} with ${config.algo} for ${config.iters} iterations${evals} in ${timing(result)} → ${outDir}`,
       );
       if (fin) {
         out(
