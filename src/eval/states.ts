@@ -3,7 +3,8 @@
 //    from their state-visitation distribution under the budget;
 //  - error states: take a turn u of a trajectory, put the env back where it was (replaying the
 //    recorded actions from the episode's env seed), force a bad action there — one with positive
-//    regret V*_h(s) − Q*_h(s, a) > 0, h = the turns left — and keep the state it leads to.
+//    regret V*_h(s) − Q*_h(s, a) > 0, h = the turns left — and keep the state it leads to; with a
+//    MoveClassifier, whether that forced move went the intended way or slipped.
 // Every choice is drawn from Rng.derive(seed, STREAM.eval, key, i): reproducible, order-free.
 import { Rng, STREAM } from '../core/rng.ts';
 import type { Env, EnvFactory, Oracle, Task, Trajectory, Turn } from '../core/types.ts';
@@ -30,7 +31,17 @@ export interface State {
   from: number;
   /** The env at this state (error states; needed to continue from it). */
   snapshot?: unknown;
+  /** Error states whose forced move was classified (ErrorStateOptions.intended): true when the env's
+   * randomness moved it elsewhere than the action intends, false when it went the intended way. */
+  slipped?: boolean;
 }
+
+/**
+ * Did a forced step go the way its action intends? `next` is the observation the step produced from
+ * `observation`. Only the env's owner can say (on slippery ice the same action has several outcomes,
+ * and the step's info does not name the one drawn), so the caller supplies it.
+ */
+export type MoveClassifier = (task: Task, observation: unknown, action: number, next: unknown) => boolean;
 
 /** Q* differences below this count as ties (Q* values are probabilities here; as in policies/oracle). */
 export const TIE = 1e-12;
@@ -132,6 +143,9 @@ export interface ErrorStates {
    * dropped terminal attempt (so the distribution of what was forced is complete). */
   regrets: number[];
   terminalRegrets: number[];
+  /** With a classifier: whether each dropped terminal attempt's forced move slipped (terminalRegrets'
+   * order; the kept states carry `slipped` themselves). Empty without one. */
+  terminalSlipped: boolean[];
   /** The threshold the forced actions met. */
   minRelRegret: number;
 }
@@ -145,6 +159,8 @@ export interface ErrorStateOptions {
    * that loses 0.2% of the value is not an error anyone would notice; 0.1 asks for a real one.
    */
   minRelRegret?: number;
+  /** Classifies each forced move as intended or slipped (State.slipped, terminalSlipped); none: no split. */
+  intended?: MoveClassifier;
 }
 
 /** The actions an error may force at (h, s): positive regret beyond TIE and ≥ minRelRegret · V*. */
@@ -195,6 +211,7 @@ export async function makeErrorStates(
     belowThreshold: 0,
     regrets: [],
     terminalRegrets: [],
+    terminalSlipped: [],
     minRelRegret,
   };
   if (usable.length === 0) return out;
@@ -224,9 +241,14 @@ export async function makeErrorStates(
       // The forced step gets its own env randomness (re-seeded), independent of the original episode.
       env.restore!(env.snapshot!(), rng.uint32());
       const res = await settle(env.step(forced));
+      const slipped =
+        options.intended === undefined
+          ? undefined
+          : !options.intended(tr.task, tr.turns[u].observation, forced, res.observation);
       if (res.terminated) {
         out.terminal++;
         out.terminalRegrets.push(relRegret);
+        if (slipped !== undefined) out.terminalSlipped.push(slipped);
         continue;
       }
       out.regrets.push(relRegret);
@@ -246,6 +268,7 @@ export async function makeErrorStates(
         budget: tr.budget,
         from: p,
         snapshot: env.snapshot!(),
+        ...(slipped === undefined ? {} : { slipped }),
       });
     } finally {
       await closeEnv(env);

@@ -176,6 +176,20 @@ test('budget study end to end (tiny, the real GRPO trainer): contract keys, inva
   const d = s.recovery.did;
   assert.ok(Math.abs(d.did.value! - (d.gainError.value! - d.gainPreError.value!)) < 1e-12);
   assert.ok(Math.abs(d.gainError.value! - s.recovery.rlMinusBase.exact!) < 1e-12);
+  // The split by how the forced move went adds up to the totals: counts, and means weighted by pairs.
+  const mv = s.stepQuality.errorStates.moves;
+  assert.equal(mv.intended + mv.slipped, s.stepQuality.error.states);
+  assert.equal(mv.terminalIntended + mv.terminalSlipped, s.stepQuality.errorStates.terminal);
+  assert.ok(mv.intended > 0 && mv.slipped > 0, `1/3-slippery ice gives both kinds: ${JSON.stringify(mv)}`);
+  const [ci, cs] = [s.stepQuality.contrastByMove.intended, s.stepQuality.contrastByMove.slipped];
+  assert.deepEqual([ci.pairs, cs.pairs, ci.pairs + cs.pairs], [mv.intended, mv.slipped, c.pairs]);
+  const mix = (a: number | null, b: number | null, na: number, nb: number) => (na * a! + nb * b!) / (na + nb);
+  for (const k of ['winError', 'winPreError', 'delta'] as const)
+    assert.ok(Math.abs(mix(ci[k].value, cs[k].value, ci.pairs, cs.pairs) - c[k].value!) < 1e-12, k);
+  const [di, ds] = [s.recovery.didByMove.intended, s.recovery.didByMove.slipped];
+  assert.deepEqual([di.states, ds.states], [mv.intended, mv.slipped]);
+  for (const k of ['gainError', 'gainPreError', 'did'] as const)
+    assert.ok(Math.abs(mix(di[k].value, ds[k].value, di.states, ds.states) - d[k].value!) < 1e-12, k);
   // The trained policies come back for saving, the base among them.
   assert.ok(policies.rl !== policies.base && policies.gigpo instanceof NeuralPolicy);
   // The study's recovery figures are eval/recovery's at the same error states (its exact values are
@@ -244,6 +258,12 @@ test('budget study end to end (tiny, the real GRPO trainer): contract keys, inva
   const terminal = terminalSummary(study, 'runs/x/report.html');
   for (const f of s.findings) assert.ok(terminal.includes(f.claim) && terminal.includes(f.test), f.claim);
   assert.match(terminal, /report: runs\/x\/report\.html$/);
+  assert.ok(
+    terminal.includes(
+      `forced moves, intended vs slipped (per seed): error states ${mv.intended} vs ${mv.slipped} (dropped terminal ${mv.terminalIntended} vs ${mv.terminalSlipped})`,
+    ),
+  );
+  assert.ok(text.includes('injected errors whose forced move went the intended way'));
 });
 
 test('null control (frozen trainer): differences exactly 0, win rates ½, RL findings not held; same seed → same summary', async () => {

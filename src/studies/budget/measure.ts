@@ -48,6 +48,7 @@ import {
   type Summary,
 } from './summary.ts';
 import type { RlResult } from './trainer.ts';
+import { movedAsIntended, WORLD_SETTINGS } from './world.ts';
 
 const meanOf = (xs: readonly Float64Array[], j: number) => xs.reduce((a, x) => a + x[j], 0) / xs.length;
 const nullGrid = (g: readonly (readonly number[])[]) => g.map((row) => row.map(finiteOrNull));
@@ -453,6 +454,7 @@ export async function diagnosticStates(
   const normal = collectStates(from, config.eval.states, config.seed);
   const errors = await makeErrorStates(envs, from, config.eval.states, config.seed, {
     minRelRegret: config.eval.minRelRegret,
+    intended: movedAsIntended(WORLD_SETTINGS[config.world].memory),
   });
   const occ = (xs: readonly State[]) => ({ base: occupancy(xs, pools.base), rl: occupancy(xs, pools.rl) });
   return { normal, errors, occupancy: { normal: occ(normal), error: occ(errors.states) } };
@@ -477,19 +479,23 @@ export async function measureStepQuality(
   const preError = await stepQualityAt(envs, errorStates.map(preErrorState), 2, policies, config);
   onPart();
   const { attempts, noBadAction, terminal, belowThreshold, minRelRegret } = states.errors;
-  const c = pairedContrast(error.perState, preError.perState, errorStates, bootOf(config));
-  const contrast = {
-    delta: { value: finiteOrNull(c.diff), ci95: intervalOf(c.diffCi) },
-    winError: { value: finiteOrNull(c.value[0]), ci95: intervalOf(c.ci[0]) },
-    winPreError: { value: finiteOrNull(c.value[1]), ci95: intervalOf(c.ci[1]) },
-    pairs: c.pairs,
-    maps: c.maps,
+  const contrastOf = (keep: (st: State) => boolean) => {
+    const c = pairedContrastWhere(error.perState, preError.perState, errorStates, keep, bootOf(config));
+    return {
+      delta: { value: finiteOrNull(c.diff), ci95: intervalOf(c.diffCi) },
+      winError: { value: finiteOrNull(c.value[0]), ci95: intervalOf(c.ci[0]) },
+      winPreError: { value: finiteOrNull(c.value[1]), ci95: intervalOf(c.ci[1]) },
+      pairs: c.pairs,
+      maps: c.maps,
+    };
   };
+  const contrast = contrastOf(() => true);
   return {
     normal: normal.figure,
     error: error.figure,
     preError: preError.figure,
     contrast,
+    contrastByMove: byMove(contrastOf),
     occupancy: states.occupancy,
     errorStates: {
       attempts,
@@ -497,10 +503,32 @@ export async function measureStepQuality(
       belowThreshold,
       terminal,
       minRelRegret,
+      moves: moveCounts(states.errors),
       regret: regretDistribution(states.errors.regrets),
       terminalRegret: regretDistribution(states.errors.terminalRegrets),
     },
     budget: tmaxOf(config),
+  };
+}
+
+/** A figure over the error states whose forced move went the intended way, and over those that slipped
+ * (states without a classification are in neither). */
+export function byMove<X>(figure: (keep: (st: State) => boolean) => X): { intended: X; slipped: X } {
+  return { intended: figure((st) => st.slipped === false), slipped: figure((st) => st.slipped === true) };
+}
+
+/** How the forced moves went: kept error states and dropped terminal attempts, intended or slipped. */
+export function moveCounts(
+  e: Pick<ErrorStates, 'states' | 'terminalSlipped'>,
+): Summary['stepQuality']['errorStates']['moves'] {
+  const count = (xs: readonly (boolean | undefined)[], slipped: boolean) =>
+    xs.filter((x) => x === slipped).length;
+  const kept = e.states.map((st) => st.slipped);
+  return {
+    intended: count(kept, false),
+    slipped: count(kept, true),
+    terminalIntended: count(e.terminalSlipped, false),
+    terminalSlipped: count(e.terminalSlipped, true),
   };
 }
 
@@ -567,6 +595,24 @@ export function pairedContrast(
     pairs++;
   });
   return { ...bootstrapRatios([a, b], boot), pairs, maps: m };
+}
+
+/** pairedContrast over the states `keep` selects (the same bootstrap settings). */
+export function pairedContrastWhere(
+  x: Float64Array,
+  y: Float64Array,
+  states: readonly State[],
+  keep: (st: State) => boolean,
+  boot: { resamples: number; seed: number },
+): ReturnType<typeof pairedContrast> {
+  const idx = states.flatMap((st, i) => (keep(st) ? [i] : []));
+  const pick = (z: Float64Array) => Float64Array.from(idx, (i) => z[i]);
+  return pairedContrast(
+    pick(x),
+    pick(y),
+    idx.map((i) => states[i]),
+    boot,
+  );
 }
 
 /** Step quality at one set of states; `key` separates the random streams of the two sets. */
@@ -732,13 +778,16 @@ export async function measureRecovery(
     const pre = preErrorState(st);
     return exactAt('rl', pre) - exactAt('base', pre);
   });
-  const dd = pairedContrast(gE, gP, errorStates, bootOf(config));
-  const did = {
-    gainError: { value: finiteOrNull(dd.value[0]), ci95: intervalOf(dd.ci[0]) },
-    gainPreError: { value: finiteOrNull(dd.value[1]), ci95: intervalOf(dd.ci[1]) },
-    did: { value: finiteOrNull(dd.diff), ci95: intervalOf(dd.diffCi) },
-    maps: dd.maps,
+  const didOf = (keep: (st: State) => boolean) => {
+    const dd = pairedContrastWhere(gE, gP, errorStates, keep, bootOf(config));
+    return {
+      gainError: { value: finiteOrNull(dd.value[0]), ci95: intervalOf(dd.ci[0]) },
+      gainPreError: { value: finiteOrNull(dd.value[1]), ci95: intervalOf(dd.ci[1]) },
+      did: { value: finiteOrNull(dd.diff), ci95: intervalOf(dd.diffCi) },
+      maps: dd.maps,
+    };
   };
+  const did = didOf(() => true);
   const side = (n: PolicyName): RecoveryFigure => {
     const s = names.indexOf(n);
     const c = n === 'base' ? recs.rl!.b : recs[n]!.a;
@@ -763,6 +812,7 @@ export async function measureRecovery(
     rlMinusBase: diff('rl', 0),
     budgetmixMinusBase: diff('budgetmix', 1),
     did,
+    didByMove: byMove((keep) => ({ ...didOf(keep), states: errorStates.filter(keep).length })),
     states: errorStates.length,
     continuations,
   };

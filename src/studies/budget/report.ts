@@ -713,6 +713,44 @@ export function renderBudgetReport(study: StudySummary): string {
     }),
     ...worlds.map((w) =>
       table(
+        [
+          'seed',
+          'forced move',
+          'error states',
+          'dropped (terminal)',
+          'win (error)',
+          'win (pre-error)',
+          'Δ',
+          'RL’s exact gain at error states',
+          'at pre-error states',
+          'DiD',
+        ],
+        runsOf(w).flatMap((r) =>
+          (['intended', 'slipped'] as const).map((k) => {
+            const c = r.stepQuality.contrastByMove[k];
+            const d = r.recovery.didByMove[k];
+            const m = r.stepQuality.errorStates.moves;
+            return [
+              String(r.config.seed),
+              k,
+              int(k === 'intended' ? m.intended : m.slipped),
+              int(k === 'intended' ? m.terminalIntended : m.terminalSlipped),
+              withCi(c.winError.value, c.winError.ci95),
+              withCi(c.winPreError.value, c.winPreError.ci95),
+              withCi(c.delta.value, c.delta.ci95, 3, true),
+              withCi(d.gainError.value, d.gainError.ci95, 3, true),
+              withCi(d.gainPreError.value, d.gainPreError.ci95, 3, true),
+              withCi(d.did.value, d.did.ci95, 3, true),
+            ];
+          }),
+        ),
+        {
+          caption: `World ${w}: injected errors whose forced move went the intended way, and those where the ice slipped (${study.worlds.find((x) => x.id === w)?.memory ? 'as the memory of the state reached records it' : 'the cell reached against the intended move’s cell; a slip into the same cell counts as intended'}) — the error contrast Δ = win(error) − win(pre-error) and RL’s exact gain V^RL − V^base with its difference in differences, per seed; shown beside the findings, which read all error states together`,
+        },
+      ),
+    ),
+    ...worlds.map((w) =>
+      table(
         ['seed', 'best τ', ...(runsOf(w)[0]?.temperature.T ?? []).map((t) => `RL − base(best τ), T=${t}`)],
         runsOf(w).map((r) => [
           String(r.config.seed),

@@ -115,6 +115,14 @@ const RegretDistribution = z
   })
   .strict();
 
+/** Δ = win(error) − win(pre-error), paired state by state, intervals resampling maps. */
+const Contrast = z
+  .object({ delta: Estimate, winError: Estimate, winPreError: Estimate, pairs: Int, maps: Int })
+  .strict();
+
+const Did = z.object({ gainError: Estimate, gainPreError: Estimate, did: Estimate, maps: Int }).strict();
+const DidOfMove = Did.extend({ states: Int }).strict();
+
 const Point = z.object({ iter: Int, value: Num }).strict();
 
 const Trend = z
@@ -275,9 +283,11 @@ export const RunSummarySchema = z
         preError: StepQualitySide,
         /** The error contrast Δ = win(error) − win(pre-error), paired state by state; win rates and Δ
          * with intervals that resample maps (all states of a map together). */
-        contrast: z
-          .object({ delta: Estimate, winError: Estimate, winPreError: Estimate, pairs: Int, maps: Int })
-          .strict(),
+        contrast: Contrast,
+        /** The same contrast over the error states whose forced move went the intended way, and over those
+         * where it slipped (world.ts movedAsIntended); the two add up to `contrast` (pairs, and the means
+         * weighted by pairs). Reported beside the findings, not a verdict. */
+        contrastByMove: z.object({ intended: Contrast, slipped: Contrast }).strict(),
         /** Share of the normal and of the error states whose (map, observation) the base's, and RL's,
          * diagnostic trajectories visited (for error states: 1 − novelty). */
         occupancy: z
@@ -297,6 +307,11 @@ export const RunSummarySchema = z
             belowThreshold: Int,
             terminal: Int,
             minRelRegret: z.number(),
+            /** How the forced moves went: of the kept error states (intended + slipped = the error states) and
+             * of the dropped terminal attempts (terminalIntended + terminalSlipped = terminal). */
+            moves: z
+              .object({ intended: Int, slipped: Int, terminalIntended: Int, terminalSlipped: Int })
+              .strict(),
             regret: RegretDistribution,
             terminalRegret: RegretDistribution,
           })
@@ -315,7 +330,10 @@ export const RunSummarySchema = z
         budgetmixMinusBase: RecoverySide,
         /** Difference in differences: RL's exact gain V^RL − V^base at each error state, at its pre-error
          * state (one more turn left), and gain(error) − gain(pre-error); intervals resample maps. */
-        did: z.object({ gainError: Estimate, gainPreError: Estimate, did: Estimate, maps: Int }).strict(),
+        did: Did,
+        /** The same over the error states whose forced move went the intended way, and over those where it
+         * slipped (`states` of each); weighted by `states` they add up to `did`. Not a verdict. */
+        didByMove: z.object({ intended: DidOfMove, slipped: DidOfMove }).strict(),
         states: Int,
         continuations: Int,
       })

@@ -79,6 +79,7 @@ export function terminalSummary(study: StudySummary, reportPath?: string): strin
     lines.push(
       `injected errors (forced action loses ≥ ${f(e[0].minRelRegret * 100, 0)}% of V*): ${e.reduce((a, x) => a + x.regret.n, 0)} error states from ${sum('attempts')} attempts (${sum('belowThreshold')} had only smaller errors, ${sum('noBadAction')} none, ${sum('terminal')} ended the episode and were dropped); median relative regret ${e.map((x) => f(x.regret.median)).join(', ')} (per seed)`,
     );
+    lines.push(moveLine(runs));
     lines.push('');
     lines.push(
       ...findingLines(
@@ -95,6 +96,16 @@ export function terminalSummary(study: StudySummary, reportPath?: string): strin
   );
   if (reportPath !== undefined) lines.push(`report: ${reportPath}`);
   return lines.join('\n');
+}
+
+/** The injected errors split by how the forced move went (per seed): counts, win(error), Δ and RL's
+ * exact gain at error states with its difference in differences, intended against slipped. */
+export function moveLine(runs: readonly StudySummary['runs'][number][]): string {
+  const seeds = (g: (r: (typeof runs)[number]) => string) => runs.map(g).join(', ');
+  const vs = (g: (r: (typeof runs)[number], k: 'intended' | 'slipped') => number | null, signed = false) =>
+    `${seeds((r) => (signed ? sg : f)(g(r, 'intended')))} vs ${seeds((r) => (signed ? sg : f)(g(r, 'slipped')))}`;
+  const m = (r: (typeof runs)[number]) => r.stepQuality.errorStates.moves;
+  return `forced moves, intended vs slipped (per seed): error states ${seeds((r) => String(m(r).intended))} vs ${seeds((r) => String(m(r).slipped))} (dropped terminal ${seeds((r) => String(m(r).terminalIntended))} vs ${seeds((r) => String(m(r).terminalSlipped))}); win(error) ${vs((r, k) => r.stepQuality.contrastByMove[k].winError.value)}; Δ ${vs((r, k) => r.stepQuality.contrastByMove[k].delta.value, true)}; RL’s exact gain at error states ${vs((r, k) => r.recovery.didByMove[k].gainError.value, true)}, DiD ${vs((r, k) => r.recovery.didByMove[k].did.value, true)} (beside the findings, not a verdict)`;
 }
 
 /** Every run's verdict: findings as rows, (world, seed) as columns, and the fraction held per world. */

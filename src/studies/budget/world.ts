@@ -27,6 +27,7 @@ import {
 } from '../../envs/frozenlake/env.ts';
 import { envs as registry } from '../../envs/index.ts';
 import { compileModel, type TabularModel, TabularOracle, type Transition } from '../../envs/tabular.ts';
+import type { MoveClassifier } from '../../eval/states.ts';
 import type { MakeEnv } from './setup.ts';
 
 export const WORLD_IDS = ['slippery', 'narrow'] as const;
@@ -265,5 +266,31 @@ export function worldEnvs(memory: boolean, intendedOnly = false): MakeEnv {
     make: (task) => new MemoryEnv(inner(task), intendedOnly) as unknown as Env<unknown, unknown>,
     spec: (task) => memorySpec(registry.spec(task)),
     configure: registry.configure,
+  };
+}
+
+const innerWorld = (task: Task) => (registry.make(task) as unknown as FrozenLakeEnv).world;
+
+/**
+ * Whether a forced move went the intended way (issue 11, point 3: errors that move as intended and
+ * errors that slip), read from the transition table. In the `narrow` world the memory of the state
+ * reached says it (the outcome drawn, exactly). In `slippery` the observation is the cell alone: the
+ * move went as intended when it reached the cell the intended outcome leads to — Gymnasium lists a
+ * slippery move's outcomes as (a−1, a, a+1), the middle one intended; a slip that ends in the same cell
+ * (against a wall) reaches the same state, so it counts as intended. On ice that never slips every move
+ * is intended.
+ */
+export function movedAsIntended(memory: boolean): MoveClassifier {
+  if (memory) {
+    return (task, _observation, _action, next) => {
+      const m = Math.floor((next as number) / innerWorld(task).nS);
+      return m >= INTENDED && m < SLIPPED;
+    };
+  }
+  return (task, observation, action, next) => {
+    const m = innerWorld(task).model;
+    const sa = (observation as number) * 4 + action;
+    const k = m.offset[sa + 1] - m.offset[sa] === 1 ? m.offset[sa] : m.offset[sa] + 1;
+    return m.next[k] === next;
   };
 }
