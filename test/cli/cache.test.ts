@@ -13,27 +13,10 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { requestKey } from '../../src/policies/openai.ts';
+import { startServe } from '../fixtures/serve-process.ts';
 import { turnwise } from './run.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
-
-function startServe(args: string[]) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', ...args], {
-    env: { ...process.env, NO_COLOR: '1' },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const ready = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      if (stdout.includes('\n')) resolve((JSON.parse(stdout.split('\n')[0]) as { url: string }).url);
-    });
-    child.on('close', () => reject(new Error(`serve exited: ${stderr}`)));
-  });
-  return { child, ready, exited };
-}
 
 /** A proxy to `upstream` (…/v1) that counts requests, and chat requests per cache key. */
 async function countingProxy(upstream: string) {

@@ -2,35 +2,14 @@
 // rollout --policy openai:…` against it equal to the in-process rollout through faults, a clean stop on
 // SIGTERM, and bad input as one line with exit code 2 before any episode.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { startServe } from '../fixtures/serve-process.ts';
 import { turnwise } from './run.ts';
-
-const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
-
-function startServe(args: string[]) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', ...args], {
-    env: { ...process.env, NO_COLOR: '1' },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const ready = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      if (stdout.includes('\n')) resolve((JSON.parse(stdout.split('\n')[0]) as { url: string }).url);
-    });
-    child.on('close', () => reject(new Error(`serve exited: ${stderr}`)));
-  });
-  return { child, ready, exited, stderr: () => stderr };
-}
 
 const essence = (file: string) =>
   readFileSync(file, 'utf8')

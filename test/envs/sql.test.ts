@@ -30,6 +30,7 @@ import {
 import { makePolicy } from '../../src/policies/spec.ts';
 import { rollout } from '../../src/rollout/batch.ts';
 import { turnwise } from '../cli/run.ts';
+import { rolloutContract } from './rollout-contract.ts';
 
 const task = (seed: number, params: Record<string, unknown> = {}) => ({
   ...envConfig('sql', params),
@@ -425,22 +426,7 @@ test('every env a rollout makes is closed once', async () => {
 });
 
 test('CLI: rollout --env sql succeeds on every task with the oracle, on fewer with eps, almost none at random', async () => {
-  const run = async (policy: string) => {
-    const r = await turnwise([
-      'rollout',
-      '--env',
-      'sql',
-      '--policy',
-      policy,
-      '--tasks',
-      '50',
-      '--budget',
-      '20',
-      '--json',
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout) as { success: number; episodes: number; failures: Record<string, number> };
-  };
+  const run = (policy: string) => rolloutContract('sql', policy);
   const oracle = await run('oracle');
   assert.deepEqual([oracle.episodes, oracle.success], [50, 1]);
   const eps = await run('oracle:eps=0.3');

@@ -22,6 +22,7 @@ import {
 import { makePolicy } from '../../src/policies/spec.ts';
 import { rollout } from '../../src/rollout/batch.ts';
 import { turnwise } from '../cli/run.ts';
+import { rolloutContract } from './rollout-contract.ts';
 
 const task = (seed: number, params: Record<string, unknown> = {}) => ({
   ...envConfig('tools', params),
@@ -243,22 +244,7 @@ test('every env a rollout makes is closed once', async () => {
 });
 
 test('CLI: rollout --env tools: oracle 50/50, eps fewer, random almost none; env describe', async () => {
-  const run = async (policy: string) => {
-    const r = await turnwise([
-      'rollout',
-      '--env',
-      'tools',
-      '--policy',
-      policy,
-      '--tasks',
-      '50',
-      '--budget',
-      '20',
-      '--json',
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout) as { success: number; episodes: number };
-  };
+  const run = (policy: string) => rolloutContract('tools', policy);
   const oracle = await run('oracle');
   assert.deepEqual([oracle.episodes, oracle.success], [50, 1]);
   const eps = await run('oracle:eps=0.3');

@@ -4,41 +4,23 @@
 // differ) and from a replay cache with the server stopped; NLL/LLR through the scoring endpoint of two
 // served policies; a served env of other params refused at connect.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import type { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { turnwise } from '../cli/run.ts';
+import { startServe } from '../fixtures/serve-process.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
 const children: ReturnType<typeof spawn>[] = [];
 after(() => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
 });
 
-function startServe(args: string[]) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', ...args], {
-    env: { ...process.env, NO_COLOR: '1' },
-  });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const ready = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      if (stdout.includes('\n')) resolve((JSON.parse(stdout.split('\n')[0]) as { url: string }).url);
-    });
-    child.on('close', () => reject(new Error(`serve exited: ${stderr}`)));
-  });
-  const stop = async () => {
-    child.kill('SIGTERM');
-    assert.equal(await exited, 0);
-  };
-  return { ready, stop };
+function startTracked(args: string[]) {
+  const s = startServe(args);
+  children.push(s.child);
+  return { ready: s.ready, stop: async () => assert.equal(await s.stop(), 0) };
 }
 
 const ok = async (args: string[]) => {
@@ -56,8 +38,8 @@ const pass = (stdout: string) => {
 
 test('eval: served oracle:eps=0.2 gives the in-process Pass@(K,T) — plainly, through faults, and from a cache with the server down', async () => {
   const local = await ok([...evalArgs, '--policy', 'oracle:eps=0.2', ...evalArgsRest]);
-  const plain = startServe(['--policy', 'oracle:eps=0.2', '--slippery']);
-  const faulty = startServe([
+  const plain = startTracked(['--policy', 'oracle:eps=0.2', '--slippery']);
+  const faulty = startTracked([
     '--policy',
     'oracle:eps=0.2',
     '--slippery',
@@ -120,7 +102,7 @@ test('eval: served oracle:eps=0.2 gives the in-process Pass@(K,T) — plainly, t
 });
 
 test('rollout --out: served equals in-process in actions and log-probs; each turn traces its HTTP status', async () => {
-  const serve = startServe(['--policy', 'oracle:eps=0.2', '--slippery']);
+  const serve = startTracked(['--policy', 'oracle:eps=0.2', '--slippery']);
   const url = await serve.ready;
   const dir = mkdtempSync(join(tmpdir(), 'turnwise-contract-'));
   const common = ['rollout', '--slippery', '--tasks', '3', '--samples', '3', '--budget', '25', '--seed', '6'];
@@ -141,8 +123,8 @@ test('rollout --out: served equals in-process in actions and log-probs; each tur
 });
 
 test('compare of two served policies: NLL and LLR through /v1/completions equal the in-process figures', async () => {
-  const A = startServe(['--policy', 'oracle:eps=0.2', '--slippery']);
-  const B = startServe(['--policy', 'random', '--slippery']);
+  const A = startTracked(['--policy', 'oracle:eps=0.2', '--slippery']);
+  const B = startTracked(['--policy', 'random', '--slippery']);
   const [ua, ub] = await Promise.all([A.ready, B.ready]);
   const common = [
     '--slippery',
@@ -183,7 +165,7 @@ test('compare of two served policies: NLL and LLR through /v1/completions equal 
 });
 
 test('a served env of other params is refused at connect: one line, exit 2', async () => {
-  const serve = startServe(['--policy', 'oracle']); // not slippery
+  const serve = startTracked(['--policy', 'oracle']); // not slippery
   const url = await serve.ready;
   const r = await turnwise(['eval', '--slippery', '--tasks', '2', '--policy', `openai:${url}#oracle`]);
   await serve.stop();

@@ -3,14 +3,12 @@
 // `context` before any request; through the CLI: --api-key-env (a 401 without it; the key in no
 // output, trajectory, cache or store), openai:env#MODEL, --price → cost, bad options as one line.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import {
   envConfig,
   envs,
@@ -23,6 +21,7 @@ import {
 } from '../../src/index.ts';
 import { RateLimiter } from '../../src/policies/openai.ts';
 import { turnwise } from '../cli/run.ts';
+import { startServe } from '../fixtures/serve-process.ts';
 
 const config = envConfig('frozenlake', { map: '4x4', slippery: true });
 const env = envs.make({ ...config, seed: 0 });
@@ -125,23 +124,6 @@ test('max_context: a prompt over it ends the episode as failure kind context, be
     JSON.stringify(later.map((t) => t.outcome)),
   );
 });
-
-const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
-function startServe(args: string[], extraEnv: Record<string, string>) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', ...args], {
-    env: { ...process.env, ...extraEnv, NO_COLOR: '1' },
-  });
-  let stdout = '';
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const ready = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      if (stdout.includes('\n')) resolve((JSON.parse(stdout.split('\n')[0]) as { url: string }).url);
-    });
-    child.on('close', () => reject(new Error('serve exited')));
-  });
-  return { child, ready, exited };
-}
 
 test('--api-key-env: 401 without the key; with it the run works and the key is in no output or file', async () => {
   const SECRET = 'sk-turnwise-test-5f3a9c';

@@ -35,6 +35,7 @@ import { envConfig, envs, makeEnv, makeTasks } from '../../../src/envs/index.ts'
 import { makePolicy } from '../../../src/policies/spec.ts';
 import { rollout } from '../../../src/rollout/batch.ts';
 import { turnwise } from '../../cli/run.ts';
+import { rolloutContract } from '../rollout-contract.ts';
 
 const task = (seed: number, params: Record<string, unknown> = {}) => ({ ...envConfig('code', params), seed });
 const codeEnv = (seed: number, params: Record<string, unknown> = {}) =>
@@ -348,22 +349,7 @@ test('benchCode: steps, episodes and sandbox test runs through the public API', 
 });
 
 test('CLI: rollout --env code succeeds on every task with the oracle, on fewer with eps, on none at random', async () => {
-  const run = async (policy: string) => {
-    const r = await turnwise([
-      'rollout',
-      '--env',
-      'code',
-      '--policy',
-      policy,
-      '--tasks',
-      '50',
-      '--budget',
-      '20',
-      '--json',
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout) as { success: number; episodes: number; failures: Record<string, number> };
-  };
+  const run = (policy: string) => rolloutContract('code', policy);
   const oracle = await run('oracle');
   assert.deepEqual([oracle.episodes, oracle.success], [50, 1]);
   const eps = await run('oracle:eps=0.3');

@@ -22,6 +22,7 @@ import {
 import { makePolicy } from '../../../src/policies/spec.ts';
 import { rollout } from '../../../src/rollout/batch.ts';
 import { turnwise } from '../../cli/run.ts';
+import { rolloutContract } from '../rollout-contract.ts';
 
 const task = (seed: number, params: Record<string, unknown> = {}) => ({
   ...envConfig('search', params),
@@ -350,22 +351,7 @@ test('snapshot and restore reproduce the continuation and the clues held', () =>
 });
 
 test('CLI: rollout --env search: oracle 50/50, eps fewer, random almost none; env describe', async () => {
-  const run = async (policy: string) => {
-    const r = await turnwise([
-      'rollout',
-      '--env',
-      'search',
-      '--policy',
-      policy,
-      '--tasks',
-      '50',
-      '--budget',
-      '20',
-      '--json',
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout) as { success: number; episodes: number; failures: Record<string, number> };
-  };
+  const run = (policy: string) => rolloutContract('search', policy);
   const oracle = await run('oracle');
   assert.deepEqual([oracle.episodes, oracle.success], [50, 1]);
   const eps = await run('oracle:eps=0.3');
