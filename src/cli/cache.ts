@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { InputError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
 import type { Env, Task } from '../core/types.ts';
-import { OpenAIPolicy, type RequestTotals } from '../policies/openai.ts';
+import { OpenAIPolicy, type RequestTotals, zeroTotals } from '../policies/openai.ts';
 import type { OpenAIConnect } from '../policies/spec.ts';
 import { ReplayCache } from '../store/replay-cache.ts';
 
@@ -82,15 +82,7 @@ export function requestTotals(
 ): (RequestTotals & { cost?: number }) | undefined {
   const own = policies.filter((p): p is OpenAIPolicy => p instanceof OpenAIPolicy);
   if (own.length === 0) return undefined;
-  const sum: RequestTotals & { cost?: number } = {
-    requests: 0,
-    retries: 0,
-    failed: 0,
-    byStatus: {},
-    promptTokens: 0,
-    completionTokens: 0,
-    cached: 0,
-  };
+  const sum: RequestTotals & { cost?: number } = zeroTotals();
   for (const p of new Set(own)) {
     const t = p.totals();
     sum.requests += t.requests;

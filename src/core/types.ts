@@ -345,3 +345,15 @@ export interface Trajectory<O = unknown, A = unknown> {
   turns: Turn<O, A>[];
   outcome: Outcome;
 }
+
+/** What a replay cache keeps of one request to a model endpoint (policies/openai reads it, store/
+ * replay-cache writes it): the raw response body, and the retries and latency it took (replayed as
+ * they were, so a replayed trajectory equals the recorded one byte for byte). */
+export interface CachedResponse {
+  body: string;
+  retries: number;
+  latencyMs: number;
+  /** The answer's HTTP status and why the retried attempts failed (absent in files before them). */
+  status?: number;
+  errors?: string[];
+}

@@ -29,7 +29,15 @@
 // failed, byStatus, tokens) are counted per policy for the run's summary.
 import { createHash } from 'node:crypto';
 import { ContextOverflow, InputError } from '../core/errors.ts';
-import type { Action, ChatSpec, EnvSpec, Policy, TurnContext, TurnTrace } from '../core/types.ts';
+import type {
+  Action,
+  CachedResponse,
+  ChatSpec,
+  EnvSpec,
+  Policy,
+  TurnContext,
+  TurnTrace,
+} from '../core/types.ts';
 import {
   actionText,
   buildMessages,
@@ -92,15 +100,20 @@ export interface RequestTotals {
   cached: number;
 }
 
-/** One recorded response: the raw body, and the retries and latency the request took. */
-export interface CachedResponse {
-  body: string;
-  retries: number;
-  latencyMs: number;
-  /** The HTTP status of the answer and why the retried attempts failed (absent in older files). */
-  status?: number;
-  errors?: string[];
+/** Totals before any request. */
+export function zeroTotals(): RequestTotals {
+  return {
+    requests: 0,
+    retries: 0,
+    failed: 0,
+    byStatus: {},
+    promptTokens: 0,
+    completionTokens: 0,
+    cached: 0,
+  };
 }
+
+export type { CachedResponse };
 
 /** Where completed requests are recorded and replayed from (store/replay-cache.ts is the SQLite one). */
 export interface ResponseCache {
@@ -314,15 +327,7 @@ export class OpenAIPolicy implements Policy<unknown, number> {
   private readonly rate: RateLimiter;
   private cache: ResponseCache | undefined;
   private expected: { env: string; params: Record<string, unknown> } | undefined;
-  private readonly counts: RequestTotals = {
-    requests: 0,
-    retries: 0,
-    failed: 0,
-    byStatus: {},
-    promptTokens: 0,
-    completionTokens: 0,
-    cached: 0,
-  };
+  private readonly counts: RequestTotals = zeroTotals();
 
   /** The CLI field errors name (`--policy`, `--a`, the probe's argument). */
   readonly field: string;

@@ -7,16 +7,9 @@
 import Database from 'better-sqlite3';
 import { InputError } from '../core/errors.ts';
 
-/** What the cache keeps of one request: the raw response body, and the retries and latency it took
- * (replayed as they were, so a replayed trajectory equals the recorded one byte for byte). */
-export interface CachedResponse {
-  body: string;
-  retries: number;
-  latencyMs: number;
-  /** The answer's HTTP status and why the retried attempts failed (absent in files before them). */
-  status?: number;
-  errors?: string[];
-}
+import type { CachedResponse } from '../core/types.ts';
+
+export type { CachedResponse };
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS models (model TEXT PRIMARY KEY);
