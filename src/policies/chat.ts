@@ -151,12 +151,39 @@ export interface PromptInput {
   keep?: number;
 }
 
-/** The whole prompt of a turn: system, then the kept history (turn message, the model's answer), then
- * this turn's message. A turn's total of turns left is its own: turnsLeft + (turn − t). */
-export function buildMessages(p: PromptInput): ChatMessage[] {
+/** The messages buildMessages rendered for a history's first `upTo` turns (system message first). */
+export interface RenderedHistory {
+  upTo: number;
+  /** The last rendered turn (the history must still hold it there) and the episode's constants. */
+  last: Turn | undefined;
+  mode: ChatMode;
+  anchor: number | undefined;
+  messages: ChatMessage[];
+}
+
+/** Memo of buildMessages for histories that only grow (an episode's turns), keyed by the history array. */
+export type MessagesMemo = WeakMap<readonly Turn[], RenderedHistory>;
+
+/**
+ * The whole prompt of a turn: system, then the kept history (turn message, the model's answer), then
+ * this turn's message. A turn's total of turns left is its own: turnsLeft + (turn − t). With `memo`
+ * (and the whole history kept), the turns rendered for an earlier turn of the same episode are reused,
+ * so a turn costs its own messages rather than the whole history again — the same messages either way.
+ */
+export function buildMessages(p: PromptInput, memo?: MessagesMemo): ChatMessage[] {
   const { chat, mode, history, turn, turnsLeft } = p;
-  const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(chat, mode) }];
-  const first = p.keep === undefined ? 0 : Math.max(0, history.length - p.keep);
+  const anchor = turnsLeft === undefined ? undefined : turnsLeft + turn;
+  const prev = memo === undefined || p.keep !== undefined ? undefined : memo.get(history);
+  const reuse =
+    prev !== undefined &&
+    prev.mode === mode &&
+    prev.anchor === anchor &&
+    prev.upTo <= history.length &&
+    (prev.upTo === 0 || history[prev.upTo - 1] === prev.last);
+  const messages: ChatMessage[] = reuse
+    ? prev.messages.slice()
+    : [{ role: 'system', content: systemPrompt(chat, mode) }];
+  const first = reuse ? prev.upTo : p.keep === undefined ? 0 : Math.max(0, history.length - p.keep);
   const leftAt = (t: number) => (turnsLeft === undefined ? undefined : turnsLeft + (turn - t));
   // A turn message goes as a tool result when the turn before was a valid tool call.
   const push = (content: string) => {
@@ -179,6 +206,15 @@ export function buildMessages(p: PromptInput): ChatMessage[] {
     if (h.info.valid !== false && typeof a === 'number' && a >= 0 && a < chat.names.length) {
       messages.push(actionMessage(chat, mode, a, h.t));
     } else messages.push({ role: 'assistant', content: h.trace?.text ?? '' });
+  }
+  if (memo !== undefined && p.keep === undefined) {
+    memo.set(history, {
+      upTo: history.length,
+      last: history[history.length - 1],
+      mode,
+      anchor,
+      messages: messages.slice(),
+    });
   }
   push(turnMessage(turn, turnsLeft, feedbackAfter(history.length - 1), p.text(p.observation)));
   return messages;

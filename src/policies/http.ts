@@ -35,8 +35,30 @@ function headersOf(res: IncomingMessage): Headers {
   return h;
 }
 
-/** POST `body` to `url` with `headers`; rejects after `timeoutMs` with an Error named TimeoutError. */
-export function post(
+/**
+ * POST `body` to `url` with `headers`; rejects after `timeoutMs` with an Error named TimeoutError.
+ * A kept-alive socket that the server closed as idle just as this request went out fails with
+ * ECONNRESET before any answer: the server never read the request, so it is sent once more on a fresh
+ * socket (node's documented `reusedSocket` pattern) rather than counted as a fault of the server.
+ */
+export async function post(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<HttpReply> {
+  try {
+    return await postOnce(url, headers, body, timeoutMs);
+  } catch (e) {
+    if (!(e instanceof StaleSocket)) throw e;
+    return await postOnce(url, headers, body, timeoutMs);
+  }
+}
+
+/** A reused keep-alive socket reset before any response: safe to send again. */
+class StaleSocket extends Error {}
+
+function postOnce(
   url: string,
   headers: Record<string, string>,
   body: string,
@@ -80,7 +102,20 @@ export function post(
       finish(() => reject(e));
       req.destroy();
     }, timeoutMs);
-    req.on('error', (e) => finish(() => reject(new Error('fetch failed', { cause: e }))));
+    let answered = false;
+    req.on('response', () => {
+      answered = true;
+    });
+    req.on('error', (e) => {
+      const stale = !answered && req.reusedSocket && (e as NodeJS.ErrnoException).code === 'ECONNRESET';
+      finish(() =>
+        reject(
+          stale
+            ? new StaleSocket('stale keep-alive socket', { cause: e })
+            : new Error('fetch failed', { cause: e }),
+        ),
+      );
+    });
     req.end(body);
   });
 }

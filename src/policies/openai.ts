@@ -45,6 +45,7 @@ import {
   type ChatMode,
   chatTool,
   INVALID_ACTION,
+  type MessagesMemo,
   parseReply,
   renderChatML,
 } from './chat.ts';
@@ -328,6 +329,8 @@ export class OpenAIPolicy implements Policy<unknown, number> {
   private cache: ResponseCache | undefined;
   private expected: { env: string; params: Record<string, unknown> } | undefined;
   private readonly counts: RequestTotals = zeroTotals();
+  /** The prompts rendered so far, per episode history (buildMessages extends them turn by turn). */
+  private readonly rendered: MessagesMemo = new WeakMap();
 
   /** The CLI field errors name (`--policy`, `--a`, the probe's argument). */
   readonly field: string;
@@ -451,16 +454,19 @@ export class OpenAIPolicy implements Policy<unknown, number> {
   private messages(ctx: TurnContext<unknown>): ChatMessage[] {
     const env = ctx.env;
     if (env.text === undefined) throw new Error(`env ${env.spec.id} has no text view`);
-    return buildMessages({
-      chat: this.chat,
-      mode: this.options.mode,
-      text: env.text.bind(env),
-      observation: ctx.observation,
-      history: ctx.history,
-      turn: ctx.turn,
-      turnsLeft: ctx.turnsLeft,
-      keep: this.options.history,
-    });
+    return buildMessages(
+      {
+        chat: this.chat,
+        mode: this.options.mode,
+        text: env.text.bind(env),
+        observation: ctx.observation,
+        history: ctx.history,
+        turn: ctx.turn,
+        turnsLeft: ctx.turnsLeft,
+        keep: this.options.history,
+      },
+      this.rendered,
+    );
   }
 
   /** max_context: a prompt estimated (ChatML characters / 4, rounded up) over it overflows. */

@@ -34,6 +34,7 @@ import {
   type ChatMode,
   completionMessage,
   INVALID_ACTION,
+  type ParsedTurnMessage,
   parseChatML,
   parseReply,
   parseTurnMessage,
@@ -98,6 +99,30 @@ interface CompletionRequest {
 
 /** OpenAI's floor for an impossible token: JSON has no −∞. */
 const FLOOR = -9999;
+
+/** Whitespace-separated words (what `usage` counts: serve has no tokenizer), without a split per message. */
+function wordCount(text: string): number {
+  let n = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const space =
+      c === 32 ||
+      (c >= 9 && c <= 13) ||
+      c === 160 ||
+      c === 0xfeff ||
+      (c >= 0x2000 && c <= 0x200a) ||
+      c === 0x2028 ||
+      c === 0x2029 ||
+      c === 0x202f ||
+      c === 0x205f ||
+      c === 0x3000 ||
+      c === 0x1680;
+    if (!space && !inWord) n++;
+    inWord = !space;
+  }
+  return n;
+}
 const floor = (lp: number) => Math.max(FLOOR, lp);
 
 /** The hono app and what it holds; `release()` answers every hanging request (for shutdown). */
@@ -125,22 +150,18 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     return s;
   };
 
-  /** The turn context the conversation encodes. */
-  const contextOf = (messages: ChatMessage[], mode: ChatMode, rng: Rng): TurnContext<unknown> => {
+  /** The turns before the last turn message, read back from the conversation. */
+  const historyOf = (messages: ChatMessage[], mode: ChatMode): Turn[] => {
     const turns: { index: number; parsed: NonNullable<ReturnType<typeof parseTurnMessage>> }[] = [];
-    messages.forEach((m, index) => {
+    for (let index = 0; index + 1 < messages.length; index++) {
+      const m = messages[index];
       if ((m.role === 'user' || m.role === 'tool') && typeof m.content === 'string') {
         const parsed = parseTurnMessage(m.content);
         if (parsed !== undefined) turns.push({ index, parsed });
       }
-    });
-    const current = turns[turns.length - 1];
-    if (current === undefined || current.index !== messages.length - 1) {
-      throw new BadRequest(
-        'the last message must be a turn message (see `turnwise serve --help`)',
-        'messages',
-      );
     }
+    const last = messages[messages.length - 1] as ChatMessage & { content: string };
+    turns.push({ index: messages.length - 1, parsed: parseTurnMessage(last.content) as ParsedTurnMessage });
     const history: Turn[] = [];
     for (let i = 0; i + 1 < turns.length; i++) {
       const { index, parsed } = turns[i];
@@ -161,10 +182,33 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       if (!valid) turn.trace = { invalid: 'invalid' in reply ? reply.invalid : 'not an action' };
       history.push(turn);
     }
-    const p = current.parsed;
+    return history;
+  };
+
+  /**
+   * The turn context the conversation encodes. The last message is read now; the history only when the
+   * policy reads it (most act on the current observation alone), so that a turn's cost does not grow with
+   * the conversation — a BadRequest in the history still answers 400, from inside act().
+   */
+  const contextOf = (messages: ChatMessage[], mode: ChatMode, rng: Rng): TurnContext<unknown> => {
+    const last = messages[messages.length - 1];
+    const p =
+      (last.role === 'user' || last.role === 'tool') && typeof last.content === 'string'
+        ? parseTurnMessage(last.content)
+        : undefined;
+    if (p === undefined) {
+      throw new BadRequest(
+        'the last message must be a turn message (see `turnwise serve --help`)',
+        'messages',
+      );
+    }
+    let history: Turn[] | undefined;
     return {
-      observation: observationOf(p.view, `messages[${current.index}]`),
-      history,
+      observation: observationOf(p.view, `messages[${messages.length - 1}]`),
+      get history() {
+        history ??= historyOf(messages, mode);
+        return history;
+      },
       turn: p.turn,
       turnsLeft: p.turnsLeft,
       rng,
@@ -343,7 +387,7 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       });
     }
     const words = messages.reduce(
-      (s, m) => s + (typeof m.content === 'string' ? m.content.split(/\s+/).filter(Boolean).length : 0),
+      (s, m) => s + (typeof m.content === 'string' ? wordCount(m.content) : 0),
       0,
     );
     served++;

@@ -157,6 +157,55 @@ test('the chat encoding round-trips: turn messages parse back to turn, turns lef
   assert.equal(Rng.replay(k).float(), r.float(), 'replay reproduces the uniform');
 });
 
+test('buildMessages with a memo gives the same messages as without, turn by turn, whatever changes', () => {
+  const c = spec.chat as NonNullable<typeof spec.chat>;
+  const r = Rng.fromSeed(11);
+  for (const mode of ['tools', 'text'] as const) {
+    for (const budget of [undefined, 40]) {
+      const memo: chat.MessagesMemo = new WeakMap();
+      const history: Parameters<typeof chat.buildMessages>[0]['history'][number][] = [];
+      for (let t = 0; t < 30; t++) {
+        const p = {
+          chat: c,
+          mode,
+          text: view as (o: unknown) => string,
+          observation: r.int(16),
+          history,
+          turn: t,
+          turnsLeft: budget === undefined ? undefined : budget - t,
+        };
+        assert.deepEqual(chat.buildMessages(p, memo), chat.buildMessages(p), `${mode} T=${budget} t=${t}`);
+        // Asked again for the same turn, or with another budget (the memo's anchor differs): the same.
+        assert.deepEqual(chat.buildMessages(p, memo), chat.buildMessages(p));
+        const other = { ...p, turnsLeft: 100 - t };
+        assert.deepEqual(chat.buildMessages(other, memo), chat.buildMessages(other));
+        const invalid = r.int(5) === 0;
+        history.push({
+          t,
+          observation: p.observation,
+          action: invalid ? -1 : r.int(4),
+          reward: r.int(3) === 0 ? 1 : 0,
+          logp: 0,
+          info: invalid ? { valid: false } : {},
+          ...(invalid ? { trace: { invalid: 'no tool call', text: `junk ${t}` } } : {}),
+        });
+      }
+      // A history rewritten in place (not the turns rendered): rendered afresh, not from the memo.
+      history[history.length - 1] = { ...history[history.length - 1], action: 0, info: {} };
+      const p = {
+        chat: c,
+        mode,
+        text: view as (o: unknown) => string,
+        observation: 3,
+        history,
+        turn: 30,
+        turnsLeft: undefined,
+      };
+      assert.deepEqual(chat.buildMessages(p, memo), chat.buildMessages(p));
+    }
+  }
+});
+
 test('bad specs and endpoints are one-line InputErrors', async () => {
   const bad = (s: string, re: RegExp) =>
     assert.throws(

@@ -212,3 +212,64 @@ test('n choices: the first is the single answer, the others independent draws; b
   assert.equal(blind.status, 400, 'a budget-aware policy needs the turns left');
   assert.equal((await fetch(`${server.url.replace('/v1', '')}/health`)).status, 200);
 });
+
+test('the served policy reads the history back as it was played, only when it reads it', async () => {
+  const oracle = new OraclePolicy({ eps: 0.2 }, 'oracle:eps=0.2');
+  const seen: unknown[] = [];
+  let readHistory = true;
+  // The oracle, recording the history it was given (when told to read it).
+  const recorder = {
+    id: 'oracle:eps=0.2',
+    budgetAware: oracle.budgetAware,
+    act: (ctx: Parameters<OraclePolicy['act']>[0]) => {
+      if (readHistory) seen.push(ctx.history.map((h) => [h.t, h.observation, h.action, h.reward, h.info]));
+      return oracle.act(ctx);
+    },
+  };
+  const server = await startServer({ policy: recorder, env });
+  servers.push(server);
+  const history = [
+    { t: 0, observation: 0, action: 2, reward: 0, logp: 0, info: {} },
+    {
+      t: 1,
+      observation: 1,
+      action: -1,
+      reward: 0,
+      logp: 0,
+      info: { valid: false },
+      trace: { invalid: 'no tool call', text: 'hm' },
+    },
+    { t: 2, observation: 1, action: 1, reward: 0, logp: 0, info: {} },
+  ];
+  const body = (text: (o: unknown) => string) => ({
+    model: 'oracle:eps=0.2',
+    seed: 3,
+    tools: [chat.chatTool(spec.chat!)],
+    messages: chat.buildMessages({
+      chat: spec.chat!,
+      mode: 'tools',
+      text,
+      observation: 5,
+      history,
+      turn: 3,
+      turnsLeft: 7,
+    }),
+  });
+  const post = (b: unknown) =>
+    fetch(`${server.url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(b),
+    });
+  const ok = await post(body((o) => env.text!(o)));
+  assert.equal(ok.status, 200);
+  assert.deepEqual(seen, [history.map((h) => [h.t, h.observation, h.action, h.reward, h.info])]);
+  // A history turn whose board is not a view of the env: 400 naming that message when the policy reads
+  // the history; a policy that acts on the last observation alone is not held up by it.
+  const bad = body((o) => (o === 0 ? 'not a board' : env.text!(o)));
+  const refused = await post(bad);
+  assert.equal(refused.status, 400);
+  assert.match(((await refused.json()) as { error: { message: string } }).error.message, /^messages\[1\]: /);
+  readHistory = false;
+  assert.equal((await post(bad)).status, 200);
+});

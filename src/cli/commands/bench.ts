@@ -177,7 +177,7 @@ export function registerBench(program: Command): void {
         await env.close?.();
         if (flags.json) return json(r);
         out(
-          `served: ${fmt(r.served.turnsPerSecond, 0)} turns/s; bare loops: fetch ${fmt(r.bare.roundTripsPerSecond, 0)}, node:http keep-alive ${fmt(r.bareNodeHttp.roundTripsPerSecond, 0)} round trips/s; ratio to the faster ${fmt(r.ratio, 3)} (goal ≥ 0.3), to fetch ${fmt(r.ratioFetch, 3)}, at concurrency ${r.concurrency}`,
+          `served: ${fmt(r.served.turnsPerSecond, 0)} turns/s; bare loops (the same ${r.requestBytes}-byte requests on average): fetch ${fmt(r.bare.roundTripsPerSecond, 0)}, node:http keep-alive ${fmt(r.bareNodeHttp.roundTripsPerSecond, 0)} round trips/s; ratio to the faster ${fmt(r.ratio, 3)} (goal ≥ 0.3; by CPU time ${fmt(r.ratioCpu, 3)}), to fetch ${fmt(r.ratioFetch, 3)}, at concurrency ${r.concurrency}, ${r.rounds} alternating rounds`,
         );
       },
     );
