@@ -59,6 +59,7 @@ export function exactValueSource(
     const env = makeEnv(traj.task);
     const oracle = env.oracle?.();
     if (oracle === undefined) {
+      void env.close?.(); // a tool env holds a database or a sandbox
       throw InputError.raw(field, `env ${traj.task.env} has no exact oracle (trajectory ${traj.id})`);
     }
     let byPolicy = cache.get(oracle);
