@@ -159,6 +159,8 @@ export interface RenderedHistory {
   mode: ChatMode;
   anchor: number | undefined;
   messages: ChatMessage[];
+  /** The JSON of `messages` without the brackets (elements joined by commas), built as they were. */
+  json: string;
 }
 
 /** Memo of buildMessages for histories that only grow (an episode's turns), keyed by the history array. */
@@ -199,6 +201,7 @@ export function buildMessages(p: PromptInput, memo?: MessagesMemo): ChatMessage[
       ? { invalid: prev.trace?.invalid ?? 'not an action' }
       : { reward: prev.reward };
   };
+  const from = messages.length;
   for (let i = first; i < history.length; i++) {
     const h = history[i];
     push(turnMessage(h.t, leftAt(h.t), feedbackAfter(i - 1), p.text(h.observation)));
@@ -208,12 +211,18 @@ export function buildMessages(p: PromptInput, memo?: MessagesMemo): ChatMessage[
     } else messages.push({ role: 'assistant', content: h.trace?.text ?? '' });
   }
   if (memo !== undefined && p.keep === undefined) {
+    const added = messages
+      .slice(from)
+      .map((m) => JSON.stringify(m))
+      .join(',');
+    const before = reuse ? prev.json : JSON.stringify(messages[0]);
     memo.set(history, {
       upTo: history.length,
       last: history[history.length - 1],
       mode,
       anchor,
       messages: messages.slice(),
+      json: added === '' ? before : `${before},${added}`,
     });
   }
   push(turnMessage(turn, turnsLeft, feedbackAfter(history.length - 1), p.text(p.observation)));

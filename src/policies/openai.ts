@@ -480,8 +480,36 @@ export class OpenAIPolicy implements Policy<unknown, number> {
   }
 
   async act(ctx: TurnContext<unknown>): Promise<Action<number>> {
-    const r = await this.cached('chat', '/chat/completions', this.requestBody(ctx));
+    const body = this.requestBody(ctx);
+    const r = await this.cached('chat', '/chat/completions', body, this.bodyText(ctx, body));
     return this.read(r.response as ChatResponse, r);
+  }
+
+  /**
+   * JSON.stringify(body), byte for byte, with the messages this episode already sent taken from their
+   * JSON of the previous turn: a turn serialises its new messages, not the whole conversation again.
+   */
+  bodyText(ctx: TurnContext<unknown>, body: Record<string, unknown>): string {
+    const sent = this.rendered.get(ctx.history);
+    const messages = body.messages as ChatMessage[];
+    const k = sent?.messages.length ?? 0;
+    const keys = Object.keys(body);
+    if (
+      sent === undefined ||
+      k >= messages.length ||
+      messages[k - 1] !== sent.messages[k - 1] ||
+      keys[0] !== 'model' ||
+      keys[1] !== 'messages'
+    ) {
+      return JSON.stringify(body);
+    }
+    const { model, messages: _, ...rest } = body;
+    const tail = messages
+      .slice(k)
+      .map((m) => JSON.stringify(m))
+      .join(',');
+    const more = JSON.stringify(rest);
+    return `{"model":${JSON.stringify(model)},"messages":[${sent.json},${tail}]${more === '{}' ? '}' : `,${more.slice(1)}`}`;
   }
 
   /** The chat request of a turn (its seed drawn from ctx.rng); ContextOverflow over max_context. */
@@ -510,6 +538,7 @@ export class OpenAIPolicy implements Policy<unknown, number> {
     kind: 'chat' | 'score',
     path: string,
     body: Record<string, unknown>,
+    text?: string,
   ): Promise<Answer & { latencyMs: number }> {
     const key = this.cache === undefined ? undefined : requestKey(body, kind);
     const hit = key === undefined ? undefined : this.cache?.get(key);
@@ -525,7 +554,7 @@ export class OpenAIPolicy implements Policy<unknown, number> {
       };
     }
     const t0 = performance.now();
-    const answer = await this.request(path, JSON.stringify(body));
+    const answer = await this.request(path, text ?? JSON.stringify(body));
     const latencyMs = performance.now() - t0;
     if (key !== undefined) {
       this.cache?.put(key, this.options.model, {

@@ -99,31 +99,25 @@ interface CompletionRequest {
 
 /** OpenAI's floor for an impossible token: JSON has no −∞. */
 const FLOOR = -9999;
+const floor = (lp: number) => Math.max(FLOOR, lp);
+
+/** The characters JavaScript's \s matches (what `usage` splits words on), as a lookup table. */
+const SPACE = new Uint8Array(0x3001);
+for (const c of [9, 10, 11, 12, 13, 32, 160, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]) SPACE[c] = 1;
+for (let c = 0x2000; c <= 0x200a; c++) SPACE[c] = 1;
 
 /** Whitespace-separated words (what `usage` counts: serve has no tokenizer), without a split per message. */
-function wordCount(text: string): number {
+export function wordCount(text: string): number {
   let n = 0;
   let inWord = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    const space =
-      c === 32 ||
-      (c >= 9 && c <= 13) ||
-      c === 160 ||
-      c === 0xfeff ||
-      (c >= 0x2000 && c <= 0x200a) ||
-      c === 0x2028 ||
-      c === 0x2029 ||
-      c === 0x202f ||
-      c === 0x205f ||
-      c === 0x3000 ||
-      c === 0x1680;
+    const space = c === 0xfeff || (c < 0x3001 && SPACE[c] === 1);
     if (!space && !inWord) n++;
     inWord = !space;
   }
   return n;
 }
-const floor = (lp: number) => Math.max(FLOOR, lp);
 
 /** The hono app and what it holds; `release()` answers every hanging request (for shutdown). */
 export function serveApp(o: ServeOptions): { app: Hono; release(): void } {

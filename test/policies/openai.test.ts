@@ -206,6 +206,20 @@ test('buildMessages with a memo gives the same messages as without, turn by turn
   }
 });
 
+test('the request text is JSON.stringify(body) byte for byte, though it reuses the sent messages', () => {
+  for (const options of ['', ',mode=text', ',logprobs=0', ',history=3']) {
+    const policy = makeOpenAIPolicy(`openai:http://127.0.0.1:9/v1#m${options}`, spec);
+    const r = Rng.fromSeed(5);
+    const history: Parameters<typeof chat.buildMessages>[0]['history'][number][] = [];
+    for (let t = 0; t < 12; t++) {
+      const ctx = { observation: r.int(16), history, turn: t, turnsLeft: 12 - t, rng: r.clone(), env };
+      const body = policy.requestBody(ctx);
+      assert.equal(policy.bodyText(ctx, body), JSON.stringify(body), `${options} t=${t}`);
+      history.push({ t, observation: ctx.observation, action: r.int(4), reward: 0, logp: 0, info: {} });
+    }
+  }
+});
+
 test('bad specs and endpoints are one-line InputErrors', async () => {
   const bad = (s: string, re: RegExp) =>
     assert.throws(

@@ -273,3 +273,14 @@ test('the served policy reads the history back as it was played, only when it re
   readHistory = false;
   assert.equal((await post(bad)).status, 200);
 });
+
+test("usage's word count splits where JavaScript's \\s does, for every BMP character", async () => {
+  const { wordCount } = await import('../../src/serve/openai.ts');
+  const split = (s: string) => s.split(/\s+/).filter(Boolean).length;
+  for (let c = 0; c < 0x10000; c++) {
+    const s = `a${String.fromCharCode(c)}b ${String.fromCharCode(c)}`;
+    assert.equal(wordCount(s), split(s), `U+${c.toString(16)}`);
+  }
+  assert.equal(wordCount(''), 0);
+  assert.equal(wordCount('Turn 1 (3 turns left).\nObservation:\nSFFF'), 7);
+});
