@@ -152,7 +152,8 @@ export class AgentGroups {
     graceMs: number,
   ) {
     try {
-      this.watchdog = spawn(process.execPath, ['-e', WATCHDOG, String(graceMs)], {
+      // The pid file's path is an argument it does not read: `ps` shows which run a watchdog guards.
+      this.watchdog = spawn(process.execPath, ['-e', WATCHDOG, String(graceMs), pidFile], {
         stdio: ['pipe', 'ignore', 'ignore'],
         detached: true,
       });
@@ -190,11 +191,6 @@ export class AgentGroups {
     this.live.delete(pid);
     this.pipe?.write(`- ${pid}\n`);
     this.save();
-  }
-
-  /** Sends `signal` to every live group (they stay known until released). */
-  signalAll(signal: NodeJS.Signals): void {
-    for (const e of this.live.values()) if (liveGroup(e)) signalGroup(e.pid, signal);
   }
 
   /** The run is over: every group still live is killed, the pid file emptied, the watchdog let go. */

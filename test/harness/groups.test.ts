@@ -44,6 +44,20 @@ async function until(cond: () => boolean, ms: number, what: string): Promise<voi
   }
 }
 
+/** The pids of the watchdogs guarding run directory `out` (its pid file is on their command line). */
+const watchdogs = (out: string): number[] =>
+  readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const argv = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+        return argv.includes('-e') && argv.includes(join(out, PID_FILE)) && !gone(Number(d));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+
 const rows = (out: string): number => {
   try {
     const db = new Database(join(out, 'run.sqlite'), { readonly: true, fileMustExist: true });
@@ -131,7 +145,9 @@ test('kill -9 of the harness: the watchdog stops the hung agents and their MCP s
     hung.every((h) => h.mcp !== null),
     'each hung agent started its MCP server',
   );
-  const pids = [...hung.flatMap((h) => [h.agent, h.mcp as number]), ...groups.map((g) => g.pid)];
+  const wd = watchdogs(out);
+  assert.equal(wd.length, 1, 'one watchdog per run');
+  const pids = [...hung.flatMap((h) => [h.agent, h.mcp as number]), ...groups.map((g) => g.pid), ...wd];
   assert.ok(
     pids.every((p) => !gone(p)),
     'all running before the kill',
@@ -173,6 +189,7 @@ test('kill -9 of the harness: the watchdog stops the hung agents and their MCP s
   db.close();
   assert.deepEqual(sessions, ['e0-a0', 'e1-a0', 'e1-a1', 'e2-a0', 'e3-a0', 'e3-a1']);
   assert.deepEqual(readPidFile(join(out, PID_FILE)), []);
+  assert.deepEqual(watchdogs(out), [], 'the resumed run let its watchdog go');
 });
 
 test('SIGTERM to the harness: it stops its agents itself, records nothing half-done, and ends by SIGTERM', async () => {
@@ -182,7 +199,8 @@ test('SIGTERM to the harness: it stops its agents itself, records nothing half-d
   const child = harness(out, { AGENT_MODE: 'hang', AGENT_READY_DIR: ready }, 1, 2);
   const run = collect(child);
   await until(() => readyOf(ready).length === 2, 90_000, 'two agents hanging');
-  const pids = readyOf(ready).flatMap((h) => [h.agent, h.mcp as number]);
+  const pids = [...readyOf(ready).flatMap((h) => [h.agent, h.mcp as number]), ...watchdogs(out)];
+  assert.equal(pids.length, 5);
   child.kill('SIGTERM');
   assert.deepEqual(await run.exit, { code: null, signal: 'SIGTERM' });
   assert.match(run.err(), /interrupted by SIGTERM: 0 of 2 episodes recorded; run the same command to resume/);
