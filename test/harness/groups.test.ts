@@ -211,6 +211,33 @@ test('SIGTERM to the harness: it stops its agents itself, records nothing half-d
   assert.deepEqual(readPidFile(join(out, PID_FILE)), []);
 });
 
+test('kill -9 of the harness and its watchdog: the agents survive as orphans until the resume sweeps them', async () => {
+  const out = join(root, 'both-killed');
+  const ready = join(root, 'ready-both');
+  mkdirSync(ready);
+  const child = harness(out, { AGENT_MODE: 'hang', AGENT_IGNORE_TERM: '1', AGENT_READY_DIR: ready }, 1, 2);
+  const first = collect(child);
+  await until(() => readyOf(ready).length === 2, 90_000, 'two agents hanging');
+  const pids = readyOf(ready).flatMap((h) => [h.agent, h.mcp as number]);
+  const [wd] = watchdogs(out);
+  process.kill(wd, 'SIGKILL');
+  await until(() => gone(wd), 5000, 'the watchdog killed');
+  child.kill('SIGKILL');
+  await first.exit;
+  // Nobody is left to stop them: what the pid file is for. (A bounded wait shows they stay.)
+  await new Promise((r) => setTimeout(r, 500));
+  assert.ok(
+    pids.every((p) => !gone(p)),
+    'orphans after both died',
+  );
+  const second = collect(harness(out, { AGENT_MODE: 'chat' }, 1, 2));
+  assert.deepEqual(await second.exit, { code: 0, signal: null }, second.err());
+  assert.match(second.err(), /stopped 2 agent\(s\) a killed harness had left running/);
+  assert.ok(pids.every(gone), 'swept before the resumed run started its own');
+  const result = JSON.parse(second.out());
+  assert.deepEqual([result.resumed, result.ran, result.episodes], [0, 2, 2]);
+});
+
 /** A process group of its own (`sleep`), as an agent's would be. */
 function sleeper(): number {
   const c = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
