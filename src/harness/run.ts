@@ -7,6 +7,10 @@
 // Resume: a finished episode is one row of the run store (DIR/run.sqlite, key = episode index), inserted
 // atomically, so a harness killed at any point (kill -9 included) re-runs only the episodes with no row.
 // An interrupted episode starts again in a fresh proxy session (attempt a+1), never appended to the old.
+//
+// No agent outlives its harness (groups.ts): each runs in its own process group, killed when its episode
+// ends, when the run is aborted (SIGINT/SIGTERM in the CLI → `signal`), by the run's watchdog when the
+// harness dies without a word (kill -9), and, failing all that, by the next resume's sweep of the pid file.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -18,6 +22,7 @@ import { sessionTrajectory } from '../serve/proxy-record.ts';
 import { DirLock } from '../store/lock.ts';
 import { asTrajectory, TrajectorySchema } from '../store/schema.ts';
 import { RunStore } from '../store/sqlite.ts';
+import { AgentGroups, groupExists, PID_FILE, sweepGroups } from './groups.ts';
 
 export interface HarnessOptions {
   /** The agent's command line, run by /bin/sh. */
@@ -46,6 +51,9 @@ export interface HarnessOptions {
   config: Record<string, unknown>;
   /** Called as each episode finishes (done so far, total). */
   onProgress?: (done: number, total: number) => void;
+  /** Aborts the run: running agents are stopped (SIGTERM, then SIGKILL), their episodes left unrecorded
+   * for the resume, no new episode starts, and the result says `interrupted`. */
+  signal?: AbortSignal;
 }
 
 export interface HarnessResult {
@@ -54,6 +62,10 @@ export interface HarnessResult {
   ran: number;
   resumed: number;
   dir: string;
+  /** The run was aborted: `trajectories` are the episodes finished so far; rerun to resume. */
+  interrupted: boolean;
+  /** Agents of an earlier, killed harness found still running by this run's sweep (group ids). */
+  swept: number[];
 }
 
 export const RUN_ID = 'harness';
@@ -74,27 +86,39 @@ interface Exit {
   timedOut: boolean;
   stderr: string;
   stdout: string;
+  /** Stopped because the run was aborted (not the agent's failure: the episode is not recorded). */
+  aborted: boolean;
   /** The process group the command led (its children, an MCP server among them, are in it). */
   pid?: number;
 }
 
-/** Stops what a command left behind in its process group. */
-function killGroup(pid: number | undefined): void {
-  try {
-    if (pid !== undefined) process.kill(-pid, 'SIGKILL');
-  } catch {
-    // Nothing left.
-  }
+interface Spawned {
+  groups: AgentGroups;
+  /** What the group is running, for the pid file. */
+  label: string;
+  signal?: AbortSignal;
 }
 
-/** Runs a shell command in its own process group; on timeout the whole group is stopped. */
-function runCommand(cmd: string, env: NodeJS.ProcessEnv, timeoutMs: number, stdin?: string): Promise<Exit> {
+/** Runs a shell command in its own process group, held in `groups` until the caller releases it; on
+ * timeout or abort the whole group is stopped. */
+function runCommand(
+  cmd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+  g: Spawned,
+  stdin?: string,
+): Promise<Exit> {
   return new Promise((done) => {
+    if (g.signal?.aborted) {
+      done({ code: null, signal: null, timedOut: false, aborted: true, stderr: '', stdout: '' });
+      return;
+    }
     const child: ChildProcess = spawn('/bin/sh', ['-c', cmd], {
       env,
       stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       detached: true,
     });
+    if (child.pid !== undefined) g.groups.add(child.pid, g.label);
     let stderr = '';
     let stdout = '';
     child.stderr?.on('data', (d: Buffer) => {
@@ -108,6 +132,7 @@ function runCommand(cmd: string, env: NodeJS.ProcessEnv, timeoutMs: number, stdi
       child.stdin?.end(stdin);
     }
     let timedOut = false;
+    let aborted = false;
     const group = (signal: NodeJS.Signals) => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, signal);
@@ -116,26 +141,39 @@ function runCommand(cmd: string, env: NodeJS.ProcessEnv, timeoutMs: number, stdi
       }
     };
     let kill: NodeJS.Timeout | undefined;
-    const timer = setTimeout(() => {
-      timedOut = true;
+    const stop = () => {
+      if (kill !== undefined) return;
       group('SIGTERM');
       kill = setTimeout(() => group('SIGKILL'), KILL_GRACE_MS);
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop();
     }, timeoutMs);
+    const onAbort = () => {
+      aborted = true;
+      stop();
+    };
+    g.signal?.addEventListener('abort', onAbort, { once: true });
     child.on('error', (e) => {
       stderr += `\n${e.message}`;
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (kill !== undefined) clearTimeout(kill);
-      done({ code, signal, timedOut, stderr, stdout, pid: child.pid });
+      g.signal?.removeEventListener('abort', onAbort);
+      done({ code, signal, timedOut, aborted, stderr, stdout, pid: child.pid });
     });
   });
 }
 
-/** The env's own trajectory from the MCP store file, waiting briefly for the server to write it. */
-async function mcpLine(path: string): Promise<Trajectory | undefined> {
+/** The env's own trajectory from the MCP store file, waiting briefly for the server to write it — while
+ * the agent's process group (where its MCP server runs) has members: once it is empty nobody will, and
+ * an agent that never started the server costs no wait. */
+async function mcpLine(path: string, group: number | undefined): Promise<Trajectory | undefined> {
   const deadline = Date.now() + MCP_LINE_WAIT_MS;
   for (;;) {
+    const last = group !== undefined && !groupExists(group);
     if (existsSync(path)) {
       const lines = readFileSync(path, 'utf8')
         .split('\n')
@@ -145,15 +183,21 @@ async function mcpLine(path: string): Promise<Trajectory | undefined> {
         return parsed.success ? asTrajectory(parsed.data) : undefined;
       }
     }
-    if (Date.now() > deadline) return undefined;
+    if (last || Date.now() > deadline) return undefined;
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
 /** The --reward scorer's number, or why there is none. */
-async function scorerReward(cmd: string, t: Trajectory, timeoutMs: number): Promise<number | string> {
-  const r = await runCommand(cmd, process.env, timeoutMs, JSON.stringify(t));
-  killGroup(r.pid);
+async function scorerReward(
+  cmd: string,
+  t: Trajectory,
+  timeoutMs: number,
+  g: Spawned,
+): Promise<number | string> {
+  const r = await runCommand(cmd, process.env, timeoutMs, g, JSON.stringify(t));
+  if (r.pid !== undefined) g.groups.release(r.pid);
+  if (r.aborted) return 'aborted';
   if (r.timedOut) return `the --reward command timed out after ${timeoutMs / 1000} s`;
   if (r.code !== 0) return `the --reward command exited with ${r.code ?? r.signal}: ${r.stderr.trim()}`;
   const x = Number(r.stdout.trim());
@@ -235,8 +279,13 @@ export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
   const lock = DirLock.acquire(dir, '--out');
   let store: RunStore | undefined;
   let proxy: RunningProxy | undefined;
+  let groups: AgentGroups | undefined;
   try {
     store = openStore(dir, o.config);
+    // Agents a killed harness (and its watchdog) left behind: stopped before this run starts its own.
+    const swept = await sweepGroups(join(dir, PID_FILE), KILL_GRACE_MS);
+    groups = new AgentGroups(join(dir, PID_FILE), KILL_GRACE_MS);
+    const gs = groups;
     const total = o.tasks.length * o.samples;
     const finished = new Set(
       (store.db.prepare('SELECT idx FROM trajectories WHERE run = ?').all(RUN_ID) as { idx: number }[]).map(
@@ -272,17 +321,24 @@ export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
       };
       if (o.revealBudget) env.TURNWISE_BUDGET = String(o.budget);
       if (o.mcpCommand !== undefined) env.TURNWISE_MCP = o.mcpCommand(task, mcpStore);
-      const exit = await runCommand(o.cmd, env, o.timeoutMs);
-      const ok = !exit.timedOut && exit.code === 0;
+      const spawned: Spawned = { groups: gs, label: session, signal: o.signal };
+      const exit = await runCommand(o.cmd, env, o.timeoutMs, spawned);
+      const ok = !exit.timedOut && !exit.aborted && exit.code === 0;
       // The MCP server appends its line when its client (the agent) has gone: wait for it, then stop
       // whatever the agent left behind.
-      const envT = o.mcpCommand !== undefined && ok ? await mcpLine(mcpStore) : undefined;
-      killGroup(exit.pid);
+      const envT = o.mcpCommand !== undefined && ok ? await mcpLine(mcpStore, exit.pid) : undefined;
+      if (exit.pid !== undefined) gs.release(exit.pid);
+      // Stopped by the abort, not by its own doing: no row, so the resume runs it again.
+      if (exit.aborted) return;
       const id = `harness-${task.seed}-${sample}`;
       let scorer: number | string | undefined;
       if (envT === undefined && o.reward !== undefined && ok) {
         const draft = episodeTrajectory(meta.meta, meta.events, { id, exit, timeoutMs: o.timeoutMs });
-        scorer = await scorerReward(o.reward, draft, o.timeoutMs);
+        scorer = await scorerReward(o.reward, draft, o.timeoutMs, {
+          ...spawned,
+          label: `${session} --reward`,
+        });
+        if (o.signal?.aborted) return;
       }
       const t = episodeTrajectory(meta.meta, meta.events, {
         id,
@@ -294,18 +350,23 @@ export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
       t.budget = o.budget;
       t.revealBudget = o.revealBudget;
       s.addTrajectories(RUN_ID, idx, [t]);
-      o.onProgress?.(++done, total);
+      done++;
+      o.onProgress?.(done, total);
     };
     const queue = [...pending];
     const workers = Array.from({ length: Math.min(o.concurrency, queue.length) }, async () => {
-      for (let idx = queue.shift(); idx !== undefined; idx = queue.shift()) await episode(idx);
+      for (let idx = queue.shift(); idx !== undefined && !o.signal?.aborted; idx = queue.shift()) {
+        await episode(idx);
+      }
     });
     await Promise.all(workers);
     const trajectories = store.trajectories(RUN_ID);
     writeJsonl(join(dir, 'trajectories.jsonl'), trajectories);
-    store.setStatus(RUN_ID, 'done');
-    return { trajectories, ran: pending.length, resumed, dir };
+    const interrupted = o.signal?.aborted === true;
+    if (!interrupted) store.setStatus(RUN_ID, 'done');
+    return { trajectories, ran: done - resumed, resumed, dir, interrupted, swept };
   } finally {
+    groups?.close();
     await proxy?.close();
     store?.close();
     lock.release();

@@ -50,24 +50,13 @@ export class TraceSession {
     if (o.policy !== undefined) this.meta.policy = o.policy;
   }
 
-  /** Admits a call (or throws TurnBudgetExhausted, recording the refusal) and starts its clock. */
-  begin(request: unknown, stream: boolean, path = '/chat/completions'): OpenCall {
+  /** Admits a call (or throws TurnBudgetExhausted, recording the refusal) and starts its clock. An
+   * adapter that only observes calls already under way (a trace processor) passes `admit` false: such a
+   * call happens whatever the budget says, so it is recorded as made, never as refused. */
+  begin(request: unknown, stream: boolean, path = '/chat/completions', admit = true): OpenCall {
     const turns = this.events.filter(isTurnCall).length;
-    if (this.meta.budget !== undefined && turns + this.inflight >= this.meta.budget) {
-      this.meta.truncated = true;
-      const e = new TurnBudgetExhausted(this.meta.budget);
-      this.push({
-        idx: this.next++,
-        path,
-        request,
-        stream,
-        status: 400,
-        latencyMs: 0,
-        retries: 0,
-        error: e.message,
-        refused: 'turn_budget_exhausted',
-      });
-      throw e;
+    if (admit && this.meta.budget !== undefined && turns + this.inflight >= this.meta.budget) {
+      throw this.refuse(request, stream, path);
     }
     const idx = this.next++;
     this.inflight++;
@@ -92,6 +81,25 @@ export class TraceSession {
         });
       },
     };
+  }
+
+  /** Records a call refused past the budget, as the proxy does (status 400, `turn_budget_exhausted`;
+   * the session truncated), and returns the error to throw. For an adapter that counts calls itself. */
+  refuse(request: unknown, stream: boolean, path = '/chat/completions'): TurnBudgetExhausted {
+    const e = new TurnBudgetExhausted(this.meta.budget ?? 0);
+    this.meta.truncated = true;
+    this.push({
+      idx: this.next++,
+      path,
+      request,
+      stream,
+      status: 400,
+      latencyMs: 0,
+      retries: 0,
+      error: e.message,
+      refused: 'turn_budget_exhausted',
+    });
+    return e;
   }
 
   private push(e: CallEvent): void {

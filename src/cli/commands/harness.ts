@@ -89,7 +89,10 @@ The agent gets OPENAI_BASE_URL (its session at the proxy), OPENAI_API_KEY (a pla
 MCP on stdio), TURNWISE_SAMPLE, and TURNWISE_BUDGET with --reveal-budget. The reward: the env's
 verifier at the end of the MCP episode, else --reward CMD (the trajectory as JSON on stdin, a number on
 stdout), else the session's posted reward. Output in --out: trajectories.jsonl, run.sqlite (run
-"harness"), proxy.sqlite (every call); a killed run resumes with the same flags.`,
+"harness"), proxy.sqlite (every call), agents.pids (the agents running now); a killed run resumes with
+the same flags. No agent outlives the harness: each runs in a process group of its own, stopped on
+SIGINT/SIGTERM (the interrupted episodes are left for the resume) or, if the harness is killed
+(kill -9), by the run's watchdog process.`,
       ),
   )
     .requiredOption('--cmd <command>', 'the agent, a shell command line')
@@ -133,6 +136,17 @@ stdout), else the session's posted reward. Output in --out: trajectories.jsonl, 
       checkOutput(flags.out, '--out', 'dir');
       const revealBudget = flags.revealBudget === true;
       const progress = new Progress('harness', tasks.length * samples);
+      // SIGINT/SIGTERM: the harness stops its agents and records nothing half-done, then this process
+      // ends by the same signal (its exit status says so); a second signal kills it at once (the
+      // watchdog then stops the agents).
+      const abort = new AbortController();
+      let stopped: NodeJS.Signals | undefined;
+      const onSignal = (sig: NodeJS.Signals) => {
+        stopped = sig;
+        abort.abort();
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
       const r = await runHarness({
         cmd: flags.cmd,
         tasks,
@@ -159,8 +173,21 @@ stdout), else the session's posted reward. Output in --out: trajectories.jsonl, 
           mcp: flags.mcp,
         },
         onProgress: (done) => progress.update(done),
+        signal: abort.signal,
+      }).finally(() => {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
       });
       progress.done();
+      if (r.swept.length > 0)
+        process.stderr.write(`stopped ${r.swept.length} agent(s) a killed harness had left running\n`);
+      if (r.interrupted && stopped !== undefined) {
+        process.stderr.write(
+          `interrupted by ${stopped}: ${r.trajectories.length} of ${tasks.length * samples} episodes recorded; run the same command to resume\n`,
+        );
+        process.kill(process.pid, stopped);
+        return;
+      }
       const s = summarize(r.trajectories);
       const result = {
         ...s,
