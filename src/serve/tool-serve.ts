@@ -310,7 +310,7 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
           message: {
             role: 'assistant' as const,
             content: null,
-            tool_calls: [{ id: `call_${served}_${i}`, type: 'function' as const, function: call }],
+            tool_calls: [{ id: `call_${live[0].ctx.turn}_${i}`, type: 'function' as const, function: call }],
           },
           finish_reason: 'tool_calls',
           logprobs: req.logprobs === true ? { content: [entry] } : null,
