@@ -13,6 +13,7 @@ import { makePolicy } from '../../src/policies/spec.ts';
 import { episodeSeeds, runEpisode } from '../../src/rollout/episode.ts';
 import { type RunningServer, startServer } from '../../src/serve/openai.ts';
 import { toolServeApp } from '../../src/serve/tool-serve.ts';
+import { turnwise } from '../cli/run.ts';
 
 const BUDGET = 8;
 const EPS = 0.3;
@@ -251,4 +252,31 @@ test('a conversation that is not an episode of a served task is a 400 naming the
   r = await post({ model: 'gpt-4o', messages: messages.slice(0, 2) });
   assert.equal(r.status, 400);
   assert.equal(r.message, 'model "gpt-4o" is not served; models: oracle:eps=0.3, oracle');
+});
+
+test('bad serve and mcp flags for tool envs: one line naming the flag, exit 2, before any work', async () => {
+  const cases: [string[], RegExp][] = [
+    [
+      ['serve', '--policy', 'random', '--tasks', '2'],
+      /^turnwise: --tasks: got "?2"?; only for tool envs; frozenlake is served from its text view\n$/,
+    ],
+    [
+      ['serve', '--env', 'sql', '--policy', 'oracle', '--tasks', '2', '--task-seeds', '1,2'],
+      /^turnwise: --task-seeds: got "?1,2"?; give either --task-seeds or --tasks\/--seed\n$/,
+    ],
+    [
+      ['serve', '--env', 'sql', '--policy', 'oracle', '--tasks', '0'],
+      /^turnwise: --tasks: got "?0"?; expected an integer from 1 to 100000\n$/,
+    ],
+    [
+      ['mcp', '--env', 'sql', '--task-seed', '0', '--rows', '0'],
+      /^turnwise: --rows: got "?0"?; expected an integer from 1 to 1000\n$/,
+    ],
+  ];
+  const ran = await Promise.all(cases.map(([args]) => turnwise(args)));
+  for (const [i, r] of ran.entries()) {
+    assert.equal(r.code, 2, cases[i][0].join(' '));
+    assert.match(r.stderr, cases[i][1]);
+    assert.equal(r.stdout, '');
+  }
 });
