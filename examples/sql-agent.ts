@@ -1,13 +1,15 @@
 // A small TypeScript agent for `turnwise harness run`: the openai SDK for the model (at
 // $OPENAI_BASE_URL, the recording proxy's session URL) and the task's tools over MCP ($TURNWISE_MCP,
 // `turnwise mcp`, the env's own tools and verifier). It knows nothing of turnwise beyond those
-// environment variables: any OpenAI-compatible model that calls tools can drive it.
+// environment variables: any OpenAI-compatible model that calls tools can drive it — here, with no
+// weights to download, a scripted sql policy served by `turnwise serve` (its tasks: the harness's).
 //
+//   turnwise serve --policy oracle:eps=0.2 --env sql --tasks 20 --budget 8 --port 8000 &
 //   turnwise harness run --cmd "npx tsx examples/sql-agent.ts" --env sql --tasks 20 --samples 4 \
 //     --budget 8 --upstream http://127.0.0.1:8000/v1 --out runs/h1
 //
-// The model sees the task's first observation and the env's tools; each tool call goes to the MCP
-// server, whose answer goes back as the tool message. The episode ends when the env says so (its
+// The model sees the task's first observation (MCP observe's text, verbatim) and the env's tools; each
+// tool call goes to the MCP server, whose answer goes back, verbatim, as the tool message. The episode ends when the env says so (its
 // structuredContent.done), when the model stops calling tools, or when the proxy refuses a call past
 // the budget (turn_budget_exhausted) — the harness records that as `budget`.
 import { createHash } from 'node:crypto';

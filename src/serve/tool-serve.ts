@@ -12,7 +12,10 @@
 // from another task, is a 400 naming the message, never a silent guess. The policy then acts from the
 // very context the in-process rollout would hand it, with its uniform from Rng.replay(seed) (as the
 // discrete path does), and the action is answered as one tool call (name + JSON arguments, which the MCP
-// server takes as they are) with `logprobs.content[0].logprob` = log π(a).
+// server takes as they are) with `logprobs.content[0].logprob` = log π(a); its `token` is the call as
+// JSON (a tool call has no token id), `top_logprobs` the scripted view's gold call and menu by log π.
+// The seed is the uniform itself (seed · 2^-53, Rng.replay): a client should send well-spread seeds (a
+// hash, or ctx.rng.uniform53() as the openai: policy does); seeds counted 0, 1, 2 all draw ≈ 0.
 //
 // Tasks with the same first observation (two sql seeds can ask the same question of different rows) are
 // all replayed; the tool results rule out the wrong ones. When more than one is left, the answer is
@@ -175,28 +178,37 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
       ? `seeds ${seeds.join(', ')}`
       : `${seeds.length} tasks, seeds ${seeds[0]}…${seeds.at(-1)}`;
 
-  /** Plays the conversation's calls on the task's episode; the episode is left open on success. */
+  /** Plays the conversation's calls on the task's episode; the episode is left open on success and
+   * finished (its env closed) on every other path. */
   const replay = async (task: Task, steps: readonly Step[]): Promise<Replayed> => {
     let ctx: TurnContext<unknown> | undefined;
     const episode = await o.open(task, (c) => {
       ctx = c;
     });
-    const fail = async (mismatch: string): Promise<Replayed> => {
+    let mismatch: string | undefined;
+    try {
+      for (const step of steps) {
+        if (episode.done) {
+          mismatch = `${step.where}: the episode was over before this call`;
+          break;
+        }
+        const text = resultText(await episode.call(step.name, step.args));
+        if (step.answer !== undefined && step.answer.text !== text) {
+          mismatch = `${step.answer.where}: ${firstDifference(text, step.answer.text)}`;
+          break;
+        }
+      }
+      // A read-only call: it waits for the episode to be ready (the first context) when no call came.
+      if (mismatch === undefined) await episode.call('observe', {});
+      if (mismatch === undefined && (episode.done || ctx === undefined))
+        mismatch = `the episode is over after ${steps.at(-1)?.where ?? 'no call'}; there is no action to take`;
+    } catch (e) {
       await episode.finish();
-      return { task, mismatch };
-    };
-    for (const step of steps) {
-      if (episode.done) return fail(`${step.where}: the episode was over before this call`);
-      const text = resultText(await episode.call(step.name, step.args));
-      if (step.answer !== undefined && step.answer.text !== text)
-        return fail(`${step.answer.where}: ${firstDifference(text, step.answer.text)}`);
+      throw e;
     }
-    await episode.call('observe', {});
-    if (episode.done || ctx === undefined)
-      return fail(
-        `the episode is over after ${steps.at(-1)?.where ?? 'no call'}; there is no action to take`,
-      );
-    return { task, ctx, episode };
+    if (mismatch === undefined && ctx !== undefined) return { task, ctx, episode };
+    await episode.finish();
+    return { task, mismatch: mismatch as string };
   };
 
   const intIn = (x: unknown, lo: number, hi: number, param: string, fallback: number): number => {
@@ -256,8 +268,14 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
       );
     }
     const steps = stepsOf(messages, u);
-    const replays = await Promise.all(candidates.map((task) => replay(task, steps)));
+    const settled = await Promise.allSettled(candidates.map((task) => replay(task, steps)));
+    const replays = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const live = replays.filter((r): r is Extract<Replayed, { ctx: unknown }> => 'ctx' in r);
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed !== undefined) {
+      await Promise.all(live.map((r) => r.episode.finish()));
+      throw failed.reason;
+    }
     try {
       if (live.length === 0) {
         const why = replays.map((r) => ('mismatch' in r ? r.mismatch : '')).filter((x) => x !== '');
