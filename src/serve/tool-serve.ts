@@ -200,8 +200,14 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
       }
       // A read-only call: it waits for the episode to be ready (the first context) when no call came.
       if (mismatch === undefined) await episode.call('observe', {});
-      if (mismatch === undefined && (episode.done || ctx === undefined))
-        mismatch = `the episode is over after ${steps.at(-1)?.where ?? 'no call'}; there is no action to take`;
+      if (mismatch === undefined && (episode.done || ctx === undefined)) {
+        const out = episode.result?.outcome;
+        const why =
+          out?.end === 'truncated'
+            ? `its turn budget (${out.turns}) is spent: serve with the harness's --budget`
+            : 'there is no action to take';
+        mismatch = `the episode is over after ${steps.at(-1)?.where ?? 'no call'}; ${why}`;
+      }
     } catch (e) {
       await episode.finish();
       throw e;

@@ -204,6 +204,62 @@ test('n, top_logprobs and streaming answer what the policy would', async () => {
   );
 });
 
+test('a revealed budget: the turns left reach the policy, and a server of another budget refuses', async () => {
+  const revealed = mcpEpisodeOpener(BUDGET, true);
+  const short = await startServer({
+    served: await toolServeApp({ policy: oracle, tasks, open: mcpEpisodeOpener(2, false) }),
+  });
+  try {
+    const task = tasks[2];
+    const episode = await revealed(task, () => {});
+    const text = ((await episode.call('observe', {})).content[0] as { text: string }).text;
+    await episode.finish();
+    assert.ok(text.endsWith(`(${BUDGET} turns left)`), text);
+    const seen: (number | undefined)[] = [];
+    const served = await toolServeApp({
+      policy: oracle,
+      tasks,
+      open: (t, watch) =>
+        revealed(t, (ctx) => {
+          watch(ctx);
+          seen.push(ctx.turnsLeft);
+        }),
+    });
+    const s = await startServer({ served });
+    try {
+      const messages = [{ role: 'user', content: text }];
+      const r = await fetch(`${s.url}/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'oracle', messages, seed: 1 }),
+      });
+      assert.equal(r.status, 200);
+      assert.equal(seen.at(-1), BUDGET);
+    } finally {
+      await s.close();
+    }
+    // The unrevealed server indexed other first observations: the conversation names no task of it.
+    const r = await post({ model: 'oracle', messages: [{ role: 'user', content: text }] });
+    assert.equal(r.status, 400);
+    assert.match(r.message, /^messages\[0\]: the first user message is not the first observation/);
+    // A server whose episodes end sooner than the agent's says so.
+    // Seeds of uniform 1/2 > ε: the gold path, several calls long.
+    const { messages } = await agent(task, Array(BUDGET).fill(2 ** 52));
+    const long = messages.slice(0, 5); // the second call, before its result
+    const res = await fetch(`${short.url}/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'oracle', messages: long }),
+    });
+    const body = (await res.json()) as { error: { message: string } };
+    assert.equal(res.status, 400);
+    assert.match(
+      body.error.message,
+      /the episode is over after messages\[4\]\.tool_calls\[0\]; its turn budget \(2\) is spent: serve with the harness's --budget$/,
+    );
+  } finally {
+    await short.close();
+  }
+});
+
 /** A raw request: the status and the error message. */
 async function post(body: Record<string, unknown>): Promise<{ status: number; message: string }> {
   const res = await fetch(`${server.url}/chat/completions`, {
