@@ -11,6 +11,7 @@ import type { Policy, Task, ToolCall, Trajectory } from '../../src/core/types.ts
 import { envConfig, envs, makeTasks } from '../../src/envs/index.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { episodeSeeds, runEpisode } from '../../src/rollout/episode.ts';
+import { parseFaults } from '../../src/serve/faults.ts';
 import { type RunningServer, startServer } from '../../src/serve/openai.ts';
 import { toolServeApp } from '../../src/serve/tool-serve.ts';
 import { turnwise } from '../cli/run.ts';
@@ -57,7 +58,7 @@ const seedsFor = (task: Task) => {
 type Message = OpenAI.ChatCompletionMessageParam;
 
 /** The agent's loop (examples/sql-agent.ts in miniature): observe, then model call → MCP call. */
-async function agent(task: Task, seeds: readonly number[]) {
+async function agent(task: Task, seeds: readonly number[], model = client) {
   const episode = await open(task, () => {});
   const tools: OpenAI.ChatCompletionTool[] = episode.tools
     .filter((t) => t.name !== 'observe')
@@ -71,7 +72,7 @@ async function agent(task: Task, seeds: readonly number[]) {
   const calls: ToolCall[] = [];
   const logps: number[] = [];
   for (let t = 0; !episode.done; t++) {
-    const r = await client.chat.completions.create({
+    const r = await model.chat.completions.create({
       model: 'oracle',
       messages,
       tools,
@@ -131,6 +132,62 @@ test('served equals in-process: the same tool calls and log-probs, the same MCP 
     assert.deepEqual((await agent(task, seeds)).calls, served.calls);
   }
   assert.ok(detours > 0, 'eps=0.3 took a detour somewhere (else this compares gold paths only)');
+});
+
+test('through injected 429s and 500s the retried requests get the same answers', async () => {
+  const statuses: number[] = [];
+  const faulty = await startServer({
+    served: await toolServeApp({
+      policy: oracle,
+      tasks,
+      open,
+      faults: parseFaults('429=0.3,500=0.2,seed=3'),
+    }),
+  });
+  try {
+    const retrying = new OpenAI({
+      baseURL: faulty.url,
+      apiKey: 'none',
+      maxRetries: 20,
+      fetch: async (url, init) => {
+        const res = await fetch(url, init);
+        statuses.push(res.status);
+        return res;
+      },
+    });
+    const task = tasks[0];
+    const seeds = seedsFor(task);
+    assert.deepEqual(
+      (await agent(task, seeds, retrying)).calls,
+      inProcess(task, seeds).turns.map((x) => x.action),
+    );
+    assert.ok(statuses.includes(429) && statuses.includes(500), statuses.join(' '));
+  } finally {
+    await faulty.close();
+  }
+});
+
+test('with an API key: 401 without it, the models and the health with it', async () => {
+  const keyed = await startServer({
+    served: await toolServeApp({ policy: oracle, tasks, open, apiKey: 'k3y' }),
+  });
+  try {
+    assert.equal((await fetch(`${keyed.url}/models`)).status, 401);
+    const models = (await (
+      await fetch(`${keyed.url}/models`, { headers: { authorization: 'Bearer k3y' } })
+    ).json()) as { data: { id: string; turnwise: { tasks: number[] } }[] };
+    assert.deepEqual(
+      models.data.map((m) => [m.id, m.turnwise.tasks]),
+      [
+        [`oracle:eps=${EPS}`, [0, 1, 2]],
+        ['oracle', [0, 1, 2]],
+      ],
+    );
+    const health = await (await fetch(keyed.url.replace(/\/v1$/, '/health'))).json();
+    assert.deepEqual(health, { status: 'ok', policy: `oracle:eps=${EPS}`, env: 'sql', tasks: 3 });
+  } finally {
+    await keyed.close();
+  }
 });
 
 test('tasks sharing their first observation: the tool results tell them apart', async () => {
