@@ -100,8 +100,10 @@ async function serveTools(
   const revealBudget = flags.revealBudget === true;
   const open = mcpEpisodeOpener(budget, revealBudget);
   const served = await toolServeApp({ policy, tasks, open, envParams: config.params, ...listen });
+  const seeds = tasks.map((t) => t.seed);
+  const listed = seeds.length <= 8 ? seeds.join(', ') : `${seeds[0]}, …, ${seeds.at(-1)}`;
   process.stderr.write(
-    `serving ${policy.id} on ${tasks.length} ${config.env} task(s) (seeds ${tasks[0].seed}…${tasks.at(-1)?.seed}, budget ${budget}${revealBudget ? ', revealed' : ''})\n`,
+    `serving ${policy.id} on ${tasks.length} ${config.env} task(s) (seeds ${listed}; budget ${budget}${revealBudget ? ', revealed' : ''})\n`,
   );
   const server = await startServer({ served, port: listen.port, host: listen.host }).catch(
     (e: NodeJS.ErrnoException) => {
