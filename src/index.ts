@@ -47,6 +47,7 @@ export {
   sessionTrajectory,
   sessionTurns,
 } from './serve/proxy-record.ts';
+export { type ToolServeOptions, toolServeApp, watchPolicy } from './serve/tool-serve.ts';
 export { JsonlWriter, readTrajectories } from './store/jsonl.ts';
 export { TrajectorySchema, trajectoryJsonSchema } from './store/schema.ts';
 export { RunStore } from './store/sqlite.ts';

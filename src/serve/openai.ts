@@ -585,9 +585,16 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** A served app built elsewhere (serve/tool-serve.ts for tool envs), listened on as serveApp's is. */
+export interface ServedApp {
+  served: { app: Hono; release(): void };
+}
+
 /** Listens on host:port (0 = a free port) and resolves once the socket is bound. */
-export function startServer(o: ServeOptions & { port?: number; host?: string }): Promise<RunningServer> {
-  const { app, release } = serveApp(o);
+export function startServer(
+  o: (ServeOptions | ServedApp) & { port?: number; host?: string },
+): Promise<RunningServer> {
+  const { app, release } = 'served' in o ? o.served : serveApp(o);
   const host = o.host ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
     const server = serve(

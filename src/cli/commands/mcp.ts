@@ -5,7 +5,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import type { Task, Trajectory } from '../../core/types.ts';
-import { envs } from '../../envs/index.ts';
+import { envConfig, envs } from '../../envs/index.ts';
 import { createEpisode, DONE, episodeSeeds } from '../../rollout/episode.ts';
 import { McpEpisode, mcpServer, mcpTools } from '../../serve/mcp.ts';
 import { JsonlWriter } from '../../store/jsonl.ts';
@@ -21,6 +21,21 @@ interface McpFlags extends EnvFlags {
   revealBudget?: boolean;
   store?: string;
   run?: string;
+  rows?: string;
+  reward?: string;
+  examples?: string;
+  misuse?: string;
+}
+
+/** The tool envs' own params beyond envOptions' flags: `harness run` passes every param of its tasks
+ * (cli/commands/harness.ts paramFlags), these included, and the episode must be that very task. */
+function toolParams(flags: McpFlags): Record<string, unknown> {
+  const p: Record<string, unknown> = {};
+  if (flags.rows !== undefined) p.rows = int('--rows', flags.rows, 1, 1000);
+  if (flags.reward !== undefined) p.reward = flags.reward;
+  if (flags.examples !== undefined) p.examples = int('--examples', flags.examples, 1, 6);
+  if (flags.misuse !== undefined) p.misuse = int('--misuse', flags.misuse, 1, 100);
+  return p;
 }
 
 type Sink = (t: Trajectory) => void;
@@ -77,8 +92,15 @@ protocol is written on stdout. The episode seeds are those of \`rollout --seed S
     .option('--reveal-budget', 'tell the agent the turns left in every result')
     .option('--store <file>', 'FILE.jsonl: append the trajectory as one line; FILE.sqlite: a run store')
     .option('--run <id>', 'run id in a SQLite store (default: mcp-<time>)')
+    .option('--rows <n>', 'sql: result rows a tool result shows (default 20)')
+    .option('--reward <mode>', 'sql: intercode | exact; code: binary | fraction')
+    .option('--examples <n>', 'code: visible examples (default 3)')
+    .option('--misuse <n>', 'tools, search: malformed calls that end the episode (default 3)')
     .action(async (flags: McpFlags) => {
-      const config = envConfigFromFlags(flags.env, flags);
+      const base = envConfigFromFlags(flags.env, flags);
+      const extra = toolParams(flags);
+      const config =
+        Object.keys(extra).length === 0 ? base : envConfig(flags.env, { ...base.params, ...extra });
       const task: Task = { ...config, seed: int('--task-seed', flags.taskSeed, 0, 2 ** 53 - 1) };
       const runSeed = flags.seed === undefined ? task.seed : seed(flags.seed);
       const spec = envs.spec(task);

@@ -1,13 +1,18 @@
 // turnwise serve: an in-process policy as an OpenAI-compatible server (serve/openai.ts) until SIGINT or
-// SIGTERM.
+// SIGTERM. A tool env (sql, code, tools, search) is served by serve/tool-serve.ts over the tasks of
+// --tasks/--seed (or --task-seeds), each episode opened as `turnwise mcp` opens it for the agent.
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import { envs } from '../../envs/index.ts';
+import type { EnvConfig, Task, TurnContext } from '../../core/types.ts';
+import { envs, makeTasks } from '../../envs/index.ts';
 import { makePolicy } from '../../policies/spec.ts';
-import { parseFaults } from '../../serve/faults.ts';
-import { modelIds, startServer } from '../../serve/openai.ts';
+import { createEpisode, DONE, episodeSeeds } from '../../rollout/episode.ts';
+import { type Faults, parseFaults } from '../../serve/faults.ts';
+import { McpEpisode } from '../../serve/mcp.ts';
+import { modelIds, type RunningServer, startServer } from '../../serve/openai.ts';
+import { toolServeApp, watchPolicy } from '../../serve/tool-serve.ts';
 import { json } from '../io.ts';
-import { type EnvFlags, envConfigFromFlags, envOptions, int } from '../options.ts';
+import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
 
 interface ServeFlags extends EnvFlags {
   env: string;
@@ -18,6 +23,113 @@ interface ServeFlags extends EnvFlags {
   latency?: string;
   apiKeyEnv?: string;
   json?: boolean;
+  tasks?: string;
+  seed?: string;
+  taskSeeds?: string;
+  budget?: string;
+  revealBudget?: boolean;
+}
+
+/** The tool-env flags, refused on an env served by its text view (they would be silently ignored). */
+const TOOL_FLAGS = [
+  ['tasks', '--tasks'],
+  ['seed', '--seed'],
+  ['taskSeeds', '--task-seeds'],
+  ['budget', '--budget'],
+  ['revealBudget', '--reveal-budget'],
+] as const;
+
+/** The served tasks of a tool env: --task-seeds, else --tasks N from --seed (as `harness run` numbers them). */
+function servedTasks(config: EnvConfig, flags: ServeFlags): Task[] {
+  if (flags.taskSeeds !== undefined) {
+    if (flags.tasks !== undefined || flags.seed !== undefined)
+      throw new InputError('--task-seeds', flags.taskSeeds, 'give either --task-seeds or --tasks/--seed');
+    const seeds = intList('--task-seeds', flags.taskSeeds, 0);
+    return seeds.map((s) => ({ env: config.env, params: config.params, seed: s }));
+  }
+  const n = flags.tasks === undefined ? 1 : int('--tasks', flags.tasks, 1, 100_000);
+  return makeTasks(config, n, flags.seed === undefined ? 0 : seed(flags.seed));
+}
+
+interface Listen {
+  port: number;
+  host: string;
+  faults?: Faults;
+  latencyMs?: number;
+  apiKey?: string;
+}
+
+/** Opens a task's episode as `turnwise mcp --env … --task-seed S --budget B [--reveal-budget]` serves it
+ * (cli/commands/mcp.ts: run seed = task seed, sample 0), the machine's policy contexts told to `watch`. */
+export function mcpEpisodeOpener(budget: number, revealBudget: boolean) {
+  return async (task: Task, watch: (ctx: TurnContext<unknown>) => void): Promise<McpEpisode> => {
+    const env = await envs.make(task);
+    const { envSeed, rng } = episodeSeeds(task.seed, task.seed, 0);
+    return new McpEpisode({
+      env,
+      budget,
+      revealBudget,
+      machine: (e, p) =>
+        createEpisode(e, watchPolicy(p, watch), {
+          id: `mcp${task.seed}-${task.seed}-0`,
+          task,
+          budget,
+          revealBudget,
+          envSeed,
+          rng,
+        }),
+      done: DONE,
+    });
+  };
+}
+
+/** Serves a scripted policy of a tool env; each task's episode is the one `turnwise mcp --task-seed S
+ * --budget B [--reveal-budget]` serves (run seed = task seed, sample 0: cli/commands/mcp.ts). */
+async function serveTools(
+  config: EnvConfig,
+  flags: ServeFlags,
+  listen: Listen,
+): Promise<{ server: RunningServer; models: string[] }> {
+  const tasks = servedTasks(config, flags);
+  const spec = envs.spec(tasks[0]);
+  const policy = makePolicy(flags.policy, spec);
+  if (policy.id.startsWith('openai:'))
+    throw new InputError('--policy', flags.policy, 'serve takes an in-process policy');
+  const budget =
+    flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
+  const revealBudget = flags.revealBudget === true;
+  const open = mcpEpisodeOpener(budget, revealBudget);
+  const served = await toolServeApp({ policy, tasks, open, envParams: config.params, ...listen });
+  const seeds = tasks.map((t) => t.seed);
+  const listed = seeds.length <= 8 ? seeds.join(', ') : `${seeds[0]}, …, ${seeds.at(-1)}`;
+  process.stderr.write(
+    `serving ${policy.id} on ${tasks.length} ${config.env} task(s) (seeds ${listed}; budget ${budget}${revealBudget ? ', revealed' : ''})\n`,
+  );
+  const server = await startServer({ served, port: listen.port, host: listen.host }).catch(
+    (e: NodeJS.ErrnoException) => {
+      throw new InputError(
+        '--port',
+        flags.port,
+        `cannot listen on ${listen.host}:${listen.port} (${e.code ?? e.message})`,
+      );
+    },
+  );
+  return { server, models: modelIds(policy) };
+}
+
+/** Prints where it listens, then serves until SIGINT or SIGTERM. */
+async function untilStopped(server: RunningServer, asJson: boolean, models: string[]): Promise<void> {
+  process.stderr.write(`listening on ${server.url}\n`);
+  if (asJson) json({ url: server.url, port: server.port, models });
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      server.close().then(resolve, resolve);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
 }
 
 function latency(raw: string): number {
@@ -51,7 +163,14 @@ export function registerServe(program: Command): void {
 The conversation is the chat encoding of policies/chat.ts (what --policy openai:URL#MODEL sends): the
 last user or tool message reads "Turn t (N turns left)." (the turns left only when the budget is
 revealed), an optional "Last action: …" line, then "Observation:" and the env's text view. Models: the
-policy spec and its bare kind (oracle for oracle:eps=0.2).`,
+policy spec and its bare kind (oracle for oracle:eps=0.2).
+
+Tool envs (sql, code, tools, search) serve a scripted policy (oracle, oracle:eps=ε, random) to an agent
+that takes its tools from \`turnwise mcp\`: the first user message must be the task's first observation
+as MCP observe returned it, the tool messages the MCP results verbatim. Each request replays the
+conversation's tool calls on that task's episode and answers the policy's next call as a tool call with
+its log-prob. Serve the tasks the harness runs (--tasks/--seed as given to harness run, same --budget
+and --reveal-budget).`,
       ),
   )
     .option('--env <id>', 'environment id', 'frozenlake')
@@ -68,8 +187,42 @@ policy spec and its bare kind (oracle for oracle:eps=0.2).`,
     .option('--latency <delay>', 'added before every answer, e.g. 20ms')
     .option('--api-key-env <name>', 'require the key in this environment variable (else HTTP 401)')
     .option('--json', 'print {"url": …} on stdout once listening')
+    .option('--tasks <n>', 'tool envs: the number of served tasks (task seed = --seed + index)')
+    .option('--seed <n>', 'tool envs: first task seed (default 0)')
+    .option('--task-seeds <list>', 'tool envs: the served task seeds, e.g. 3,5,8')
+    .option(
+      '--budget <T>',
+      "tool envs: the MCP episodes' budget, as given to harness run (default: the env limit)",
+    )
+    .option(
+      '--reveal-budget',
+      'tool envs: the MCP episodes reveal the turns left (as harness run --reveal-budget)',
+    )
     .action(async (flags: ServeFlags) => {
       const config = envConfigFromFlags(flags.env, flags);
+      const port = int('--port', flags.port, 0, 65535);
+      const faults = flags.faults === undefined ? undefined : parseFaults(once(flags.faults));
+      const latencyMs = flags.latency === undefined ? undefined : latency(flags.latency);
+      const apiKey = flags.apiKeyEnv === undefined ? undefined : keyFrom(flags.apiKeyEnv);
+      if (envs.spec({ ...config, seed: 0 }).tools !== undefined) {
+        const { server, models } = await serveTools(config, flags, {
+          port,
+          host: flags.host,
+          faults,
+          latencyMs,
+          apiKey,
+        });
+        await untilStopped(server, flags.json === true, models);
+        return;
+      }
+      for (const [key, flag] of TOOL_FLAGS) {
+        if (flags[key] !== undefined)
+          throw new InputError(
+            flag,
+            flags[key],
+            `only for tool envs; ${flags.env} is served from its text view`,
+          );
+      }
       if (config.params.random === true) {
         throw new InputError(
           '--random',
@@ -81,10 +234,6 @@ policy spec and its bare kind (oracle for oracle:eps=0.2).`,
       const policy = makePolicy(flags.policy, env.spec);
       if (policy.id.startsWith('openai:'))
         throw new InputError('--policy', flags.policy, 'serve takes an in-process policy');
-      const port = int('--port', flags.port, 0, 65535);
-      const faults = flags.faults === undefined ? undefined : parseFaults(once(flags.faults));
-      const latencyMs = flags.latency === undefined ? undefined : latency(flags.latency);
-      const apiKey = flags.apiKeyEnv === undefined ? undefined : keyFrom(flags.apiKeyEnv);
       const server = await startServer({
         policy,
         env,
@@ -101,17 +250,7 @@ policy spec and its bare kind (oracle for oracle:eps=0.2).`,
           `cannot listen on ${flags.host}:${port} (${e.code ?? e.message})`,
         );
       });
-      process.stderr.write(`listening on ${server.url}\n`);
-      if (flags.json) json({ url: server.url, port: server.port, models: modelIds(policy) });
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          server.close().then(resolve, resolve);
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await untilStopped(server, flags.json === true, modelIds(policy));
       await env.close?.();
     });
 }

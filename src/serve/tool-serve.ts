@@ -1,0 +1,457 @@
+// `turnwise serve` for tool envs (sql, code, tools, search): a scripted policy (policies/scripted.ts)
+// as an OpenAI-compatible chat server that an agent drives exactly as it would drive a real model,
+// its tools served by `turnwise mcp` (serve/mcp.ts).
+//
+// A tool env's state is no function of one message (the discrete path, serve/openai.ts, inverts the text
+// view instead), so each request is replayed: the conversation's first user message is the served task's
+// first observation, as the agent got it from MCP `observe` (the texts of every served task are indexed
+// at start); that task's episode is opened the way `turnwise mcp` opens it (same env, budget, reveal and
+// episode seeds: the CLI composes it) and every assistant tool call of the conversation is played on it
+// as an MCP call. A tool message is checked against the episode's answer to the call it answers — the
+// agent forwards MCP results verbatim — so that a conversation this server did not produce, or one
+// from another task, is a 400 naming the message, never a silent guess. The policy then acts from the
+// very context the in-process rollout would hand it, with its uniform from Rng.replay(seed) (as the
+// discrete path does), and the action is answered as one tool call (name + JSON arguments, which the MCP
+// server takes as they are) with `logprobs.content[0].logprob` = log π(a); its `token` is the call as
+// JSON (a tool call has no token id), `top_logprobs` the scripted view's gold call and menu by log π.
+// The seed is the uniform itself (seed · 2^-53, Rng.replay): a client should send well-spread seeds (a
+// hash, or ctx.rng.uniform53() as the openai: policy does); seeds counted 0, 1, 2 all draw ≈ 0.
+//
+// Tasks with the same first observation (two sql seeds can ask the same question of different rows) are
+// all replayed; the tool results rule out the wrong ones. When more than one is left, the answer is
+// served only if every one of them gives the same action and log-prob (the scripted policies act on the
+// question, the schema and the calls taken, which such tasks share); otherwise the request is a 400.
+import { type Context, Hono } from 'hono';
+import { Rng } from '../core/rng.ts';
+import type { Action, Policy, Task, TurnContext } from '../core/types.ts';
+import { FaultInjector, type Faults } from './faults.ts';
+import type { McpEpisode } from './mcp.ts';
+import { chunks, modelIds } from './openai.ts';
+
+export interface ToolServeOptions {
+  /** A policy of the env's tool calls (oracle, oracle:eps=ε, random: policies/scripted.ts). */
+  policy: Policy<unknown, unknown>;
+  /** The served tasks: the conversations this server can answer. */
+  tasks: readonly Task[];
+  /**
+   * Opens a task's episode exactly as `turnwise mcp` serves it to the agent (env, budget, reveal, episode
+   * seeds); `watch` must receive every context the episode machine hands its policy (`watchPolicy`).
+   */
+  open(task: Task, watch: (ctx: TurnContext<unknown>) => void): Promise<McpEpisode> | McpEpisode;
+  faults?: Faults;
+  latencyMs?: number;
+  /** The env's parameters as configured, listed in /v1/models. */
+  envParams?: Record<string, unknown>;
+  apiKey?: string;
+}
+
+/** The policy with every context it is asked to act on reported to `watch` first. */
+export function watchPolicy<O, A>(policy: Policy<O, A>, watch: (ctx: TurnContext<O>) => void): Policy<O, A> {
+  return {
+    id: policy.id,
+    budgetAware: policy.budgetAware,
+    act(ctx) {
+      watch(ctx);
+      return policy.act(ctx);
+    },
+  };
+}
+
+class BadRequest extends Error {
+  readonly param: string | undefined;
+
+  constructor(message: string, param?: string) {
+    super(message);
+    this.param = param;
+  }
+}
+
+const errorBody = (message: string, type: string, param?: string) => ({
+  error: { message, type, param: param ?? null, code: null },
+});
+
+type Json = Record<string, unknown>;
+const isObject = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** Message content as text: a string, or the text parts of a content array. */
+function contentText(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return undefined;
+  return content.map((p) => (isObject(p) && typeof p.text === 'string' ? p.text : '')).join('');
+}
+
+/** An MCP result as an agent forwards it: its text parts, one per line. */
+function resultText(r: { content?: unknown }): string {
+  return Array.isArray(r.content)
+    ? r.content.map((c) => (isObject(c) && typeof c.text === 'string' ? c.text : '')).join('\n')
+    : '';
+}
+
+/** A tool call of the conversation, where it is, and the tool message that answered it (if any). */
+interface Step {
+  name: string;
+  args: Record<string, unknown>;
+  where: string;
+  answer?: { where: string; text: string };
+}
+
+/** The conversation after the first user message as the env calls it made, each with its answer. */
+function stepsOf(messages: readonly unknown[], from: number): Step[] {
+  const steps: Step[] = [];
+  const byId = new Map<string, Step>();
+  for (let i = from + 1; i < messages.length; i++) {
+    const m = messages[i];
+    if (!isObject(m)) throw new BadRequest(`messages[${i}] is not a message object`, 'messages');
+    if (m.role === 'assistant' && Array.isArray(m.tool_calls)) {
+      m.tool_calls.forEach((call, j) => {
+        const where = `messages[${i}].tool_calls[${j}]`;
+        const f = isObject(call) && isObject(call.function) ? call.function : undefined;
+        if (f === undefined || typeof f.name !== 'string')
+          throw new BadRequest(`${where} has no function name`, 'messages');
+        let args: unknown = f.arguments ?? {};
+        if (typeof args === 'string') {
+          try {
+            args = args.trim() === '' ? {} : JSON.parse(args);
+          } catch {
+            throw new BadRequest(`${where}.function.arguments is not JSON`, 'messages');
+          }
+        }
+        if (!isObject(args))
+          throw new BadRequest(`${where}.function.arguments is not a JSON object`, 'messages');
+        const step: Step = { name: f.name, args, where };
+        steps.push(step);
+        if (isObject(call) && typeof call.id === 'string') byId.set(call.id, step);
+      });
+    } else if (m.role === 'tool') {
+      const id = m.tool_call_id;
+      const step = typeof id === 'string' ? byId.get(id) : undefined;
+      if (step === undefined || step.answer !== undefined) {
+        throw new BadRequest(
+          `messages[${i}]: tool_call_id ${JSON.stringify(id)} answers no earlier tool call (or one answered already)`,
+          'messages',
+        );
+      }
+      step.answer = { where: `messages[${i}]`, text: contentText(m.content) ?? '' };
+    }
+  }
+  return steps;
+}
+
+/** Where the replay of one task ended: the context to act on, or why there is none. */
+type Replayed =
+  | { task: Task; ctx: TurnContext<unknown>; episode: McpEpisode }
+  | { task: Task; mismatch: string };
+
+const firstDifference = (want: string, got: string): string => {
+  const a = want.split('\n');
+  const b = got.split('\n');
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const show = (s: string | undefined) => (s === undefined ? 'nothing' : JSON.stringify(s.slice(0, 120)));
+  return `line ${i + 1} is ${show(b[i])}, the env answered ${show(a[i])}`;
+};
+
+/** Same action (tool call by name and arguments) and log-prob. */
+const answerKey = (a: Action<unknown>) => JSON.stringify([a.action, a.logp]);
+
+/** The hono app for a tool env; `release()` answers every hanging request (for shutdown). */
+export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; release(): void }> {
+  const { policy } = o;
+  if (o.tasks.length === 0) throw new Error('tool serve: no tasks to serve');
+  const envId = o.tasks[0].env;
+  const ids = modelIds(policy);
+  const injector = o.faults === undefined ? undefined : new FaultInjector(o.faults);
+  const hanging = new Set<() => void>();
+  let served = 0;
+
+  // The index: each served task's first observation as `observe` gives it.
+  const byFirst = new Map<string, Task[]>();
+  for (const task of o.tasks) {
+    const episode = await o.open(task, () => {});
+    const text = resultText(await episode.call('observe', {}));
+    await episode.finish();
+    byFirst.set(text, [...(byFirst.get(text) ?? []), task]);
+  }
+  const seeds = o.tasks.map((t) => t.seed);
+  const servedTasks =
+    seeds.length <= 8
+      ? `seeds ${seeds.join(', ')}`
+      : `${seeds.length} tasks, seeds ${seeds[0]}…${seeds.at(-1)}`;
+
+  /** Plays the conversation's calls on the task's episode; the episode is left open on success and
+   * finished (its env closed) on every other path. */
+  const replay = async (task: Task, steps: readonly Step[]): Promise<Replayed> => {
+    let ctx: TurnContext<unknown> | undefined;
+    const episode = await o.open(task, (c) => {
+      ctx = c;
+    });
+    let mismatch: string | undefined;
+    try {
+      for (const step of steps) {
+        if (episode.done) {
+          mismatch = `${step.where}: the episode was over before this call`;
+          break;
+        }
+        const text = resultText(await episode.call(step.name, step.args));
+        if (step.answer !== undefined && step.answer.text !== text) {
+          mismatch = `${step.answer.where}: ${firstDifference(text, step.answer.text)}`;
+          break;
+        }
+      }
+      // A read-only call: it waits for the episode to be ready (the first context) when no call came.
+      if (mismatch === undefined) await episode.call('observe', {});
+      if (mismatch === undefined && (episode.done || ctx === undefined)) {
+        const out = episode.result?.outcome;
+        const why =
+          out?.end === 'truncated'
+            ? `its turn budget (${out.turns}) is spent: serve with the harness's --budget`
+            : 'there is no action to take';
+        mismatch = `the episode is over after ${steps.at(-1)?.where ?? 'no call'}; ${why}`;
+      }
+    } catch (e) {
+      await episode.finish();
+      throw e;
+    }
+    if (mismatch === undefined && ctx !== undefined) return { task, ctx, episode };
+    await episode.finish();
+    return { task, mismatch: mismatch as string };
+  };
+
+  const intIn = (x: unknown, lo: number, hi: number, param: string, fallback: number): number => {
+    if (x === undefined || x === null) return fallback;
+    if (typeof x !== 'number' || !Number.isInteger(x) || x < lo || x > hi)
+      throw new BadRequest(`${param} must be an integer from ${lo} to ${hi}`, param);
+    return x;
+  };
+
+  /** log π of the actions the policy could take, best first: the scripted view's gold action and menu. */
+  const alternatives = async (ctx: TurnContext<unknown>, top: number, chosen: Action<unknown>) => {
+    const view = ctx.env.scripted?.();
+    const score = policy.logProb?.bind(policy);
+    if (view === undefined || score === undefined) return [{ action: chosen.action, lp: chosen.logp }];
+    const seen = new Set<string>();
+    const out: { action: unknown; lp: number }[] = [];
+    for (const a of [view.goldAction(ctx.history), ...view.validActions(ctx.history)]) {
+      const k = JSON.stringify(a);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      out.push({ action: a, lp: Math.max(-9999, await score(ctx, a)) });
+    }
+    return out.sort((x, y) => y.lp - x.lp).slice(0, top);
+  };
+
+  const asCall = (action: unknown, where: string): { name: string; arguments: string } => {
+    if (!isObject(action) || typeof action.name !== 'string')
+      throw new Error(`policy ${policy.id} returned ${JSON.stringify(action)}, not a tool call (${where})`);
+    return { name: action.name, arguments: JSON.stringify(action.arguments ?? {}) };
+  };
+
+  const complete = async (req: Json) => {
+    const model = req.model;
+    if (typeof model !== 'string' || !ids.includes(model))
+      throw new BadRequest(
+        `model ${JSON.stringify(model)} is not served; models: ${ids.join(', ')}`,
+        'model',
+      );
+    if (!Array.isArray(req.messages) || req.messages.length === 0)
+      throw new BadRequest('messages must be a non-empty array', 'messages');
+    const messages = req.messages as unknown[];
+    const n = intIn(req.n, 1, 16, 'n', 1);
+    const top = intIn(req.top_logprobs, 0, 20, 'top_logprobs', 0);
+    const seed =
+      req.seed === undefined || req.seed === null
+        ? Math.floor(Math.random() * 2 ** 53)
+        : intIn(req.seed, 0, Number.MAX_SAFE_INTEGER, 'seed', 0);
+    const u = messages.findIndex((m) => isObject(m) && m.role === 'user');
+    if (u < 0)
+      throw new BadRequest('no user message: the first one must be the task’s first observation', 'messages');
+    const first = contentText((messages[u] as Json).content) ?? '';
+    const candidates = byFirst.get(first);
+    if (candidates === undefined) {
+      throw new BadRequest(
+        `messages[${u}]: the first user message is not the first observation of a served ${envId} task (${servedTasks}); send the text of MCP observe verbatim`,
+        'messages',
+      );
+    }
+    const steps = stepsOf(messages, u);
+    const settled = await Promise.allSettled(candidates.map((task) => replay(task, steps)));
+    const replays = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const live = replays.filter((r): r is Extract<Replayed, { ctx: unknown }> => 'ctx' in r);
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed !== undefined) {
+      await Promise.all(live.map((r) => r.episode.finish()));
+      throw failed.reason;
+    }
+    try {
+      if (live.length === 0) {
+        const why = replays.map((r) => ('mismatch' in r ? r.mismatch : '')).filter((x) => x !== '');
+        const each =
+          candidates.length === 1
+            ? why[0]
+            : replays.map((r, i) => `task ${r.task.seed}: ${why[i]}`).join('; ');
+        throw new BadRequest(
+          `the conversation is not an episode of ${envId} task ${candidates.map((t) => t.seed).join(' or ')}: ${each}`,
+          'messages',
+        );
+      }
+      const tools = Array.isArray(req.tools)
+        ? new Set(req.tools.map((t) => (isObject(t) && isObject(t.function) ? t.function.name : undefined)))
+        : undefined;
+      const choices = [];
+      for (let i = 0; i < n; i++) {
+        const uniform = i === 0 ? seed : Rng.derive(seed, i).uniform53();
+        const answers = await Promise.all(
+          live.map(async (r) => policy.act({ ...r.ctx, rng: Rng.replay(uniform) })),
+        );
+        if (new Set(answers.map(answerKey)).size > 1) {
+          throw new BadRequest(
+            `the conversation fits ${envId} tasks ${live.map((r) => r.task.seed).join(', ')} (same first observation, same tool results), on which policy ${policy.id} acts differently; serve fewer tasks`,
+            'messages',
+          );
+        }
+        const chosen = answers[0];
+        const call = asCall(chosen.action, `turn ${live[0].ctx.turn}`);
+        if (tools !== undefined && !tools.has(call.name))
+          throw new BadRequest(
+            `tools: the policy calls ${call.name}, which the request does not offer`,
+            'tools',
+          );
+        // One "token" per action, as the discrete path answers: the tool call as its JSON.
+        const entry: Json = {
+          token: JSON.stringify(chosen.action),
+          logprob: Math.max(-9999, chosen.logp),
+          bytes: null,
+        };
+        if (top > 0) {
+          entry.top_logprobs = (await alternatives(live[0].ctx, top, chosen)).map((a) => ({
+            token: JSON.stringify(a.action),
+            logprob: a.lp,
+            bytes: null,
+          }));
+        }
+        choices.push({
+          index: i,
+          message: {
+            role: 'assistant' as const,
+            content: null,
+            tool_calls: [{ id: `call_${live[0].ctx.turn}_${i}`, type: 'function' as const, function: call }],
+          },
+          finish_reason: 'tool_calls',
+          logprobs: req.logprobs === true ? { content: [entry] } : null,
+        });
+      }
+      const words = messages.reduce<number>(
+        (s, m) => s + (isObject(m) ? (contentText(m.content) ?? '').split(/\s+/).filter(Boolean).length : 0),
+        0,
+      );
+      served++;
+      return {
+        id: `chatcmpl-${served}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model,
+        system_fingerprint: `turnwise:${policy.id}`,
+        choices,
+        usage: { prompt_tokens: words, completion_tokens: n, total_tokens: words + n },
+      };
+    } finally {
+      await Promise.all(live.map((r) => r.episode.finish()));
+    }
+  };
+
+  const app = new Hono();
+  if (o.apiKey !== undefined) {
+    const want = `Bearer ${o.apiKey}`;
+    app.use('/v1/*', async (c, next) => {
+      if (c.req.header('authorization') !== want)
+        return c.json(errorBody('invalid or missing API key', 'invalid_request_error'), 401);
+      await next();
+    });
+  }
+  app.get('/health', (c) => c.json({ status: 'ok', policy: policy.id, env: envId, tasks: seeds.length }));
+  app.get('/v1/models', (c) =>
+    c.json({
+      object: 'list',
+      data: ids.map((id) => ({
+        id,
+        object: 'model',
+        created: 0,
+        owned_by: 'turnwise',
+        turnwise: {
+          policy: policy.id,
+          env: envId,
+          ...(o.envParams === undefined ? {} : { params: o.envParams }),
+          tasks: seeds,
+          budget_aware: policy.budgetAware,
+        },
+      })),
+    }),
+  );
+  /** Latency, then the injected fault for this body (as the discrete server injects them). */
+  const faultFor = async (c: Context, text: string): Promise<Response | undefined> => {
+    if (o.latencyMs !== undefined && o.latencyMs > 0) await new Promise((r) => setTimeout(r, o.latencyMs));
+    const fault = injector?.draw(text);
+    if (fault === '429')
+      return c.json(errorBody('rate limited (injected fault)', 'rate_limit_error'), 429, {
+        'retry-after': '1',
+        'retry-after-ms': '10',
+      });
+    if (fault === '500') return c.json(errorBody('internal error (injected fault)', 'server_error'), 500);
+    if (fault === 'hang') {
+      await new Promise<void>((resolve) => {
+        hanging.add(resolve);
+        c.req.raw.signal.addEventListener('abort', () => resolve());
+      });
+      return c.json(errorBody('the server is shutting down', 'server_error'), 503);
+    }
+    if (fault === 'malformed') return c.body('{"id":"chatcmpl-', 200, { 'content-type': 'application/json' });
+    return undefined;
+  };
+  app.post('/v1/chat/completions', async (c) => {
+    const text = await c.req.text();
+    const faulted = await faultFor(c, text);
+    if (faulted !== undefined) return faulted;
+    let req: unknown;
+    try {
+      req = JSON.parse(text);
+    } catch {
+      return c.json(errorBody('the body is not JSON', 'invalid_request_error'), 400);
+    }
+    if (!isObject(req))
+      return c.json(errorBody('the body is not a JSON object', 'invalid_request_error'), 400);
+    try {
+      const res = await complete(req);
+      if (req.stream !== true) return c.json(res);
+      const usage = isObject(req.stream_options) && req.stream_options.include_usage === true;
+      const events = chunks(res, usage);
+      const body = `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`;
+      return c.body(body, 200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+      });
+    } catch (e) {
+      if (e instanceof BadRequest) return c.json(errorBody(e.message, 'invalid_request_error', e.param), 400);
+      throw e;
+    }
+  });
+  app.post('/v1/completions', (c) =>
+    c.json(
+      errorBody(
+        `/v1/completions is not served for tool env ${envId}; use /v1/chat/completions`,
+        'invalid_request_error',
+      ),
+      404,
+    ),
+  );
+  app.notFound((c) =>
+    c.json(errorBody(`no route ${c.req.method} ${c.req.path}`, 'invalid_request_error'), 404),
+  );
+  app.onError((e, c) => c.json(errorBody(e.message, 'server_error'), 500));
+  return {
+    app,
+    release: () => {
+      for (const resolve of hanging) resolve();
+      hanging.clear();
+    },
+  };
+}
