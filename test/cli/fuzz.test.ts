@@ -883,7 +883,7 @@ test('every integer flag refuses a whole number written otherwise than in decima
   assert.deepEqual(failures, [], `\n${failures.join('\n')}\n${strayOutput}`);
 });
 
-test('cross-field nonsense in a training config: exit 2, one line naming both fields, nothing written', async () => {
+test('cross-field nonsense in a training (or bc) config: exit 2, one line naming both fields, nothing written', async () => {
   const cases: [string[], string[]][] = [
     [
       ['--group-size', '1'],
@@ -974,14 +974,17 @@ test('cross-field nonsense in a training config: exit 2, one line naming both fi
       ['revealBudget', 'turns left'],
     ],
   ];
+  const all: [string[], string[]][] = cases.map(([a, f]) => [['train', '--out', 'OUT/run', ...a], f]);
+  // bc's held-out tasks, likewise.
+  const bc = ['bc', '--random', '--size', '4', '--epochs', '1', '--hidden', '4', '--out', 'OUT/bc'];
+  all.push([
+    [...bc, '--train-seeds', '0:10', '--test-seeds', '5:15'],
+    ['--test-seeds', '--train-seeds 0:10'],
+  ]);
   const failures: string[] = [];
-  for (const [args, fields] of cases) {
+  for (const [args, fields] of all) {
     let line = '';
-    const c: Case = {
-      argv: ['train', '--out', 'OUT/run', ...args],
-      mention: [fields[0]],
-      what: args.join(' '),
-    };
+    const c: Case = { argv: args, mention: [fields[0]], what: args.join(' ') };
     failures.push(
       ...(await check(c, async (argv, cwd) => {
         const r = await runInWorker(argv, cwd);
@@ -990,7 +993,7 @@ test('cross-field nonsense in a training config: exit 2, one line naming both fi
       })),
     );
     for (const f of fields)
-      if (!line.includes(f)) failures.push(`train ${args.join(' ')}: does not name ${f}: ${line}`);
+      if (!line.includes(f)) failures.push(`${args.join(' ')}: does not name ${f}: ${line}`);
   }
   assert.deepEqual(failures, [], `\n${failures.join('\n')}`);
 });
