@@ -1,10 +1,13 @@
 // Reading flags: every value is checked and refused with a one-line InputError naming the flag.
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.ts';
+import { INTEGER_TEXT } from '../core/params.ts';
 import { checkInSpaces } from '../core/policy.ts';
 import type { EnvConfig, Task, Trajectory } from '../core/types.ts';
 import { ENV_IDS, envConfig, envSpec } from '../envs/index.ts';
 
+/** An integer flag: INTEGER_TEXT (decimal digits; `1e3`, `10.0`, `0x10` are refused, as in `--set`
+ * and every config flag) within [min, max]. */
 export function int(
   flag: string,
   raw: unknown,
@@ -13,7 +16,7 @@ export function int(
 ): number {
   const s = String(raw).trim();
   const x = Number(s);
-  if (!/^-?\d+$/.test(s) || !Number.isSafeInteger(x) || x < min || x > max) {
+  if (!INTEGER_TEXT.test(s) || !Number.isSafeInteger(x) || x < min || x > max) {
     const range =
       max === Number.MAX_SAFE_INTEGER
         ? min === Number.MIN_SAFE_INTEGER
@@ -51,11 +54,20 @@ export function intList(flag: string, raw: unknown, min = 1): number[] {
   }
   return parts.map((p) => {
     const s = Number(p);
-    if (!/^-?\d+$/.test(p) || s < min || !Number.isSafeInteger(s)) {
+    if (!INTEGER_TEXT.test(p) || s < min || !Number.isSafeInteger(s)) {
       throw new InputError(flag, raw, `expected comma-separated integers ≥ ${min}`);
     }
     return s;
   });
+}
+
+/** `intList` whose values are all different (`--T 5,5` would measure one budget twice, as two). */
+export function distinctIntList(flag: string, raw: unknown, min = 1): number[] {
+  const values = intList(flag, raw, min);
+  const twice = values.find((v, i) => values.indexOf(v) !== i);
+  if (twice !== undefined)
+    throw new InputError(flag, raw, `expected distinct integers ≥ ${min} (${twice} is given twice)`);
+  return values;
 }
 
 export const seed = (raw: unknown): number => int('--seed', raw, 0, 2 ** 53 - 1);

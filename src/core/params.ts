@@ -129,9 +129,25 @@ export function fieldAt(
   return { schema: cur, exact };
 }
 
+/**
+ * How an integer is written on the command line, everywhere (flags, `--set`, spec parameters): decimal
+ * digits with an optional minus. `1e3`, `10.0`, `0x10` or `+5` are numbers that happen to be whole, and
+ * refused as integers (as argparse's int() and cli/options.ts int() refuse them): one way to write one.
+ */
+export const INTEGER_TEXT = /^-?\d+$/;
+
+/** Whether a number field only takes integers (z.number().int()). */
+function isIntegerField(schema: z.ZodType): boolean {
+  const checks = (def(unwrap(schema)).checks as { _zod: { def: Record<string, unknown> } }[]) ?? [];
+  return checks.some(
+    (c) => c._zod.def.check === 'number_format' && String(c._zod.def.format).includes('int'),
+  );
+}
+
 /** A string from the command line as a value of the field's type: the text itself for strings and
- * enums, a number for numbers, true/false for booleans, JSON for anything structured (a JSON string
- * literal is accepted everywhere). What does not parse is left as the string, for the schema to refuse. */
+ * enums, a number for numbers (an integer field: written as INTEGER_TEXT), true/false for booleans,
+ * JSON for anything structured (a JSON string literal is accepted everywhere). What does not parse is
+ * left as the string, for the schema to refuse. */
 export function parseValue(schema: z.ZodType | undefined, raw: string): unknown {
   const json = (): unknown => {
     try {
@@ -145,6 +161,7 @@ export function parseValue(schema: z.ZodType | undefined, raw: string): unknown 
   if (type === 'string' || type === 'enum' || type === 'literal') return raw;
   if (type === 'number') {
     const x = Number(raw);
+    if (isIntegerField(schema!) && !INTEGER_TEXT.test(raw.trim())) return raw;
     return raw.trim() === '' || Number.isNaN(x) ? raw : x;
   }
   if (type === 'boolean') return raw === 'true' ? true : raw === 'false' ? false : raw;

@@ -3,14 +3,62 @@
 //                buffers under `optimizer.<buffer>.<parameter>` (Adam: m and v)
 //   __metadata__ "turnwise": the config as a JSON string (what to build before loading);
 //                "optimizer": {"kind","step","hyper"} as a JSON string, when an optimizer was saved
+//                "checksum": "sha256:<hex>" of the contents (below), verified on every load
 // Any safetensors reader sees plain F32 tensors; loading into a module checks every name and shape.
+//
+// The checksum: the format's own checks catch a torn file and most header damage, but not a byte
+// flipped inside the tensor data (or a digit of the metadata), which would load as wrong weights or a
+// wrong iteration without a word. It is SHA-256 over, first, the UTF-8 JSON of
+//   {"metadata": [[key, value], …] (every entry but "checksum", sorted by key),
+//    "tensors": [[name, shape, [begin, end]], …] (in name order, offsets relative to the data)}
+// and then the data section's bytes — everything the file means except the padding, so any reader
+// can recompute it from the parsed header and the bytes after it.
+import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { InputError } from '../core/errors.ts';
 import type { NamedTensors } from './layers.ts';
 import type { Optimizer, OptimizerState } from './optim.ts';
-import { decodeSafetensors, encodeSafetensors, type NamedArray } from './safetensors.ts';
+import { decodeSafetensors, encodeSafetensors, type Layout, type NamedArray } from './safetensors.ts';
 
 const OPTIMIZER_PREFIX = 'optimizer.';
+/** The `__metadata__` key of the checksum. */
+export const CHECKSUM = 'checksum';
+
+/** The checksum of a checkpoint's contents (see the top of this file). */
+export function contentChecksum(metadata: Record<string, string>, layout: Layout): string {
+  const meta = Object.entries(metadata)
+    .filter(([k]) => k !== CHECKSUM)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const tensors = layout.entries.map((e) => [e.name, e.shape, [e.begin, e.end]]);
+  const hash = createHash('sha256').update(JSON.stringify({ metadata: meta, tensors }));
+  return `sha256:${hash.update(layout.data).digest('hex')}`;
+}
+
+/** A safetensors file with its checksum in `__metadata__` (every checkpoint turnwise writes). */
+export function encodeCheckpoint(
+  tensors: Iterable<readonly [string, NamedArray]>,
+  metadata: Record<string, string>,
+): Uint8Array {
+  return encodeSafetensors(tensors, metadata, (layout) => ({
+    [CHECKSUM]: contentChecksum(metadata, layout),
+  }));
+}
+
+/**
+ * Refuses a file whose contents do not hash to its recorded checksum. Checkpoints written before
+ * checksums were recorded have none: they still load, checked by the format's checks alone.
+ */
+function verifyChecksum(metadata: Record<string, string>, layout: Layout, source: string): void {
+  const recorded = metadata[CHECKSUM];
+  if (recorded === undefined) return;
+  const actual = contentChecksum(metadata, layout);
+  if (recorded !== actual) {
+    throw InputError.raw(
+      source,
+      `checksum mismatch: the contents hash to ${actual.slice(0, 19)}…, the file records ${JSON.stringify(recorded.slice(0, 19))}…; the file is damaged`,
+    );
+  }
+}
 
 export interface Checkpoint {
   /** The parsed "turnwise" metadata entry (undefined when the file has none). */
@@ -37,11 +85,13 @@ export function checkpointBytes(
     for (const [name, data] of s.buffers)
       tensors.push([`${OPTIMIZER_PREFIX}${name}`, { shape: [data.length], data }]);
   }
-  return encodeSafetensors(tensors, metadata);
+  return encodeCheckpoint(tensors, metadata);
 }
 
+/** Every checkpoint read goes through here: the format's checks, the checksum, finite values. */
 export function parseCheckpoint(bytes: Uint8Array, source: string): Checkpoint {
   const st = decodeSafetensors(bytes, source);
+  verifyChecksum(st.metadata, st.layout, source);
   const fail = (message: string): never => {
     throw InputError.raw(source, message);
   };

@@ -15,10 +15,18 @@ export interface NamedArray {
   data: Float32Array;
 }
 
+/** Where each tensor lies in the data section (offsets relative to it), in name order, and the data
+ * section's bytes: what a checksum of the contents covers (nn/checkpoint.ts). */
+export interface Layout {
+  entries: { name: string; shape: readonly number[]; begin: number; end: number }[];
+  data: Uint8Array;
+}
+
 export interface Safetensors {
   tensors: Map<string, NamedArray>;
   /** The `__metadata__` map ({} when absent). */
   metadata: Record<string, string>;
+  layout: Layout;
 }
 
 /** The reference implementation's limit (safetensors/src/tensor.rs, MAX_HEADER_SIZE). */
@@ -31,37 +39,53 @@ function elements(shape: readonly number[]): number {
   return n;
 }
 
+/** The reference's tensor order: by name, in UTF-16 code units (Rust sorts the same for ASCII names). */
+const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * `seal`, when given, adds metadata entries computed from the layout (a checksum of the contents):
+ * the data section is laid out first, then the header is written with them.
+ */
 export function encodeSafetensors(
   tensors: Iterable<readonly [string, NamedArray]>,
   metadata: Record<string, string> = {},
+  seal?: (layout: Layout) => Record<string, string>,
 ): Uint8Array {
-  const list = [...tensors].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const list = [...tensors].sort(([a], [b]) => byName(a, b));
   const header: Record<string, unknown> = {};
-  if (Object.keys(metadata).length > 0) header[METADATA] = metadata;
+  const entries: Layout['entries'] = [];
+  const seen = new Set<string>();
   let offset = 0;
   for (const [name, t] of list) {
     if (name === METADATA) throw new RangeError(`safetensors: ${METADATA} is not a tensor name`);
-    if (Object.hasOwn(header, name)) throw new RangeError(`safetensors: tensor ${name} given twice`);
     if (elements(t.shape) !== t.data.length) {
       throw new RangeError(
         `safetensors: ${name} has ${t.data.length} values for shape [${t.shape.join(', ')}]`,
       );
     }
+    if (seen.has(name)) throw new RangeError(`safetensors: tensor ${name} given twice`);
+    seen.add(name);
     const end = offset + t.data.length * 4;
-    header[name] = { dtype: 'F32', shape: [...t.shape], data_offsets: [offset, end] };
+    entries.push({ name, shape: [...t.shape], begin: offset, end });
     offset = end;
   }
+  const data = new Uint8Array(offset);
+  const dataView = new DataView(data.buffer);
+  let p = 0;
+  for (const [, t] of list) {
+    for (let i = 0; i < t.data.length; i++, p += 4) dataView.setFloat32(p, t.data[i], true);
+  }
+  const meta = seal === undefined ? metadata : { ...metadata, ...seal({ entries, data }) };
+  // __metadata__ first, then the tensors in name order (the reference's header, key for key).
+  if (Object.keys(meta).length > 0) header[METADATA] = meta;
+  for (const e of entries) header[e.name] = { dtype: 'F32', shape: e.shape, data_offsets: [e.begin, e.end] };
   const json = new TextEncoder().encode(JSON.stringify(header));
   const n = Math.ceil(json.length / 8) * 8;
   const out = new Uint8Array(8 + n + offset);
-  const view = new DataView(out.buffer);
-  view.setBigUint64(0, BigInt(n), true);
+  new DataView(out.buffer).setBigUint64(0, BigInt(n), true);
   out.set(json, 8);
   out.fill(0x20, 8 + json.length, 8 + n);
-  let p = 8 + n;
-  for (const [, t] of list) {
-    for (let i = 0; i < t.data.length; i++, p += 4) view.setFloat32(p, t.data[i], true);
-  }
+  out.set(data, 8 + n);
   return out;
 }
 
@@ -144,5 +168,6 @@ export function decodeSafetensors(bytes: Uint8Array, source = 'safetensors'): Sa
     for (let i = 0, p = dataStart + t.begin; i < data.length; i++, p += 4) data[i] = view.getFloat32(p, true);
     tensors.set(t.name, { shape: t.shape, data });
   }
-  return { tensors, metadata };
+  const inNameOrder = [...infos].sort((a, b) => byName(a.name, b.name));
+  return { tensors, metadata, layout: { entries: inNameOrder, data: bytes.subarray(dataStart) } };
 }

@@ -413,9 +413,14 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
   if (c.ppo.clipHigh < c.ppo.clipLow) {
     throw new InputError(name('ppo.clipHigh'), c.ppo.clipHigh, `must be ≥ ppo.clipLow (${c.ppo.clipLow})`);
   }
-  // Only a minibatch count the user chose: the policy-kind default serves small test batches too.
+  // Only a minibatch count the user chose: the policy-kind default serves small test batches too —
+  // also when a saved config (--resume) writes the default out.
   const batch = c.groups * c.groupSize;
-  const chosen = given === undefined || given.ppo.minibatches !== undefined;
+  const kindDefault = POLICY_DEFAULTS.find((p) => p.path === 'ppo.minibatches')?.defaults[
+    c.policy.kind === 'tabular' ? 'tabular' : 'neural'
+  ];
+  const chosen =
+    given === undefined || (given.ppo.minibatches !== undefined && given.ppo.minibatches !== kindDefault);
   if (c.algo !== 'es' && chosen && c.ppo.minibatches > batch) {
     throw new InputError(
       name('ppo.minibatches'),
@@ -423,7 +428,107 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
       `must be ≤ the batch, groups × groupSize = ${c.groups} × ${c.groupSize} = ${batch} trajectories`,
     );
   }
+  checkUnread(c, name);
   return c;
+}
+
+/** A section's values as declared when nothing is given (what a value left alone holds). */
+const SECTION_DEFAULTS = {
+  es: TrainConfigSchema.shape.es.parse(undefined),
+  critic: TrainConfigSchema.shape.critic.parse(undefined),
+  guidance: TrainConfigSchema.shape.guidance.parse(undefined),
+  ppo: TrainConfigSchema.shape.ppo.parse(undefined),
+  crossPolicy: TrainConfigSchema.shape.crossPolicy.parse(undefined),
+  dynamicSampling: TrainConfigSchema.shape.dynamicSampling.parse(undefined),
+};
+
+/** The first field of `section` set to something other than its declared default (undefined: none).
+ * Comparing with the default, not asking whether it was given, keeps a saved config (every default
+ * written out) as acceptable on resume as the flags it came from. */
+function changed<K extends keyof typeof SECTION_DEFAULTS>(
+  c: TrainConfig,
+  section: K,
+  ignore: readonly string[] = [],
+): string | undefined {
+  const value = c[section] as Record<string, unknown>;
+  const defaults = SECTION_DEFAULTS[section] as Record<string, unknown>;
+  return Object.keys({ ...defaults, ...value }).find(
+    (k) => !ignore.includes(k) && JSON.stringify(value[k]) !== JSON.stringify(defaults[k]),
+  );
+}
+
+/**
+ * Fields set for a part of training that this config never runs — silently ignored, they would make
+ * the user believe a run did what it did not: ES has no credit, guidance, cross-policy sampling,
+ * dynamic sampling or clipped loss; es.* is read by ES only, critic.* by GAE only, guidance.* by a
+ * guidance mode, the aggregation constant by constant-sum, crossPolicy.refreshEvery by q > 0,
+ * dynamicSampling.maxRounds when it is enabled; and dynamic sampling drops every group of one (its
+ * outcomes are always all equal), so it needs groupSize ≥ 2 whatever the credit method.
+ */
+function checkUnread(c: TrainConfig, name: (k: string) => string): void {
+  const unread = (path: string, value: unknown, because: string): never => {
+    throw new InputError(name(path), value, because);
+  };
+  const method = creditMethod(c);
+  if (c.algo === 'es') {
+    const es = 'is not read by algo es (no gradient, no groups): drop it, or choose algo grpo or ppo';
+    const credit = Object.entries(c.credit).find(([, v]) => v !== undefined);
+    if (credit !== undefined) unread(`credit.${credit[0]}`, credit[1], es);
+    if (c.guidance.mode !== 'none') unread('guidance.mode', c.guidance.mode, es);
+    if (c.crossPolicy.q > 0) unread('crossPolicy.q', c.crossPolicy.q, es);
+    if (c.dynamicSampling.enabled) unread('dynamicSampling.enabled', true, es);
+    const ppo = changed(c, 'ppo', ['epochs', 'minibatches', 'entCoef']);
+    if (ppo !== undefined) unread(`ppo.${ppo}`, (c.ppo as Record<string, unknown>)[ppo], es);
+  } else {
+    const es = changed(c, 'es');
+    if (es !== undefined)
+      unread(`es.${es}`, (c.es as Record<string, unknown>)[es], `is read by algo es only; algo is ${c.algo}`);
+  }
+  const critic = changed(c, 'critic');
+  if (critic !== undefined && (method !== 'gae' || c.algo === 'es')) {
+    unread(
+      `critic.${critic}`,
+      (c.critic as Record<string, unknown>)[critic],
+      `is read by the critic of credit.method gae only; ${c.algo === 'es' ? 'algo is es' : `credit.method is ${method}`}`,
+    );
+  }
+  if (c.guidance.mode === 'none') {
+    const g = changed(c, 'guidance', ['mode']);
+    if (g !== undefined)
+      unread(
+        `guidance.${g}`,
+        (c.guidance as Record<string, unknown>)[g],
+        'is read by guidance.mode gaussian or bread only; guidance.mode is none',
+      );
+  }
+  if (c.ppo.aggregationConstant !== undefined && c.ppo.aggregation !== 'constant-sum') {
+    unread(
+      'ppo.aggregationConstant',
+      c.ppo.aggregationConstant,
+      `is read by ppo.aggregation constant-sum only; ppo.aggregation is ${c.ppo.aggregation}`,
+    );
+  }
+  if (c.crossPolicy.q === 0 && changed(c, 'crossPolicy', ['q']) !== undefined) {
+    unread(
+      'crossPolicy.refreshEvery',
+      c.crossPolicy.refreshEvery,
+      'is read only when crossPolicy.q > 0 (a stale snapshot acts); crossPolicy.q is 0',
+    );
+  }
+  if (!c.dynamicSampling.enabled && changed(c, 'dynamicSampling', ['enabled']) !== undefined) {
+    unread(
+      'dynamicSampling.maxRounds',
+      c.dynamicSampling.maxRounds,
+      'is read only when dynamicSampling.enabled is true',
+    );
+  }
+  if (c.dynamicSampling.enabled && c.groupSize < 2) {
+    unread(
+      'dynamicSampling.enabled',
+      true,
+      `drops every group whose outcomes are all equal, and a group of groupSize ${c.groupSize} always is: give groupSize ≥ 2`,
+    );
+  }
 }
 
 export function parseTrainConfig(raw: unknown, field = 'config'): TrainConfig {

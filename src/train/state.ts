@@ -3,13 +3,13 @@
 // parameters), `policy_optim.` (its Adam moments), `critic.` / `critic_optim.`, `stale.` (the snapshot
 // that acts in cross-policy sampling), `reference.` (the KL reference) — and `__metadata__` holds the
 // run state as JSON: the last completed iteration, the next trajectory row, the guidance success logs,
-// the optimizers' step counts. All randomness of iteration i is derived from (seed, i), so these are
-// the RNG state too.
+// the optimizers' step counts — and, as in every checkpoint, a checksum of it all (nn/checkpoint.ts).
+// All randomness of iteration i is derived from (seed, i), so these are the RNG state too.
 import { InputError } from '../core/errors.ts';
-import { readCheckpointFile, writeCheckpoint } from '../nn/checkpoint.ts';
+import { encodeCheckpoint, readCheckpointFile, writeCheckpoint } from '../nn/checkpoint.ts';
 import type { NamedTensors } from '../nn/layers.ts';
 import type { Optimizer, OptimizerState } from '../nn/optim.ts';
-import { encodeSafetensors, type NamedArray } from '../nn/safetensors.ts';
+import type { NamedArray } from '../nn/safetensors.ts';
 import type { GuideState } from './guidance.ts';
 
 export interface RunState {
@@ -70,7 +70,7 @@ export function saveTrainState(path: string, parts: TrainParts, state: RunState,
   }
   if (parts.stale) add('stale', parts.stale);
   if (parts.reference) add('reference', parts.reference);
-  writeCheckpoint(path, encodeSafetensors(tensors, meta));
+  writeCheckpoint(path, encodeCheckpoint(tensors, meta));
 }
 
 /** Restores a checkpoint into the given parts (every expected tensor must be present, shapes equal). */
@@ -98,11 +98,12 @@ export function loadTrainState(path: string, parts: TrainParts): RunState {
     if (o === undefined) return;
     const raw = ck.metadata[prefix];
     if (raw === undefined) fail(`no ${prefix} state`);
-    const m = JSON.parse(raw!) as {
-      kind: OptimizerState['kind'];
-      step: number;
-      hyper: Record<string, number>;
-    };
+    let m = {} as { kind: OptimizerState['kind']; step: number; hyper: Record<string, number> };
+    try {
+      m = JSON.parse(raw!);
+    } catch {
+      fail(`__metadata__.${prefix} is not valid JSON`);
+    }
     const buffers: [string, Float32Array][] = [];
     for (const [name, t] of all)
       if (name.startsWith(`${prefix}.`)) buffers.push([name.slice(prefix.length + 1), t.data]);

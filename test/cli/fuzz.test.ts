@@ -52,11 +52,22 @@ const WORDS = pick(
   '٣',
 );
 
+/** The arbitraries badInt made: which fuzzed flags are integer flags (for the notation test below). */
+const INT_FLAGS = new WeakSet<fc.Arbitrary<Value>>();
+/** Whole numbers in another notation than decimal digits: refused by every integer flag alike. */
+const WHOLE_NOT_DECIMAL = ['1e3', '2E1', '10.0', '0x10', '+5', '1e+1'];
+
 /** Anything that is not an integer in [min, max]. */
 function badInt(min: number, max = Number.MAX_SAFE_INTEGER): fc.Arbitrary<Value> {
+  const arb = badIntValues(min, max);
+  INT_FLAGS.add(arb);
+  return arb;
+}
+
+function badIntValues(min: number, max: number): fc.Arbitrary<Value> {
   const out: fc.Arbitrary<string>[] = [
     WORDS,
-    pick('1.5', '99999999999999999999', '9007199254740993', '--', '1.0e-3'),
+    pick('1.5', '99999999999999999999', '9007199254740993', '--', '1.0e-3', ...WHOLE_NOT_DECIMAL),
     fc
       .double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 })
       .filter((x) => !Number.isInteger(x))
@@ -103,7 +114,9 @@ const badList = (min: number, increasing = true) =>
       '1e2',
       String(min - 1),
       `${min},-1`,
-      ...(increasing ? ['10,5', '5,5'] : []),
+      '5,5',
+      '5,10,5',
+      ...(increasing ? ['10,5'] : []),
     ),
     fc.integer({ min: -1000, max: min - 1 }).map(String),
   );
@@ -411,10 +424,31 @@ function specs(valid: () => string): Spec[] {
         '--algo': badEnum(['grpo', 'ppo', 'es']),
         '--iters': badInt(1),
         '--group-size': badInt(1),
+        '--groups': badInt(1),
+        '--epochs': badInt(1, 1000),
+        '--minibatches': badInt(1),
+        '--checkpoint-every': badInt(1),
+        '--eval-episodes': badInt(1),
+        '--eval-budget': badInt(1, 1_000_000),
+        '--budget': badInt(1, 1_000_000),
+        '--max-prefix': badInt(0, 1_000_000),
+        '--es-pairs': badInt(1),
+        '--workers': badInt(1, 256),
         '--lr': positive,
         '--clip-low': badNum((x) => x >= 0 && x < 1),
         '--seed': badInt(0),
-        '--set': pick('', 'x', 'nope=1', 'iters=', 'iters=abc', 'lr=NaN', '=3'),
+        '--set': pick(
+          '',
+          'x',
+          'nope=1',
+          'iters=',
+          'iters=abc',
+          'lr=NaN',
+          '=3',
+          'iters=1e3',
+          'groups=0x10',
+          'ppo.epochs=2.0',
+        ),
         '--train-seeds': badSeeds,
         '--out': badOutDir,
       },
@@ -449,7 +483,7 @@ function specs(valid: () => string): Spec[] {
       flags: {
         '--profile': badEnum(['default', 'quick', 'smoke', 'full', 'tiny']),
         '--seed': badInt(0),
-        '--set': pick('', 'x', 'nope=1', 'seed=-1', 'eval.K=abc', '=3'),
+        '--set': pick('', 'x', 'nope=1', 'seed=-1', 'eval.K=abc', '=3', 'seed=1e1'),
         '--out': badOutDir,
       },
     },
@@ -832,6 +866,136 @@ test('generated malformed input to every command: exit 2, one line naming the fi
     for (const c of [...fixed, ...generated]) failures.push(...(await check(c)));
   }
   assert.deepEqual(failures, [], `\n${failures.join('\n')}\n${strayOutput}`);
+});
+
+test('every integer flag refuses a whole number written otherwise than in decimal digits (1e3, 10.0, 0x10, +5)', async () => {
+  const failures: string[] = [];
+  let flags = 0;
+  for (const spec of allSpecs) {
+    for (const [flag, arb] of Object.entries(spec.flags)) {
+      if (!INT_FLAGS.has(arb)) continue;
+      flags++;
+      for (const v of WHOLE_NOT_DECIMAL) failures.push(...(await check(withFlag(spec, flag, v))));
+    }
+  }
+  // train's and study's flags come from their config declarations; the others from cli/options.ts.
+  assert.ok(flags >= 60, `${flags} integer flags`);
+  assert.deepEqual(failures, [], `\n${failures.join('\n')}\n${strayOutput}`);
+});
+
+test('cross-field nonsense in a training (or bc) config: exit 2, one line naming both fields, nothing written', async () => {
+  const cases: [string[], string[]][] = [
+    [
+      ['--group-size', '1'],
+      ['groupSize', 'credit.method grpo'],
+    ],
+    [
+      ['--clip-low', '0.3', '--clip-high', '0.2'],
+      ['ppo.clipHigh', 'ppo.clipLow'],
+    ],
+    [
+      ['--groups', '2', '--group-size', '2', '--minibatches', '5'],
+      ['ppo.minibatches', 'groups × groupSize'],
+    ],
+    [
+      ['--algo', 'es', '--credit', 'rloo'],
+      ['credit.method', 'algo es'],
+    ],
+    [
+      ['--algo', 'es', '--gamma', '0.9'],
+      ['credit.gamma', 'algo es'],
+    ],
+    [
+      ['--algo', 'es', '--dynamic-sampling'],
+      ['dynamicSampling.enabled', 'algo es'],
+    ],
+    [
+      ['--algo', 'es', '--cross-policy', '0.5'],
+      ['crossPolicy.q', 'algo es'],
+    ],
+    [
+      ['--algo', 'es', '--guidance', 'bread'],
+      ['guidance.mode', 'algo es'],
+    ],
+    [
+      ['--algo', 'es', '--kl', '0.1'],
+      ['ppo.klCoef', 'algo es'],
+    ],
+    [
+      ['--algo', 'es', '--clip-high', '0.4'],
+      ['ppo.clipHigh', 'algo es'],
+    ],
+    [
+      ['--es-pairs', '8'],
+      ['es.pairs', 'algo is grpo'],
+    ],
+    [
+      ['--algo', 'ppo', '--workers', '2'],
+      ['es.workers', 'algo is ppo'],
+    ],
+    [
+      ['--expert', 'oracle'],
+      ['guidance.expert', 'guidance.mode is none'],
+    ],
+    [
+      ['--max-prefix', '3'],
+      ['guidance.maxPrefix', 'guidance.mode is none'],
+    ],
+    [
+      ['--set', 'critic.lr=0.1'],
+      ['critic.lr', 'credit.method is grpo'],
+    ],
+    [
+      ['--set', 'ppo.aggregationConstant=100'],
+      ['ppo.aggregationConstant', 'ppo.aggregation is turn-mean'],
+    ],
+    [
+      ['--set', 'crossPolicy.refreshEvery=5'],
+      ['crossPolicy.refreshEvery', 'crossPolicy.q'],
+    ],
+    [
+      ['--set', 'dynamicSampling.maxRounds=5'],
+      ['dynamicSampling.maxRounds', 'dynamicSampling.enabled'],
+    ],
+    [
+      ['--group-size', '1', '--credit', 'outcome', '--dynamic-sampling'],
+      ['dynamicSampling.enabled', 'groupSize 1'],
+    ],
+    [
+      ['--random', '--train-seeds', '0:100', '--test-seeds', '50:150'],
+      ['testSeeds', 'trainSeeds'],
+    ],
+    [
+      ['--test-seeds', '0:10'],
+      ['testSeeds', 'env.params.map'],
+    ],
+    [
+      ['--policy', 'mlp:budgetAware=1', '--set', 'revealBudget=false'],
+      ['revealBudget', 'turns left'],
+    ],
+  ];
+  const all: [string[], string[]][] = cases.map(([a, f]) => [['train', '--out', 'OUT/run', ...a], f]);
+  // bc's held-out tasks, likewise.
+  const bc = ['bc', '--random', '--size', '4', '--epochs', '1', '--hidden', '4', '--out', 'OUT/bc'];
+  all.push([
+    [...bc, '--train-seeds', '0:10', '--test-seeds', '5:15'],
+    ['--test-seeds', '--train-seeds 0:10'],
+  ]);
+  const failures: string[] = [];
+  for (const [args, fields] of all) {
+    let line = '';
+    const c: Case = { argv: args, mention: [fields[0]], what: args.join(' ') };
+    failures.push(
+      ...(await check(c, async (argv, cwd) => {
+        const r = await runInWorker(argv, cwd);
+        line = r.stderr;
+        return r;
+      })),
+    );
+    for (const f of fields)
+      if (!line.includes(f)) failures.push(`${args.join(' ')}: does not name ${f}: ${line}`);
+  }
+  assert.deepEqual(failures, [], `\n${failures.join('\n')}`);
 });
 
 test('the binary refuses exactly as main() in the worker does (same exit code, same line)', async () => {

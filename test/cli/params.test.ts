@@ -127,7 +127,7 @@ async function configOf(name: string, args: string[]): Promise<Record<string, un
 
 test('--set changes exactly its field; flags and --set give the same config; file < flags < --set', async () => {
   const file = join(dir, 'run.json');
-  writeFileSync(file, JSON.stringify({ ppo: { clipHigh: 0.5, klCoef: 0.01 }, es: { sigma: 0.25 } }));
+  writeFileSync(file, JSON.stringify({ ppo: { clipHigh: 0.5, klCoef: 0.01 }, optim: { weightDecay: 0.25 } }));
   const [base, set, flag, mixFlag, mixSet, seedsFlag, seedsSet, fromFile, fileAndFlag, all, several] =
     await Promise.all([
       configOf('base', []),
@@ -144,7 +144,9 @@ test('--set changes exactly its field; flags and --set give the same config; fil
         '--set',
         'credit.std=false',
         '--set',
-        'guidance.expert=123',
+        'guidance.mode=gaussian',
+        '--set',
+        'guidance.expert="oracle:eps=0"',
         '--set',
         'policy={"kind":"mlp","hidden":[8]}',
       ]),
@@ -159,12 +161,12 @@ test('--set changes exactly its field; flags and --set give the same config; fil
   assert.deepEqual(seedsFlag.trainSeeds, [5, 90]);
   // The file sets three fields; a flag overrides one of them; --set overrides the flag.
   assert.deepEqual(fromFile.ppo, { ...ppo, clipHigh: 0.5, klCoef: 0.01 });
-  assert.deepEqual((fromFile.es as Record<string, unknown>).sigma, 0.25);
+  assert.deepEqual((fromFile.optim as Record<string, unknown>).weightDecay, 0.25);
   assert.deepEqual(fileAndFlag, { ...fromFile, ppo: { ...ppo, clipHigh: 0.3, klCoef: 0.01 } });
   assert.deepEqual(all, { ...fromFile, ppo: { ...ppo, clipHigh: 0.4, klCoef: 0.01 } });
-  // JSON-ish values: a boolean, a string field that looks like a number stays a string, an object.
+  // JSON-ish values: a boolean, a JSON string literal, an object.
   assert.deepEqual(several.credit, { std: false });
-  assert.equal((several.guidance as Record<string, unknown>).expert, '123');
+  assert.equal((several.guidance as Record<string, unknown>).expert, 'oracle:eps=0');
   assert.deepEqual(several.policy, { kind: 'mlp', hidden: [8], activation: 'relu', budgetAware: false });
   // An MLP's policy-kind defaults follow from the policy set by --set.
   assert.equal((several.optim as Record<string, unknown>).lr, 0.003);
@@ -236,6 +238,12 @@ test('parseValue: the field type decides how the text is read', () => {
   assert.deepEqual(parseValue(trainSeeds, '[0, 5]'), [0, 5]);
   assert.equal(parseValue(storeTrajectories, 'true'), true);
   assert.equal(parseValue(storeTrajectories, '1'), '1');
+  // An integer field reads decimal digits only: other notations stay text, for the schema to refuse.
+  const { iters } = TrainConfigSchema.shape;
+  assert.equal(parseValue(iters, '1000'), 1000);
+  assert.equal(parseValue(iters, '-3'), -3);
+  for (const text of ['1e3', '10.0', '0x10', '+5', '']) assert.equal(parseValue(iters, text), text, text);
+  assert.equal(parseValue(ppo.unwrap().shape.clipHigh, '3e-1'), 0.3);
   assert.deepEqual(parseValue(undefined, '{"map":"8x8"}'), { map: '8x8' });
 });
 

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { envs } from '../../src/envs/index.ts';
+import { decodeSafetensors, encodeSafetensors } from '../../src/nn/safetensors.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
 import { trainPolicyGradient } from '../../src/train/loop.ts';
 import { turnwise } from './run.ts';
@@ -91,6 +92,26 @@ const flipAt = (frac: number) => (p: string) => {
   writeFileSync(p, b);
 };
 
+/** The first byte of the data section of a safetensors file (after the 8-byte length and the header). */
+const dataStart = (b: Buffer) => 8 + Number(b.readBigUInt64LE(0));
+/** Flips `mask` in the lowest (little-endian) byte of the float32 at `frac` of the data section: the
+ * value stays finite and close, so only the checksum can tell. */
+const flipData =
+  (frac: number, mask = 0x01) =>
+  (p: string) => {
+    const b = readFileSync(p);
+    const start = dataStart(b);
+    b[start + 4 * Math.floor(((b.length - start) / 4) * frac)] ^= mask;
+    writeFileSync(p, b);
+  };
+/** The file as a checkpoint of turnwise before checksums were recorded: the same, without one. */
+const withoutChecksum = (p: string) => {
+  const { tensors, metadata } = decodeSafetensors(readFileSync(p));
+  assert.match(metadata.checksum, /^sha256:/);
+  delete metadata.checksum;
+  writeFileSync(p, encodeSafetensors(tensors, metadata));
+};
+
 test('each run file damaged at chosen bytes: resumed exactly or refused naming the file', async () => {
   await setUp();
   const cases: Damage[] = [
@@ -103,6 +124,14 @@ test('each run file damaged at chosen bytes: resumed exactly or refused naming t
     ['checkpoint.safetensors', 'cut in its header', (p) => truncateSync(p, 12), 'refused'],
     ['checkpoint.safetensors', 'one byte short', truncateAt(1, -1), 'refused'],
     ['checkpoint.safetensors', 'header byte flipped', (p) => flipAt(0)(p) ?? undefined, 'refused'],
+    // A byte flipped inside the tensor data: the first tensor, mid-file, an optimizer buffer near the end.
+    ['checkpoint.safetensors', 'first data byte flipped', flipData(0), 'refused'],
+    ['checkpoint.safetensors', 'a data byte flipped mid-file', flipData(0.5, 0x08), 'refused'],
+    ['checkpoint.safetensors', 'a data byte flipped near the end', flipData(0.97, 0x40), 'refused'],
+    // Written before checksums were recorded: resumes exactly, as it did.
+    ['checkpoint.safetensors', 'without a checksum (older turnwise)', withoutChecksum, 'resumed'],
+    // The policy alone is not read by a resume, which writes it anew.
+    ['policy.safetensors', 'a data byte flipped', flipData(0.5), 'resumed'],
     ['run.sqlite', 'cut to 100 bytes', (p) => truncateSync(p, 100), 'refused'],
     ['run.sqlite', 'cut in half', truncateAt(0.5)],
     ['run.sqlite', 'a byte flipped mid-file', flipAt(0.5)],
@@ -123,6 +152,22 @@ test('each run file damaged at chosen bytes: resumed exactly or refused naming t
     outcomes.push(...results);
   }
   assert.equal(outcomes.length, cases.length);
+});
+
+test('a policy file with a tensor byte flipped is refused wherever it is loaded, naming it', async () => {
+  await setUp();
+  const run = copyOf(whole);
+  flipData(0.5)(join(run, 'policy.safetensors'));
+  const uses = [
+    ['rollout', '--map', '4x4', '--slippery', '--policy', run, '--episodes', '3'],
+    ['eval', '--map', '4x4', '--slippery', '--policy', join(run, 'policy.safetensors'), '--tasks', '2'],
+  ];
+  for (const args of uses) {
+    const r = await turnwise(args);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /^turnwise: .*policy\.safetensors: checksum mismatch: .*; the file is damaged\n$/);
+    assert.equal(r.stdout, '');
+  }
 });
 
 test('racing resumes of one run: one writes, the others are refused at once; the result is exact', async () => {

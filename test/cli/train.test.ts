@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { encodeCheckpoint } from '../../src/nn/checkpoint.ts';
+import { decodeSafetensors } from '../../src/nn/safetensors.ts';
 import { turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-train-'));
@@ -148,13 +150,11 @@ test('a damaged run is refused with the file and the reason, before anything is 
   writeFileSync(join(badStore, 'run.sqlite'), 'this is not a database, it is a sentence');
   for (const f of ['run.sqlite-wal', 'run.sqlite-shm']) rmSync(join(badStore, f), { force: true });
   const nan = copy('nan');
-  // Every float32 of the policy tensor set to NaN (0x7fc00000), the header left intact.
-  const ck = readFileSync(join(nan, 'checkpoint.safetensors'));
-  const headerLength = Number(ck.readBigUInt64LE(0));
-  const header = JSON.parse(ck.subarray(8, 8 + headerLength).toString('utf8'));
-  const [start, end] = header['policy.logits'].data_offsets as [number, number];
-  for (let o = 8 + headerLength + start; o < 8 + headerLength + end; o += 4) ck.writeUInt32LE(0x7fc00000, o);
-  writeFileSync(join(nan, 'checkpoint.safetensors'), ck);
+  // Every float32 of the policy tensor NaN, as a diverged run would save it: written with a valid
+  // checksum (a damaged file is refused by its checksum before its values are looked at).
+  const ck = decodeSafetensors(readFileSync(join(nan, 'checkpoint.safetensors')));
+  ck.tensors.get('policy.logits')!.data.fill(Number.NaN);
+  writeFileSync(join(nan, 'checkpoint.safetensors'), encodeCheckpoint(ck.tensors, ck.metadata));
   writeFileSync(join(nan, 'policy.safetensors'), readFileSync(join(nan, 'checkpoint.safetensors')));
   const cases: [string[], RegExp, string][] = [
     [

@@ -180,6 +180,57 @@ test('nonsense combinations are refused naming both fields; their sensible neigh
       { groups: 2, groupSize: 4, ppo: { minibatches: 9 } },
       /^config\.ppo\.minibatches: got 9; must be ≤ the batch, groups × groupSize = 2 × 4 = 8/,
     ],
+    // Set for a part of training the run never does (each was silently ignored).
+    [
+      { algo: 'es', credit: { method: 'rloo' } },
+      /^config\.credit\.method: got "rloo"; is not read by algo es \(no gradient, no groups\)/,
+    ],
+    [{ algo: 'es', credit: { gamma: 0.9 } }, /^config\.credit\.gamma: got 0\.9; is not read by algo es/],
+    [
+      { algo: 'es', guidance: { mode: 'bread' } },
+      /^config\.guidance\.mode: got "bread"; is not read by algo es/,
+    ],
+    [{ algo: 'es', crossPolicy: { q: 0.5 } }, /^config\.crossPolicy\.q: got 0\.5; is not read by algo es/],
+    [
+      { algo: 'es', dynamicSampling: { enabled: true } },
+      /^config\.dynamicSampling\.enabled: got true; is not read by algo es/,
+    ],
+    [{ algo: 'es', ppo: { clipHigh: 0.3 } }, /^config\.ppo\.clipHigh: got 0\.3; is not read by algo es/],
+    [{ algo: 'es', ppo: { klCoef: 0.1 } }, /^config\.ppo\.klCoef: got 0\.1; is not read by algo es/],
+    [{ es: { pairs: 8 } }, /^config\.es\.pairs: got 8; is read by algo es only; algo is grpo$/],
+    [
+      { algo: 'ppo', es: { workers: 2 } },
+      /^config\.es\.workers: got 2; is read by algo es only; algo is ppo$/,
+    ],
+    [
+      { critic: { hidden: [8] } },
+      /^config\.critic\.hidden: got \[8\]; is read by the critic of credit\.method gae only; credit\.method is grpo$/,
+    ],
+    [
+      { algo: 'es', critic: { lr: 0.1 } },
+      /^config\.critic\.lr: got 0\.1; is read by the critic of credit\.method gae only; algo is es$/,
+    ],
+    [
+      { guidance: { expert: 'oracle' } },
+      /^config\.guidance\.expert: got "oracle"; is read by guidance\.mode gaussian or bread only; guidance\.mode is none$/,
+    ],
+    [{ guidance: { maxPrefix: 3 } }, /^config\.guidance\.maxPrefix: got 3; is read by guidance\.mode/],
+    [
+      { ppo: { aggregationConstant: 100 } },
+      /^config\.ppo\.aggregationConstant: got 100; is read by ppo\.aggregation constant-sum only; ppo\.aggregation is turn-mean$/,
+    ],
+    [
+      { crossPolicy: { q: 0, refreshEvery: 5 } },
+      /^config\.crossPolicy\.refreshEvery: got 5; is read only when crossPolicy\.q > 0/,
+    ],
+    [
+      { dynamicSampling: { enabled: false, maxRounds: 5 } },
+      /^config\.dynamicSampling\.maxRounds: got 5; is read only when dynamicSampling\.enabled is true$/,
+    ],
+    [
+      { groupSize: 1, credit: { method: 'outcome' }, dynamicSampling: { enabled: true } },
+      /^config\.dynamicSampling\.enabled: got true; drops every group whose outcomes are all equal, and a group of groupSize 1 always is: give groupSize ≥ 2$/,
+    ],
   ];
   for (const [fields, re] of refused) {
     assert.throws(
@@ -194,7 +245,24 @@ test('nonsense combinations are refused naming both fields; their sensible neigh
     { ppo: { clipLow: 0.2, clipHigh: 0.2 } },
     { groups: 2, groupSize: 4, ppo: { minibatches: 8 } },
     { groups: 1, groupSize: 2 }, // the default minibatch count is not the user's choice
+    // The neighbours of the unread fields: each where it is read, or set to its default.
+    { algo: 'es', es: { pairs: 8, workers: 2 }, ppo: { clipHigh: 0.28 } },
+    { algo: 'ppo', critic: { hidden: [8], lr: 0.1 } },
+    { credit: { method: 'gae' }, critic: { epochs: 2 } },
+    { guidance: { mode: 'gaussian', expert: 'oracle', maxPrefix: 3 } },
+    { ppo: { aggregation: 'constant-sum', aggregationConstant: 100 } },
+    { crossPolicy: { q: 0.5, refreshEvery: 5 } },
+    { crossPolicy: { q: 0, refreshEvery: 10 } },
+    { dynamicSampling: { enabled: true, maxRounds: 5 } },
+    { groupSize: 2, credit: { method: 'outcome' }, dynamicSampling: { enabled: true } },
+    { algo: 'es', groupSize: 1, dynamicSampling: { enabled: false } },
+    // A batch of one trajectory with the default minibatch count (2): accepted, and so on resume.
+    { groups: 1, groupSize: 1, credit: { method: 'outcome' } },
   ];
-  for (const fields of fine)
+  for (const fields of fine) {
     assert.doesNotThrow(() => parseTrainConfig({ env, ...fields }), JSON.stringify(fields));
+    // A run's saved config.json (every default written out) is accepted again on --resume.
+    const saved = JSON.parse(JSON.stringify(parseTrainConfig({ env, ...fields })));
+    assert.deepEqual(parseTrainConfig(saved), parseTrainConfig({ env, ...fields }), JSON.stringify(fields));
+  }
 });

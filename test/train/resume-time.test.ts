@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { envs } from '../../src/envs/index.ts';
-import { readCheckpointFile } from '../../src/nn/checkpoint.ts';
+import { encodeCheckpoint, readCheckpointFile } from '../../src/nn/checkpoint.ts';
+import { decodeSafetensors } from '../../src/nn/safetensors.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
 import { trainEs } from '../../src/train/es-train.ts';
 import { trainPolicyGradient } from '../../src/train/loop.ts';
@@ -16,18 +17,13 @@ const slippery4 = { env: 'frozenlake', params: { map: '4x4', slippery: true } };
 /** The `seconds` a training checkpoint records. */
 const recorded = (path: string) => (readCheckpointFile(path).config as { seconds?: number }).seconds;
 
-/** Rewrites the run state in a checkpoint's safetensors header (8-byte length, JSON, data). */
+/** Rewrites the run state in a checkpoint's metadata, resealed with a fresh checksum (as a writer
+ * that recorded these seconds would have: the file is edited, not damaged). */
 function setSeconds(path: string, seconds: number): void {
-  const bytes = readFileSync(path);
-  const n = Number(bytes.readBigUInt64LE(0));
-  const header = JSON.parse(bytes.subarray(8, 8 + n).toString('utf8'));
-  const state = JSON.parse(header.__metadata__.turnwise);
-  header.__metadata__.turnwise = JSON.stringify({ ...state, seconds });
-  let text = JSON.stringify(header);
-  text += ' '.repeat((8 - (text.length % 8)) % 8);
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(Buffer.byteLength(text)));
-  writeFileSync(path, Buffer.concat([len, Buffer.from(text), bytes.subarray(8 + n)]));
+  const { tensors, metadata } = decodeSafetensors(readFileSync(path));
+  const state = JSON.parse(metadata.turnwise);
+  metadata.turnwise = JSON.stringify({ ...state, seconds });
+  writeFileSync(path, encodeCheckpoint(tensors, metadata));
 }
 
 test('a run interrupted and resumed reports the seconds of the whole run, not of the resumed part', async () => {

@@ -12,7 +12,7 @@ import { mlpPolicyConfig, NeuralPolicy, POLICY_FILE } from '../../policies/neura
 import { makePolicy } from '../../policies/spec.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { type BcTargets, collectDemonstrations, revealFor, trainBc } from '../../train/bc.ts';
-import { fmt, json, out, Progress, table, warn } from '../io.ts';
+import { fmt, json, out, Progress, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed, seedRange } from '../options.ts';
 
 interface BcFlags extends EnvFlags {
@@ -80,8 +80,13 @@ export function registerBc(program: Command): void {
         throw InputError.raw('--test-seeds', 'missing; give A:B, e.g. 1000000:1000200');
       const trainRange = seedRange('--train-seeds', flags.trainSeeds);
       const testRange = seedRange('--test-seeds', flags.testSeeds);
+      // Scores on "held-out" tasks that were trained on would be reported as generalisation: refused.
       if (trainRange.start < testRange.end && testRange.start < trainRange.end) {
-        warn('--train-seeds and --test-seeds overlap: the test tasks are not all held out');
+        throw new InputError(
+          '--test-seeds',
+          flags.testSeeds,
+          `must not overlap --train-seeds ${trainRange.start}:${trainRange.end} (the held-out tasks would include trained ones)`,
+        );
       }
       checkOutput(flags.out, '--out', 'dir');
       const runSeed = seed(flags.seed);

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { budgetDemo, DEMO_DEFAULTS } from '../../studies/demo.ts';
 import { fmt, json, out, table } from '../io.ts';
-import { int, intList, seed } from '../options.ts';
+import { distinctIntList, int, seed } from '../options.ts';
 
 export function registerDemo(program: Command): void {
   program
@@ -11,14 +11,14 @@ export function registerDemo(program: Command): void {
       'random vs oracle policies on slippery FrozenLake: success within T turns, measured and exact',
     )
     .option('--episodes <n>', 'episodes per policy and map', String(DEMO_DEFAULTS.episodes))
-    .option('--T <list>', 'budgets', DEMO_DEFAULTS.budgets.join(','))
+    .option('--T <list>', 'budgets, all different', DEMO_DEFAULTS.budgets.join(','))
     .option('--seed <n>', 'seed', '0')
     .option('--json', 'machine-readable output')
     .action((flags: { episodes: string; T: string; seed: string; json?: boolean }) => {
       const t0 = performance.now();
       const rows = budgetDemo({
         episodes: int('--episodes', flags.episodes, 1, 10_000_000),
-        budgets: intList('--T', flags.T),
+        budgets: distinctIntList('--T', flags.T),
         seed: seed(flags.seed),
       });
       if (flags.json) return json({ rows, seconds: (performance.now() - t0) / 1000 });
