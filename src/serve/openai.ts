@@ -23,7 +23,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { type Context, Hono } from 'hono';
+import { Hono } from 'hono';
 import { isDiscrete } from '../core/policy.ts';
 import { Rng } from '../core/rng.ts';
 import type { ChatSpec, EnvView, Policy, StepInfo, Turn, TurnContext } from '../core/types.ts';
@@ -40,7 +40,8 @@ import {
   parseTurnMessage,
   systemPrompt,
 } from '../policies/chat.ts';
-import { FaultInjector, type Faults } from './faults.ts';
+import type { Faults } from './faults.ts';
+import { BadRequest, jsonRoutes, protocolFallbacks, requireApiKey, sse } from './protocol.ts';
 
 export interface ServeOptions {
   policy: Policy<unknown, unknown>;
@@ -61,19 +62,6 @@ export function modelIds(policy: Policy<unknown, unknown>): string[] {
   const kind = policy.id.split(':')[0];
   return kind === policy.id ? [policy.id] : [policy.id, kind];
 }
-
-class BadRequest extends Error {
-  readonly param: string | undefined;
-
-  constructor(message: string, param?: string) {
-    super(message);
-    this.param = param;
-  }
-}
-
-const errorBody = (message: string, type: string, param?: string) => ({
-  error: { message, type, param: param ?? null, code: null },
-});
 
 interface ChatRequest {
   model?: unknown;
@@ -133,8 +121,6 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
   for (let s = 0; s < spec.observations; s++) byView.set(env.text(s), s);
   const nA = spec.actions as number;
   const ids = modelIds(policy);
-  const injector = o.faults === undefined ? undefined : new FaultInjector(o.faults);
-  const hanging = new Set<() => void>();
   let served = 0;
 
   const observationOf = (view: string, where: string): number => {
@@ -397,15 +383,8 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
   };
 
   const app = new Hono();
-  if (o.apiKey !== undefined) {
-    const want = `Bearer ${o.apiKey}`;
-    app.use('/v1/*', async (c, next) => {
-      if (c.req.header('authorization') !== want) {
-        return c.json(errorBody('invalid or missing API key', 'invalid_request_error'), 401);
-      }
-      await next();
-    });
-  }
+  const routes = jsonRoutes(o);
+  requireApiKey(app, o.apiKey);
   app.get('/health', (c) => c.json({ status: 'ok', policy: policy.id, env: spec.id }));
   app.get('/v1/models', (c) =>
     c.json({
@@ -424,51 +403,9 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       })),
     }),
   );
-  /** Latency, then the injected fault for this body (a response), else undefined and the handler runs. */
-  const faultFor = async (c: Context, text: string): Promise<Response | undefined> => {
-    if (o.latencyMs !== undefined && o.latencyMs > 0) await new Promise((r) => setTimeout(r, o.latencyMs));
-    const fault = injector?.draw(text);
-    if (fault === '429') {
-      return c.json(errorBody('rate limited (injected fault)', 'rate_limit_error'), 429, {
-        'retry-after': '1',
-        'retry-after-ms': '10',
-      });
-    }
-    if (fault === '500') return c.json(errorBody('internal error (injected fault)', 'server_error'), 500);
-    if (fault === 'hang') {
-      // Never answers on its own: the client must time out. Shutdown (or the client leaving) ends it.
-      await new Promise<void>((resolve) => {
-        hanging.add(resolve);
-        c.req.raw.signal.addEventListener('abort', () => resolve());
-      });
-      return c.json(errorBody('the server is shutting down', 'server_error'), 503);
-    }
-    if (fault === 'malformed') return c.body('{"id":"chatcmpl-', 200, { 'content-type': 'application/json' });
-    return undefined;
-  };
-  const handle =
-    <R>(answer: (req: R) => Promise<Response>) =>
-    async (c: Context) => {
-      const text = await c.req.text();
-      const faulted = await faultFor(c, text);
-      if (faulted !== undefined) return faulted;
-      let req: R;
-      try {
-        req = JSON.parse(text) as R;
-      } catch {
-        return c.json(errorBody('the body is not JSON', 'invalid_request_error'), 400);
-      }
-      try {
-        return await answer(req);
-      } catch (e) {
-        if (e instanceof BadRequest)
-          return c.json(errorBody(e.message, 'invalid_request_error', e.param), 400);
-        throw e;
-      }
-    };
   app.post(
     '/v1/chat/completions',
-    handle<ChatRequest>(async (req) => {
+    routes.route<ChatRequest>(async (req) => {
       const res = await complete(req);
       if (req.stream !== true) return Response.json(res);
       const usage =
@@ -479,23 +416,14 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
   );
   app.post(
     '/v1/completions',
-    handle<CompletionRequest>(async (req) => {
+    routes.route<CompletionRequest>(async (req) => {
       if (req.stream === true)
         throw new BadRequest('streaming is served on /v1/chat/completions only', 'stream');
       return Response.json(await completeText(req));
     }),
   );
-  app.notFound((c) =>
-    c.json(errorBody(`no route ${c.req.method} ${c.req.path}`, 'invalid_request_error'), 404),
-  );
-  app.onError((e, c) => c.json(errorBody(e.message, 'server_error'), 500));
-  return {
-    app,
-    release: () => {
-      for (const resolve of hanging) resolve();
-      hanging.clear();
-    },
-  };
+  protocolFallbacks(app);
+  return { app, release: routes.release };
 }
 
 type Completion = {
@@ -571,13 +499,6 @@ export function chunks(res: Completion, includeUsage: boolean): unknown[] {
 }
 
 /** Server-sent events: one `data: JSON` event per chunk, then `data: [DONE]`. */
-function sse(events: unknown[]): Response {
-  const body = `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`;
-  return new Response(body, {
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
-  });
-}
-
 export interface RunningServer {
   /** The API base, http://HOST:PORT/v1. */
   url: string;

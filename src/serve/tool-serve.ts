@@ -21,12 +21,13 @@
 // all replayed; the tool results rule out the wrong ones. When more than one is left, the answer is
 // served only if every one of them gives the same action and log-prob (the scripted policies act on the
 // question, the schema and the calls taken, which such tasks share); otherwise the request is a 400.
-import { type Context, Hono } from 'hono';
+import { Hono } from 'hono';
 import { Rng } from '../core/rng.ts';
 import type { Action, Policy, Task, TurnContext } from '../core/types.ts';
-import { FaultInjector, type Faults } from './faults.ts';
+import type { Faults } from './faults.ts';
 import type { McpEpisode } from './mcp.ts';
 import { chunks, modelIds } from './openai.ts';
+import { BadRequest, errorBody, jsonRoutes, protocolFallbacks, requireApiKey, sse } from './protocol.ts';
 
 export interface ToolServeOptions {
   /** A policy of the env's tool calls (oracle, oracle:eps=ε, random: policies/scripted.ts). */
@@ -56,19 +57,6 @@ export function watchPolicy<O, A>(policy: Policy<O, A>, watch: (ctx: TurnContext
     },
   };
 }
-
-class BadRequest extends Error {
-  readonly param: string | undefined;
-
-  constructor(message: string, param?: string) {
-    super(message);
-    this.param = param;
-  }
-}
-
-const errorBody = (message: string, type: string, param?: string) => ({
-  error: { message, type, param: param ?? null, code: null },
-});
 
 type Json = Record<string, unknown>;
 const isObject = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -160,8 +148,6 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
   if (o.tasks.length === 0) throw new Error('tool serve: no tasks to serve');
   const envId = o.tasks[0].env;
   const ids = modelIds(policy);
-  const injector = o.faults === undefined ? undefined : new FaultInjector(o.faults);
-  const hanging = new Set<() => void>();
   let served = 0;
 
   // The index: each served task's first observation as `observe` gives it.
@@ -360,14 +346,8 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
   };
 
   const app = new Hono();
-  if (o.apiKey !== undefined) {
-    const want = `Bearer ${o.apiKey}`;
-    app.use('/v1/*', async (c, next) => {
-      if (c.req.header('authorization') !== want)
-        return c.json(errorBody('invalid or missing API key', 'invalid_request_error'), 401);
-      await next();
-    });
-  }
+  const routes = jsonRoutes(o);
+  requireApiKey(app, o.apiKey);
   app.get('/health', (c) => c.json({ status: 'ok', policy: policy.id, env: envId, tasks: seeds.length }));
   app.get('/v1/models', (c) =>
     c.json({
@@ -387,53 +367,15 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
       })),
     }),
   );
-  /** Latency, then the injected fault for this body (as the discrete server injects them). */
-  const faultFor = async (c: Context, text: string): Promise<Response | undefined> => {
-    if (o.latencyMs !== undefined && o.latencyMs > 0) await new Promise((r) => setTimeout(r, o.latencyMs));
-    const fault = injector?.draw(text);
-    if (fault === '429')
-      return c.json(errorBody('rate limited (injected fault)', 'rate_limit_error'), 429, {
-        'retry-after': '1',
-        'retry-after-ms': '10',
-      });
-    if (fault === '500') return c.json(errorBody('internal error (injected fault)', 'server_error'), 500);
-    if (fault === 'hang') {
-      await new Promise<void>((resolve) => {
-        hanging.add(resolve);
-        c.req.raw.signal.addEventListener('abort', () => resolve());
-      });
-      return c.json(errorBody('the server is shutting down', 'server_error'), 503);
-    }
-    if (fault === 'malformed') return c.body('{"id":"chatcmpl-', 200, { 'content-type': 'application/json' });
-    return undefined;
-  };
-  app.post('/v1/chat/completions', async (c) => {
-    const text = await c.req.text();
-    const faulted = await faultFor(c, text);
-    if (faulted !== undefined) return faulted;
-    let req: unknown;
-    try {
-      req = JSON.parse(text);
-    } catch {
-      return c.json(errorBody('the body is not JSON', 'invalid_request_error'), 400);
-    }
-    if (!isObject(req))
-      return c.json(errorBody('the body is not a JSON object', 'invalid_request_error'), 400);
-    try {
+  app.post(
+    '/v1/chat/completions',
+    routes.route<Json>(async (req) => {
       const res = await complete(req);
-      if (req.stream !== true) return c.json(res);
+      if (req.stream !== true) return Response.json(res);
       const usage = isObject(req.stream_options) && req.stream_options.include_usage === true;
-      const events = chunks(res, usage);
-      const body = `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`;
-      return c.body(body, 200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-      });
-    } catch (e) {
-      if (e instanceof BadRequest) return c.json(errorBody(e.message, 'invalid_request_error', e.param), 400);
-      throw e;
-    }
-  });
+      return sse(chunks(res, usage));
+    }),
+  );
   app.post('/v1/completions', (c) =>
     c.json(
       errorBody(
@@ -443,15 +385,6 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
       404,
     ),
   );
-  app.notFound((c) =>
-    c.json(errorBody(`no route ${c.req.method} ${c.req.path}`, 'invalid_request_error'), 404),
-  );
-  app.onError((e, c) => c.json(errorBody(e.message, 'server_error'), 500));
-  return {
-    app,
-    release: () => {
-      for (const resolve of hanging) resolve();
-      hanging.clear();
-    },
-  };
+  protocolFallbacks(app);
+  return { app, release: routes.release };
 }

@@ -284,3 +284,19 @@ test("usage's word count splits where JavaScript's \\s does, for every BMP chara
   assert.equal(wordCount(''), 0);
   assert.equal(wordCount('Turn 1 (3 turns left).\nObservation:\nSFFF'), 7);
 });
+
+test('a body that is JSON but not an object is a 400, not a server error', async () => {
+  const server = await serveOracle();
+  for (const body of ['[]', 'null', '3', '"x"']) {
+    const res = await fetch(`${server.url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    assert.equal(res.status, 400, body);
+    assert.equal(
+      ((await res.json()) as { error: { message: string } }).error.message,
+      'the body is not a JSON object',
+    );
+  }
+});
