@@ -41,7 +41,7 @@ import {
   systemPrompt,
 } from '../policies/chat.ts';
 import type { Faults } from './faults.ts';
-import { BadRequest, jsonRoutes, protocolFallbacks, requireApiKey, sse } from './protocol.ts';
+import { BadRequest, jsonRoutes, protocolFallbacks, requireApiKey, serveModels, sse } from './protocol.ts';
 
 export interface ServeOptions {
   policy: Policy<unknown, unknown>;
@@ -386,23 +386,12 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
   const routes = jsonRoutes(o);
   requireApiKey(app, o.apiKey);
   app.get('/health', (c) => c.json({ status: 'ok', policy: policy.id, env: spec.id }));
-  app.get('/v1/models', (c) =>
-    c.json({
-      object: 'list',
-      data: ids.map((id) => ({
-        id,
-        object: 'model',
-        created: 0,
-        owned_by: 'turnwise',
-        turnwise: {
-          policy: policy.id,
-          env: spec.id,
-          ...(o.envParams === undefined ? {} : { params: o.envParams }),
-          budget_aware: policy.budgetAware,
-        },
-      })),
-    }),
-  );
+  serveModels(app, ids, {
+    policy: policy.id,
+    env: spec.id,
+    ...(o.envParams === undefined ? {} : { params: o.envParams }),
+    budget_aware: policy.budgetAware,
+  });
   app.post(
     '/v1/chat/completions',
     routes.route<ChatRequest>(async (req) => {

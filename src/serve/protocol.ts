@@ -18,6 +18,16 @@ export const errorBody = (message: string, type: string, param?: string) => ({
   error: { message, type, param: param ?? null, code: null },
 });
 
+/** GET /v1/models: each id as an OpenAI model, with what turnwise serves under `turnwise`. */
+export function serveModels(app: Hono, ids: readonly string[], turnwise: Record<string, unknown>): void {
+  app.get('/v1/models', (c) =>
+    c.json({
+      object: 'list',
+      data: ids.map((id) => ({ id, object: 'model', created: 0, owned_by: 'turnwise', turnwise })),
+    }),
+  );
+}
+
 /** Every /v1 route answers 401 without `Authorization: Bearer KEY` (when a key is set). */
 export function requireApiKey(app: Hono, apiKey: string | undefined): void {
   if (apiKey === undefined) return;

@@ -27,7 +27,15 @@ import type { Action, Policy, Task, TurnContext } from '../core/types.ts';
 import type { Faults } from './faults.ts';
 import type { McpEpisode } from './mcp.ts';
 import { chunks, modelIds } from './openai.ts';
-import { BadRequest, errorBody, jsonRoutes, protocolFallbacks, requireApiKey, sse } from './protocol.ts';
+import {
+  BadRequest,
+  errorBody,
+  jsonRoutes,
+  protocolFallbacks,
+  requireApiKey,
+  serveModels,
+  sse,
+} from './protocol.ts';
 
 export interface ToolServeOptions {
   /** A policy of the env's tool calls (oracle, oracle:eps=ε, random: policies/scripted.ts). */
@@ -349,24 +357,13 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
   const routes = jsonRoutes(o);
   requireApiKey(app, o.apiKey);
   app.get('/health', (c) => c.json({ status: 'ok', policy: policy.id, env: envId, tasks: seeds.length }));
-  app.get('/v1/models', (c) =>
-    c.json({
-      object: 'list',
-      data: ids.map((id) => ({
-        id,
-        object: 'model',
-        created: 0,
-        owned_by: 'turnwise',
-        turnwise: {
-          policy: policy.id,
-          env: envId,
-          ...(o.envParams === undefined ? {} : { params: o.envParams }),
-          tasks: seeds,
-          budget_aware: policy.budgetAware,
-        },
-      })),
-    }),
-  );
+  serveModels(app, ids, {
+    policy: policy.id,
+    env: envId,
+    ...(o.envParams === undefined ? {} : { params: o.envParams }),
+    tasks: seeds,
+    budget_aware: policy.budgetAware,
+  });
   app.post(
     '/v1/chat/completions',
     routes.route<Json>(async (req) => {
