@@ -4,10 +4,10 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import type { Task, Trajectory } from '../../core/types.ts';
+import type { Env, Policy, Task, Trajectory } from '../../core/types.ts';
 import { envConfig, envs } from '../../envs/index.ts';
 import { createEpisode, DONE, episodeSeeds } from '../../rollout/episode.ts';
-import { McpEpisode, mcpServer, mcpTools } from '../../serve/mcp.ts';
+import { McpEpisode, type McpEpisodeOptions, mcpServer, mcpTools } from '../../serve/mcp.ts';
 import { JsonlWriter } from '../../store/jsonl.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { RunStore } from '../../store/sqlite.ts';
@@ -70,6 +70,40 @@ function storeSink(path: string, runId: string, config: Record<string, unknown>)
   );
 }
 
+/**
+ * The episode `turnwise mcp` serves for `task`: the rollout's machine with episode id
+ * mcp{runSeed}-{task seed}-0 and the seeds of (runSeed, task seed, sample 0). `wrap` sees the policy the
+ * machine acts with (serve's tool env watches its contexts through it).
+ */
+export function mcpEpisode(
+  env: Env<unknown, unknown>,
+  task: Task,
+  o: Pick<McpEpisodeOptions, 'budget' | 'revealBudget' | 'onEnd' | 'log'> & {
+    runSeed: number;
+    wrap?: (p: Policy<unknown, unknown>) => Policy<unknown, unknown>;
+  },
+): McpEpisode {
+  const { envSeed, rng } = episodeSeeds(o.runSeed, task.seed, 0);
+  const revealBudget = o.revealBudget === true;
+  return new McpEpisode({
+    env,
+    budget: o.budget,
+    revealBudget,
+    machine: (e, p) =>
+      createEpisode(e, o.wrap === undefined ? p : o.wrap(p), {
+        id: `mcp${o.runSeed}-${task.seed}-0`,
+        task,
+        budget: o.budget,
+        revealBudget,
+        envSeed,
+        rng,
+      }),
+    done: DONE,
+    onEnd: o.onEnd,
+    log: o.log,
+  });
+}
+
 export function registerMcp(program: Command): void {
   envOptions(
     program
@@ -126,21 +160,10 @@ protocol is written on stdout. The episode seeds are those of \`rollout --seed S
         throw new InputError('--env', flags.env, (e as Error).message);
       }
       const log = (line: string) => process.stderr.write(`turnwise mcp: ${line}\n`);
-      const { envSeed, rng } = episodeSeeds(runSeed, task.seed, 0);
-      const episode = new McpEpisode({
-        env,
+      const episode = mcpEpisode(env, task, {
+        runSeed,
         budget,
         revealBudget,
-        machine: (e, policy) =>
-          createEpisode(e, policy, {
-            id: `mcp${runSeed}-${task.seed}-0`,
-            task,
-            budget,
-            revealBudget,
-            envSeed,
-            rng,
-          }),
-        done: DONE,
         onEnd: (t) => {
           if (sink !== undefined) {
             sink(t);

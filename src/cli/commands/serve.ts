@@ -6,13 +6,13 @@ import { InputError } from '../../core/errors.ts';
 import type { EnvConfig, Task, TurnContext } from '../../core/types.ts';
 import { envs, makeTasks } from '../../envs/index.ts';
 import { makePolicy } from '../../policies/spec.ts';
-import { createEpisode, DONE, episodeSeeds } from '../../rollout/episode.ts';
 import { type Faults, parseFaults } from '../../serve/faults.ts';
-import { McpEpisode } from '../../serve/mcp.ts';
+import type { McpEpisode } from '../../serve/mcp.ts';
 import { modelIds, type RunningServer, startServer } from '../../serve/openai.ts';
 import { toolServeApp, watchPolicy } from '../../serve/tool-serve.ts';
 import { json } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
+import { mcpEpisode } from './mcp.ts';
 
 interface ServeFlags extends EnvFlags {
   env: string;
@@ -64,21 +64,11 @@ interface Listen {
 export function mcpEpisodeOpener(budget: number, revealBudget: boolean) {
   return async (task: Task, watch: (ctx: TurnContext<unknown>) => void): Promise<McpEpisode> => {
     const env = await envs.make(task);
-    const { envSeed, rng } = episodeSeeds(task.seed, task.seed, 0);
-    return new McpEpisode({
-      env,
+    return mcpEpisode(env, task, {
+      runSeed: task.seed,
       budget,
       revealBudget,
-      machine: (e, p) =>
-        createEpisode(e, watchPolicy(p, watch), {
-          id: `mcp${task.seed}-${task.seed}-0`,
-          task,
-          budget,
-          revealBudget,
-          envSeed,
-          rng,
-        }),
-      done: DONE,
+      wrap: (p) => watchPolicy(p, watch),
     });
   };
 }
