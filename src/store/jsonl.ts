@@ -76,7 +76,10 @@ export function readText(path: string, field = '--in'): string {
  * (0x0A never occurs inside a multi-byte UTF-8 character) and the rest carried over as bytes, so each
  * chunk decodes on its own — as Latin-1 when it is ASCII, the usual case (the same string, ~4× faster
  * than UTF-8 decoding) — and a line longer than the buffer grows it. */
-export function* fileLines(path: string, field = '--in'): Generator<[line: string, number: number]> {
+export function* fileLines(
+  path: string,
+  field = '--in',
+): Generator<[line: string, number: number, offset: number, bytes: number]> {
   const refuse = (e: unknown) =>
     new InputError(
       field,
@@ -91,6 +94,7 @@ export function* fileLines(path: string, field = '--in'): Generator<[line: strin
   }
   let buf = Buffer.allocUnsafe(CHUNK);
   let carried = 0; // bytes of an unfinished line at buf[0, carried)
+  let base = 0; // the file offset of buf[0]
   let number = 0;
   try {
     for (;;) {
@@ -112,21 +116,58 @@ export function* fileLines(path: string, field = '--in'): Generator<[line: strin
         carried = end;
         continue;
       }
-      const text = buf.toString(isAscii(buf.subarray(0, cut)) ? 'latin1' : 'utf8', 0, cut);
-      for (let p = 0; p <= text.length; ) {
-        let q = text.indexOf('\n', p);
-        if (q === -1) q = text.length;
+      // An ASCII chunk is decoded once (its character indices are its byte offsets); another line by line.
+      const text = isAscii(buf.subarray(0, cut)) ? buf.toString('latin1', 0, cut) : undefined;
+      for (let p = 0; p <= cut; ) {
+        let q = text === undefined ? buf.indexOf(10, p) : text.indexOf('\n', p);
+        if (q === -1 || q > cut) q = cut;
         number++;
-        const line = trim(text.slice(p, q));
-        if (line.length > 0) yield [line, number];
+        const line = trim(text === undefined ? buf.toString('utf8', p, q) : text.slice(p, q));
+        if (line.length > 0) yield [line, number, base + p, q - p];
         p = q + 1;
       }
       if (n === 0) return;
       buf.copy(buf, 0, cut + 1, end);
       carried = end - cut - 1;
+      base += cut + 1;
     }
   } finally {
     closeSync(fd);
+  }
+}
+
+/** Lines of a file read again by the offsets and lengths fileLines gave (a second pass over chosen
+ * lines, without holding them). */
+export class LineReader {
+  private readonly fd: number;
+  private buf = Buffer.allocUnsafe(1 << 16);
+
+  constructor(
+    readonly path: string,
+    readonly field = '--in',
+  ) {
+    try {
+      this.fd = openSync(path, 'r');
+    } catch (e) {
+      throw new InputError(
+        field,
+        path,
+        `cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      );
+    }
+  }
+
+  /** The line fileLines yielded at `offset` (`bytes` long); refused if the file has changed under it. */
+  read(offset: number, bytes: number): string {
+    if (bytes > this.buf.length) this.buf = Buffer.allocUnsafe(bytes);
+    const n = readSync(this.fd, this.buf, 0, bytes, offset);
+    if (n !== bytes)
+      throw new InputError(this.field, this.path, `changed while being read (line at byte ${offset})`);
+    return trim(this.buf.toString('utf8', 0, bytes));
+  }
+
+  close(): void {
+    closeSync(this.fd);
   }
 }
 

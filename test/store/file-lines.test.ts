@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { fileLines } from '../../src/store/jsonl.ts';
+import { fileLines, LineReader } from '../../src/store/jsonl.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-lines-'));
 const MiB = 1 << 20;
@@ -23,8 +23,21 @@ function check(name: string, content: string | Buffer): [string, number][] {
   const path = join(dir, name);
   writeFileSync(path, content);
   const got = [...fileLines(path)];
-  assert.deepEqual(got, brute(path), name);
-  return got;
+  assert.deepEqual(
+    got.map(([line, n]) => [line, n]),
+    brute(path),
+    name,
+  );
+  // The offsets and lengths read each line back (LineReader), and the bytes there are that line's.
+  const bytes = readFileSync(path);
+  const reader = new LineReader(path);
+  for (const [line, , offset, length] of got) {
+    assert.equal(reader.read(offset, length), line);
+    assert.equal(bytes.toString('utf8', offset, offset + length).trim(), line);
+    assert.ok(offset + length === bytes.length || bytes[offset + length] === 10);
+  }
+  reader.close();
+  return got.map(([line, n]): [string, number] => [line, n]);
 }
 
 test('lines across chunk boundaries, a line longer than two chunks, multi-byte characters cut', () => {

@@ -92,6 +92,9 @@ const preview = (row: readonly number[], n = 8): string =>
     .map((x) => fmt(x, 3))
     .join(' ')}${row.length > n ? ` … (${row.length})` : ''}]`;
 
+/** Methods whose baseline is the rest of a task's group (GRPO-style), at the outcome or the turn level. */
+const GROUP_BASELINES: readonly string[] = ['grpo', 'drgrpo', 'rloo', 'gigpo', 'turn-level', 'reverse-turn'];
+
 /** Why an env without an exact oracle has no exact advantage, and what runs on it instead. */
 const NO_ORACLE = (env: string) =>
   `an env with an exact oracle, and ${env} has none: the exact advantage A^π = Q^π − V^π needs the env's whole model solved by dynamic programming over a finite state space, and ${env}'s state (a database, an API state, a sandbox) is not one; methods without an oracle run on it with \`credit --in FILE --method M\` (gae with --values zero), and \`compare\` scores its steps by the env's quality proxy`;
@@ -217,6 +220,13 @@ export function registerCredit(program: Command): void {
         if (labels.has(s.label)) throw new InputError('--methods', s.label, 'each method once');
         labels.add(s.label);
       }
+      const grouped = specs.find((s) => GROUP_BASELINES.includes(s.name));
+      if (groupSize === 1 && grouped !== undefined)
+        throw new InputError(
+          '--group-size',
+          flags.groupSize,
+          `expected at least 2: --methods has ${grouped.label}, whose baseline is the other samples of the task's group, and a group of one has no contrast (every advantage 0); give --group-size 2 or more, or only methods without a group baseline (exact, outcome, discounted, gae)`,
+        );
       const result = await creditFidelity({
         config,
         policy,
