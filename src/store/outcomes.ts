@@ -16,7 +16,8 @@ import { fileLines, noTrajectories, orSkip, parseTrajectoryLine, type SkippedLin
 /** What a trajectory without its turns holds. */
 export type TrajectoryOutcome = Omit<Trajectory, 'turns'>;
 
-/** The integer spaces of a task's env; undefined when they are not both integer ranges. */
+/** The integer spaces of a task's env; undefined when they are not both integer ranges. A function of
+ * the task's env and params only (not its seed): it is asked again only when they change. */
 export type SpacesOf = (task: Task) => { observations: number; actions: number } | undefined;
 
 // Past this, a spelled-out alternation stops being small; such envs take the whole way.
@@ -134,6 +135,17 @@ function paramsOf(text: string): unknown {
   return lastParams;
 }
 
+// The spaces of the last line's env and params (the params object is shared while their text repeats).
+let lastSpaces: { of: SpacesOf; env: string; params: unknown; spaces: ReturnType<SpacesOf> } | undefined;
+
+function spacesFor(task: Task, spacesOf: SpacesOf): ReturnType<SpacesOf> {
+  const l = lastSpaces;
+  if (l !== undefined && l.of === spacesOf && l.env === task.env && l.params === task.params) return l.spaces;
+  const spaces = spacesOf(task);
+  lastSpaces = { of: spacesOf, env: task.env, params: task.params, spaces };
+  return spaces;
+}
+
 /** The fields before `turns` (line[0, end) ends with `,"turns":[`), or undefined. */
 function headOf(line: string, end: number): unknown {
   HEAD.lastIndex = 0;
@@ -172,7 +184,7 @@ function quick(line: string, spacesOf: SpacesOf): TrajectoryOutcome | undefined 
   if (!header(head)) return undefined;
   const out = tailOf(line, j + OUTCOME.length - 1);
   if (!outcome(out)) return undefined;
-  const spaces = spacesOf(head.task);
+  const spaces = spacesFor(head.task, spacesOf);
   if (spaces === undefined || !spelled(spaces.observations, spaces.actions)) return undefined;
   if (out.turns > head.budget) return undefined;
   if (!turnsMatch(line, i + TURNS.length, j, out.turns, spaces.observations, spaces.actions))
