@@ -2,9 +2,10 @@
 // `node bin/turnwise.js …` under GNU time (`/usr/bin/time -v`), whose "Maximum resident set size" is
 // the kernel's peak RSS of the process. One JSON object per case; machine-dependent, never asserted.
 //   node --import tsx bench/memory.ts [--case NAME]… [--scale F] [--dir DIR]
+// eval-in-300k and credit-in-300k read the file rollout-300k-out writes (written first when missing).
 // --scale multiplies every episode count (0.1 for a quick look); --dir holds the files written.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,8 @@ interface Case {
   episodes: number;
   args: string[];
   file?: string;
+  /** A file the case reads: written first by the case that writes it when missing (not measured). */
+  reads?: string;
   /** The issue's limit on the peak RSS, in MB. */
   limitMB: number;
 }
@@ -65,6 +68,22 @@ const CASES: Case[] = [
     ],
     limitMB: 1024,
   },
+  // The readers of that file (streaming: memory must not grow with it). No limit in the issue; the
+  // rollout's 600 MB is given for scale.
+  {
+    name: 'eval-in-300k',
+    episodes: n(300_000),
+    args: ['eval', '--in', join(dir, 'f.jsonl'), '--K', '1', '--T', '100', '--json'],
+    reads: join(dir, 'f.jsonl'),
+    limitMB: 600,
+  },
+  {
+    name: 'credit-in-300k',
+    episodes: n(300_000),
+    args: ['credit', '--in', join(dir, 'f.jsonl'), '--method', 'grpo', '--task-norm', '--json'],
+    reads: join(dir, 'f.jsonl'),
+    limitMB: 600,
+  },
 ];
 
 /** Peak RSS (MB) and wall time (s) of one run of the CLI, from GNU time's report on stderr. */
@@ -92,8 +111,13 @@ function measure(args: string[]): {
 const chosen = values.case === undefined ? CASES : CASES.filter((c) => values.case!.includes(c.name));
 if (chosen.length === 0) throw new Error(`--case: expected one of ${CASES.map((c) => c.name).join(', ')}`);
 for (const c of chosen) {
+  if (c.reads !== undefined && !existsSync(c.reads)) {
+    const writer = CASES.find((w) => w.file === c.reads)!;
+    spawnSync(process.execPath, [BIN, ...writer.args], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
   const m = measure(c.args);
-  const fileMB = c.file === undefined ? undefined : Math.round(statSync(c.file).size / 2 ** 20);
+  const f = c.file ?? c.reads;
+  const fileMB = f === undefined ? undefined : Math.round(statSync(f).size / 2 ** 20);
   process.stdout.write(
     `${JSON.stringify({
       bench: 'memory',
@@ -111,6 +135,8 @@ for (const c of chosen) {
       ...(fileMB === undefined ? {} : { fileMB }),
     })}\n`,
   );
-  if (c.file !== undefined && values.dir === undefined) rmSync(c.file, { force: true });
+  // A file no later case reads is deleted at once (unless --dir keeps it).
+  const later = chosen.slice(chosen.indexOf(c) + 1).some((x) => x.reads === c.file);
+  if (c.file !== undefined && values.dir === undefined && !later) rmSync(c.file, { force: true });
 }
 if (values.dir === undefined) rmSync(dir, { recursive: true, force: true });

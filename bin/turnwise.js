@@ -3,5 +3,8 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../src/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+const argv = process.argv.slice(2);
+// `summary` (reading a file, possibly GBs) skips loading every other command (src/cli/summary-main.ts).
+const entry = argv[0] === 'summary' ? '../src/cli/summary-main.ts' : '../src/cli/main.ts';
+const { main } = await import(entry);
+process.exitCode = await main(argv);

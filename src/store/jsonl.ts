@@ -1,8 +1,8 @@
 // JSON Lines: one value per line. Writes are buffered and flushed in large chunks (a trajectory stream
 // of millions of turns must not be bound by syscalls); reads validate every line against a schema and
 // report the file and line of the first bad one.
+import { isAscii } from 'node:buffer';
 import { closeSync, fsyncSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
 import type { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import type { Trajectory } from '../core/types.ts';
@@ -72,48 +72,114 @@ export function readText(path: string, field = '--in'): string {
 }
 
 /** The lines of a file, read in 1 MiB chunks (never the whole file as one string: V8 strings stop at
- * ~512 MB), with their 1-based numbers; blank lines are skipped. */
-export function* fileLines(path: string, field = '--in'): Generator<[line: string, number: number]> {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (e) {
-    throw new InputError(
+ * ~512 MB), with their 1-based numbers; blank lines are skipped. A chunk is cut at its last newline byte
+ * (0x0A never occurs inside a multi-byte UTF-8 character) and the rest carried over as bytes, so each
+ * chunk decodes on its own — as Latin-1 when it is ASCII, the usual case (the same string, ~4× faster
+ * than UTF-8 decoding) — and a line longer than the buffer grows it. */
+export function* fileLines(
+  path: string,
+  field = '--in',
+): Generator<[line: string, number: number, offset: number, bytes: number]> {
+  const refuse = (e: unknown) =>
+    new InputError(
       field,
       path,
       `cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
     );
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    throw refuse(e);
   }
-  const buf = Buffer.allocUnsafe(CHUNK);
-  const decoder = new StringDecoder('utf8');
-  let rest = '';
+  let buf = Buffer.allocUnsafe(CHUNK);
+  let carried = 0; // bytes of an unfinished line at buf[0, carried)
+  let base = 0; // the file offset of buf[0]
   let number = 0;
   try {
     for (;;) {
       let n: number;
       try {
-        n = readSync(fd, buf, 0, CHUNK, null);
+        n = readSync(fd, buf, carried, buf.length - carried, null);
       } catch (e) {
-        throw new InputError(
-          field,
-          path,
-          `cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
-        );
+        throw refuse(e);
       }
-      const text = n > 0 ? rest + decoder.write(buf.subarray(0, n)) : rest + decoder.end();
-      const parts = text.split('\n');
-      rest = n > 0 ? parts.pop()! : '';
-      for (const part of parts) {
+      const end = carried + n;
+      const cut = n === 0 ? end : buf.lastIndexOf(10, end - 1);
+      if (cut < 0) {
+        // No newline yet: read on (into a bigger buffer when this one is full).
+        if (end === buf.length) {
+          const bigger = Buffer.allocUnsafe(buf.length * 2);
+          buf.copy(bigger, 0, 0, end);
+          buf = bigger;
+        }
+        carried = end;
+        continue;
+      }
+      // An ASCII chunk is decoded once (its character indices are its byte offsets); another line by line.
+      const text = isAscii(buf.subarray(0, cut)) ? buf.toString('latin1', 0, cut) : undefined;
+      for (let p = 0; p <= cut; ) {
+        let q = text === undefined ? buf.indexOf(10, p) : text.indexOf('\n', p);
+        if (q === -1 || q > cut) q = cut;
         number++;
-        const line = part.trim();
-        if (line.length > 0) yield [line, number];
+        const line = trim(text === undefined ? buf.toString('utf8', p, q) : text.slice(p, q));
+        if (line.length > 0) yield [line, number, base + p, q - p];
+        p = q + 1;
       }
       if (n === 0) return;
+      buf.copy(buf, 0, cut + 1, end);
+      carried = end - cut - 1;
+      base += cut + 1;
     }
   } finally {
     closeSync(fd);
   }
 }
+
+/** Lines of a file read again by the offsets and lengths fileLines gave (a second pass over chosen
+ * lines, without holding them). */
+export class LineReader {
+  private readonly fd: number;
+  private buf = Buffer.allocUnsafe(1 << 16);
+
+  constructor(
+    readonly path: string,
+    readonly field = '--in',
+  ) {
+    try {
+      this.fd = openSync(path, 'r');
+    } catch (e) {
+      throw new InputError(
+        field,
+        path,
+        `cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      );
+    }
+  }
+
+  /** The line fileLines yielded at `offset` (`bytes` long); refused if the file has changed under it. */
+  read(offset: number, bytes: number): string {
+    if (bytes > this.buf.length) this.buf = Buffer.allocUnsafe(bytes);
+    const n = readSync(this.fd, this.buf, 0, bytes, offset);
+    if (n !== bytes)
+      throw new InputError(this.field, this.path, `changed while being read (line at byte ${offset})`);
+    return trim(this.buf.toString('utf8', 0, bytes));
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+/** `s.trim()`, skipped when neither end can be white space (JSON lines: `{` and `}`). */
+const trim = (s: string): string =>
+  s.length > 0 &&
+  s.charCodeAt(0) > 32 &&
+  s.charCodeAt(0) < 128 &&
+  s.charCodeAt(s.length - 1) > 32 &&
+  s.charCodeAt(s.length - 1) < 128
+    ? s
+    : s.trim();
 
 /** Every line of a JSONL file, parsed and validated one at a time (memory: one line), with its place
  * (`file:line`) for messages about it. */

@@ -292,6 +292,11 @@ function specs(valid: () => string): Spec[] {
       flags: { ...PASS_FLAGS, '--policy': badPolicy, '--cache': badOutFile },
     },
     {
+      path: ['eval'],
+      base: ['--in', 'IN/valid.jsonl', '--K', '1', '--T', '5', '--resamples', '10'],
+      flags: { '--in': fc.oneof(trajectories, badInFile), '--K': badList(1), '--T': badList(1) },
+    },
+    {
       path: ['compare'],
       base: [
         '--a',

@@ -140,3 +140,64 @@ test('damage where the quick way looks: an observation or action out of the spac
   writeFileSync(join(dir, 'case.jsonl'), `${cases[0]}\n`);
   assert.match(String(read(join(dir, 'case.jsonl')).quick), /case\.jsonl:1\.turns\.0\.observation: got 64/);
 });
+
+test('the fields around the turns in other valid or invalid forms: the same outcome or refusal', () => {
+  const line = readFileSync(files[0], 'utf8').split('\n')[0];
+  const o = JSON.parse(line).outcome;
+  const cases = [
+    // Valid forms the regular expressions of the quick way do not take (JSON.parse reads them).
+    line.replace(/"id":"[^"]*"/, '"id":"a\\"b\\u00e9"'),
+    line.replace('"policy":"oracle"', '"policy":"or\\/acle"'),
+    line.replace('"budget":100', '"budget":1e2'),
+    line.replace('"budget":100', '"budget":100.0'),
+    line.replace(/"seed":\d+/, '"seed":-0'),
+    line.replace(/"seed":\d+/, '"seed":-12'),
+    line.replace('"params":{', '"params":{"extra":[1,{"a":2}],'),
+    line.replace('"params":{', '"params":{"note":"a\\nb",'),
+    line.replace(/"return":[^,]*/, '"return":1.5e3'),
+    line.replace(/"return":[^,]*/, '"return":-0'),
+    line.replace(/"failure":(null|"[^"]*")}}$/, '"failure":$1,"error":"x],\\"outcome\\":{"}}'),
+    line.replace(/"failure":(null|"[^"]*")}}$/, '"failure":$1,"error":"plain"}}'),
+    line.replace('"revealBudget":', ' "revealBudget":'),
+    line.replace('"outcome":{"success"', '"outcome": {"success"'),
+    // A key JSON.parse reads twice (the last wins), a __proto__ param (zod's to judge).
+    line.replace('{"id"', '{"id":"x","id"'),
+    line.replace('"params":{', '"params":{"__proto__":1,'),
+    // Invalid ones there.
+    line.replace(/"seed":\d+/, '"seed":9007199254740993'),
+    line.replace(/"seed":\d+/, '"seed":01'),
+    line.replace('"budget":100', '"budget":0'),
+    line.replace('"params":{', '"params":{"a":,'),
+    line.replace(/"id":"[^"]*"/, '"id":"a\tb"'),
+    line.replace(/"turns":(\d+),"firstSuccessTurn"/, '"turns":0$1,"firstSuccessTurn"'),
+    line.replace(/"firstSuccessTurn":(\d+|null)/, '"firstSuccessTurn":0'),
+    line.replace(/"end":"[a-z]+"/, '"end":"done"'),
+    line.replace(/"failure":(null|"[^"]*")}}$/, '"failure":"fell"}}'),
+    line.replace(/}}$/, '},}'),
+    line.replace(/}}$/, '}}}'),
+  ];
+  let refused = 0;
+  for (const c of cases) {
+    assert.notEqual(c, line);
+    writeFileSync(join(dir, 'case.jsonl'), `${c}\n`);
+    const { whole, quick } = read(join(dir, 'case.jsonl'));
+    assert.deepEqual(quick, whole, c.slice(0, 200));
+    assert.equal(JSON.stringify(quick), JSON.stringify(whole));
+    if (typeof whole === 'string') refused++;
+    else assert.equal(whole[0].outcome.turns, o.turns);
+  }
+  assert.equal(refused, 11);
+});
+
+test('consecutive lines with different params each get their own; equal params read alike', () => {
+  const lines = readFileSync(files[2], 'utf8').split('\n').filter(Boolean);
+  const other = lines[1].replace('"size":5', '"size":6');
+  writeFileSync(join(dir, 'params.jsonl'), `${[lines[0], other, lines[2], lines[3]].join('\n')}\n`);
+  const { whole, quick } = read(join(dir, 'params.jsonl'));
+  assert.deepEqual(quick, whole);
+  assert.ok(Array.isArray(quick));
+  assert.deepEqual(
+    quick.map((t) => t.task.params.size),
+    [5, 6, 5, 5],
+  );
+});

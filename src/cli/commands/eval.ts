@@ -6,6 +6,7 @@ import type { Interval } from '../../eval/bootstrap.ts';
 import { checkIncreasing, evaluate, PASS_MODES, type PassMode, resolveMode } from '../../eval/evaluate.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
+import { SkippedLines } from '../../store/jsonl.ts';
 import {
   CACHE_HELP,
   connectOptions,
@@ -19,6 +20,7 @@ import {
 import { fmt, json, out, Progress, table, warn } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
 import { passFromFile } from './harness.ts';
+import { SKIP_HELP } from './summary.ts';
 
 export interface PassFlags extends EnvFlags {
   env: string;
@@ -113,10 +115,13 @@ export function registerEval(program: Command): void {
   )
     .option('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
     .option('--in <file.jsonl>', 'recorded trajectories instead of --policy (a harness run, a rollout)')
+    .option('--skip-invalid', `with --in: ${SKIP_HELP}`)
     .option('--json', 'machine-readable output')
     .option('--cache <file.sqlite>', CACHE_HELP)
-    .action(async (flags: PassFlags & OpenAIFlags & { policy: string; cache?: string; in?: string }) => {
+    .action(async (flags: PassFlags & OpenAIFlags & EvalInFlags & { policy: string; cache?: string }) => {
       if (flags.in !== undefined) return evalRecorded(flags, flags.in);
+      if (flags.skipInvalid)
+        throw new InputError('--skip-invalid', true, 'reads --in files only; give --in FILE.jsonl');
       if (flags.policy === undefined)
         throw InputError.raw('--policy', 'missing; give --policy SPEC or --in FILE.jsonl');
       const o = readPassFlags(flags);
@@ -182,13 +187,19 @@ export function registerEval(program: Command): void {
     });
 }
 
+interface EvalInFlags {
+  in?: string;
+  skipInvalid?: boolean;
+}
+
 /** eval --in: Pass@(K,T) and failures of recorded trajectories (commands/harness.ts passFromFile). */
-function evalRecorded(flags: PassFlags, path: string): void {
+function evalRecorded(flags: PassFlags & EvalInFlags, path: string): void {
   const K = checkIncreasing(intList('--K', flags.K), '--K');
   const T = checkIncreasing(intList('--T', flags.T), '--T');
   const mode = flags.mode === undefined ? undefined : (flags.mode as PassMode);
   if (mode !== undefined && !PASS_MODES.includes(mode))
     throw new InputError('--mode', flags.mode, `expected one of: ${PASS_MODES.join(', ')}`);
+  const skipped = flags.skipInvalid ? new SkippedLines() : undefined;
   const r = passFromFile(
     path,
     K,
@@ -196,9 +207,11 @@ function evalRecorded(flags: PassFlags, path: string): void {
     mode,
     int('--resamples', flags.resamples, 1, 1_000_000),
     seed(flags.seed),
+    skipped,
   );
+  if (skipped && skipped.count > 0) warn(skipped.note(path));
   if (flags.json) {
-    json(r);
+    json(skipped ? { ...r, skipped } : r);
     return;
   }
   out(`${path}: ${r.trajectories} trajectories, ${r.perTask.length} tasks; ${r.mode} mode`);
