@@ -4,6 +4,8 @@
 // reach the env registry or the policies, so the chat renderer of in-process discrete-env trajectories
 // (FrozenLake: the env's chat encoding and text view, what an LLM policy was sent) is built here and
 // passed in, and so are the tools a recorded trajectory's env declares.
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import type { Trajectory } from '../../core/types.ts';
@@ -120,6 +122,14 @@ function refuseWithoutOracle(spec: MethodSpec, trajectories: readonly Trajectory
   );
 }
 
+/** The file written whole, atomically — but /dev/null (which checkOutput lets through: "discard it")
+ * has no directory to put a temporary file in. */
+function write(path: string, data: string | Uint8Array): void {
+  if (resolve(path) === '/dev/null') writeFileSync(path, data);
+  else if (typeof data === 'string') writeFileAtomic(path, data);
+  else writeBytesAtomic(path, data);
+}
+
 export function registerExport(program: Command): void {
   program
     .command('export')
@@ -190,11 +200,11 @@ export function registerExport(program: Command): void {
       let withTokens = 0;
       if (format === 'openai') {
         const examples = kept.map((k, i) => openaiExample(k.c, advantages[i], threshold));
-        writeFileAtomic(flags.out, openaiJsonl(examples));
+        write(flags.out, openaiJsonl(examples));
       } else {
         const rows = kept.map((k, i) => verlRow(k.t, k.c, advantages[i], threshold));
         withTokens = rows.filter((r) => r.response_ids !== null).length;
-        writeBytesAtomic(flags.out, verlParquet(rows));
+        write(flags.out, verlParquet(rows));
       }
       if (skipped && skipped.count > 0) warn(skipped.note(flags.in));
       if (unrenderable.length > 0)
