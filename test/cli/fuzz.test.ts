@@ -577,7 +577,8 @@ function specs(valid: () => string): Spec[] {
           ]),
           pick('grpo:bogus=1', 'gae:gamma=2', 'grpo:'),
         ),
-        '--min-advantage': badNum(),
+        // Every finite number is a threshold: only non-numbers are bad.
+        '--min-advantage': pick('', 'abc', 'NaN', 'Infinity', '-Infinity', '7 apples', '1,5', '0x'),
         '--chat': badEnum(['tools', 'text']),
       },
     },
