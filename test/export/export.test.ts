@@ -6,18 +6,19 @@
 // requests the policy sent the server.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { before, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
 import type { Trajectory } from '../../src/core/types.ts';
 import { turnwise } from '../cli/run.ts';
 import { startServe } from '../fixtures/serve-process.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'turnwise-export-'));
+after(() => rmSync(root, { recursive: true, force: true }));
 const readJsonl = <T>(path: string): T[] =>
   readFileSync(path, 'utf8')
     .trim()
