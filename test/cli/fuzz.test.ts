@@ -594,6 +594,33 @@ function specs(valid: () => string): Spec[] {
       flags: {},
       argument: pick('nope', 'http://', 'ftp://x/v1#m', '#m', 'http://[::1/v1#m', ''),
     },
+    {
+      path: ['export'],
+      base: ['--in', 'IN/valid.jsonl', '--format', 'openai', '--out', 'OUT/sft.jsonl'],
+      flags: {
+        '--in': fc.oneof(trajectories, badInFile),
+        '--format': badEnum(['openai', 'verl']),
+        '--out': badOutFile,
+        '--method': fc.oneof(
+          badEnum([
+            'outcome',
+            'discounted',
+            'gae',
+            'grpo',
+            'drgrpo',
+            'rloo',
+            'gigpo',
+            'turn-level',
+            'reverse-turn',
+            'exact',
+          ]),
+          pick('grpo:bogus=1', 'gae:gamma=2', 'grpo:'),
+        ),
+        // Every finite number is a threshold: only non-numbers are bad.
+        '--min-advantage': pick('', 'abc', 'NaN', 'Infinity', '-Infinity', '7 apples', '1,5', '0x'),
+        '--chat': badEnum(['tools', 'text']),
+      },
+    },
   ];
 }
 

@@ -8,6 +8,7 @@ import { registerCredit } from './credit.ts';
 import { registerDemo } from './demo.ts';
 import { registerEnv } from './env.ts';
 import { registerEval } from './eval.ts';
+import { registerExport } from './export.ts';
 import { registerHarness } from './harness.ts';
 import { registerMcp } from './mcp.ts';
 import { registerProbe } from './probe.ts';
@@ -41,4 +42,5 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerProxy,
   registerBenchProxy,
   registerHarness,
+  registerExport,
 ];

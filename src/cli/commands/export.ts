@@ -1,0 +1,237 @@
+// turnwise export --in FILE.jsonl --format openai|verl --out PATH [--method M] [--min-advantage X]
+// A trajectory file, credited per turn exactly as `turnwise credit` does (creditForSpec), handed over as
+// OpenAI fine-tuning JSONL or verl Parquet (src/export/). The composition lives here: export/ may not
+// reach the env registry or the policies, so the chat renderer of in-process discrete-env trajectories
+// (FrozenLake: the env's chat encoding and text view, what an LLM policy was sent) is built here and
+// passed in, and so are the tools a recorded trajectory's env declares.
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
+import type { Trajectory } from '../../core/types.ts';
+import { METHOD_NAMES, type MethodSpec, parseMethodSpec } from '../../credit/index.ts';
+import { ENV_IDS, envSpec, makeEnv } from '../../envs/index.ts';
+import {
+  type ChatRenderer,
+  type Conversation,
+  conversationOf,
+  type ExportTool,
+  openaiExample,
+  openaiJsonl,
+  verlParquet,
+  verlRow,
+  writeBytesAtomic,
+} from '../../export/index.ts';
+import {
+  actionMessage,
+  buildMessages,
+  type ChatMessage,
+  type ChatMode,
+  chatSpec,
+  chatTool,
+} from '../../policies/chat.ts';
+import { writeFileAtomic } from '../../store/atomic.ts';
+import { readTrajectories, SkippedLines } from '../../store/jsonl.ts';
+import { checkOutput } from '../../store/paths.ts';
+import { creditForSpec, DEFAULT_VALUE_SOURCE, exactValuesFromSpecs } from '../../studies/credit-fidelity.ts';
+import { json, out, warn } from '../io.ts';
+import { checkSpacesOfRegistered, num } from '../options.ts';
+
+const FORMATS = ['openai', 'verl'] as const;
+type Format = (typeof FORMATS)[number];
+const MODES: readonly ChatMode[] = ['tools', 'text'];
+/** GRPO: verl's default advantage estimator for multi-turn rollouts. */
+const DEFAULT_METHOD = 'grpo';
+
+interface ExportFlags {
+  in?: string;
+  format?: string;
+  out?: string;
+  method: string;
+  minAdvantage: string;
+  chat: string;
+  skipInvalid?: boolean;
+  json?: boolean;
+}
+
+const registered = (t: Trajectory) => ENV_IDS.includes(t.task.env);
+
+/** The tools of a registered tool env, as OpenAI declares them (the same schemas MCP lists). */
+function envTools(t: Trajectory): ExportTool[] | undefined {
+  if (!registered(t)) return undefined;
+  return envSpec(t.task).tools?.map((s) => ({
+    type: 'function',
+    function: { name: s.name, description: s.description, parameters: s.parameters },
+  }));
+}
+
+/**
+ * The renderer of discrete-env trajectories: the conversation an LLM policy (policies/openai.ts) sends
+ * at the last turn — buildMessages over the turns before it — followed by the last turn's own answer,
+ * each action as the chat encoding writes it. One env per task, for its text view.
+ */
+function discreteRenderer(mode: ChatMode): ChatRenderer {
+  const views = new Map<string, (o: unknown) => string>();
+  return (t) => {
+    if (!registered(t)) return undefined;
+    const spec = envSpec(t.task);
+    const chat = chatSpec(spec);
+    if (chat === undefined) return undefined;
+    const key = JSON.stringify(t.task);
+    let text = views.get(key);
+    if (text === undefined) {
+      const env = makeEnv(t.task);
+      if (env.text === undefined) return `env ${t.task.env} has no text view to render it`;
+      text = env.text.bind(env);
+      views.set(key, text);
+    }
+    const n = t.turns.length;
+    const last = t.turns[n - 1];
+    const messages: ChatMessage[] = buildMessages({
+      chat,
+      mode,
+      text,
+      observation: last.observation,
+      history: t.turns.slice(0, n - 1),
+      turn: n - 1,
+      turnsLeft: t.revealBudget ? t.budget - (n - 1) : undefined,
+    });
+    const a = last.action;
+    messages.push(
+      last.info.valid !== false && typeof a === 'number' && a >= 0 && a < chat.names.length
+        ? actionMessage(chat, mode, a, last.t)
+        : { role: 'assistant', content: last.trace?.text ?? '' },
+    );
+    return { messages, tools: mode === 'tools' ? [chatTool(chat)] : undefined };
+  };
+}
+
+/** `exact` and GAE with values=exact need every trajectory's env to have an exact oracle (as `credit`
+ * refuses them): refused up front, naming the trajectory. */
+function refuseWithoutOracle(spec: MethodSpec, trajectories: readonly Trajectory[]): void {
+  const exact =
+    spec.name === 'exact' ||
+    (spec.name === 'gae' && (spec.params.values ?? DEFAULT_VALUE_SOURCE) === 'exact');
+  if (!exact) return;
+  const t = trajectories.find((x) => !registered(x) || !envSpec(x.task).oracle);
+  if (t === undefined) return;
+  throw new InputError(
+    '--method',
+    spec.label,
+    `needs an env with an exact oracle, and trajectory ${t.id}'s env ${t.task.env} has none; use another method, or gae:values=zero`,
+  );
+}
+
+/** The file written whole, atomically — but /dev/null (which checkOutput lets through: "discard it")
+ * has no directory to put a temporary file in. */
+function write(path: string, data: string | Uint8Array): void {
+  if (resolve(path) === '/dev/null') writeFileSync(path, data);
+  else if (typeof data === 'string') writeFileAtomic(path, data);
+  else writeBytesAtomic(path, data);
+}
+
+export function registerExport(program: Command): void {
+  program
+    .command('export')
+    .description(
+      'credit a trajectory file per turn and hand it over: OpenAI fine-tuning JSONL (weight 1 on the turns credit says helped) or verl Parquet (advantages per turn and per token)',
+    )
+    .option('--in <file.jsonl>', 'trajectories, one JSON object per line')
+    .option('--format <f>', `${FORMATS.join(' | ')}`)
+    .option('--out <path>', 'the file to write (.jsonl for openai, .parquet for verl); replaced whole')
+    .option(
+      '--method <m>',
+      `credit method, as in \`turnwise credit\`: ${METHOD_NAMES.join(' | ')} | exact; parameters as m:key=value,…`,
+      DEFAULT_METHOD,
+    )
+    .option(
+      '--min-advantage <x>',
+      'openai weights (and the weights inside verl messages): an assistant turn gets weight 1 when its advantage is > x, else 0',
+      '0',
+    )
+    .option(
+      '--chat <mode>',
+      `how discrete-env trajectories (FrozenLake) are rendered as chat: ${MODES.join(' | ')} (the LLM policy's modes)`,
+      'tools',
+    )
+    .option(
+      '--skip-invalid',
+      'skip (and count) malformed lines and trajectories that cannot be rendered as one conversation, instead of refusing the file; the count and the first one go to stderr',
+    )
+    .option('--json', 'machine-readable summary')
+    .action((flags: ExportFlags) => {
+      if (flags.in === undefined) throw new InputError('--in', undefined, 'give a trajectory JSONL file');
+      if (flags.format === undefined || !(FORMATS as readonly string[]).includes(flags.format))
+        throw new InputError('--format', flags.format, `expected one of: ${FORMATS.join(', ')}`);
+      const format = flags.format as Format;
+      if (flags.out === undefined) throw new InputError('--out', undefined, 'give the file to write');
+      checkOutput(flags.out, '--out', 'file');
+      const threshold = num('--min-advantage', flags.minAdvantage);
+      if (!(MODES as readonly string[]).includes(flags.chat))
+        throw new InputError('--chat', flags.chat, `expected one of: ${MODES.join(', ')}`);
+      const spec = parseMethodSpec(flags.method, '--method', ['exact']);
+      const skipped = flags.skipInvalid ? new SkippedLines() : undefined;
+      const trajectories = readTrajectories(flags.in, '--in', checkSpacesOfRegistered, skipped);
+      refuseWithoutOracle(spec, trajectories);
+
+      const render = discreteRenderer(flags.chat as ChatMode);
+      const kept: { t: Trajectory; c: Conversation }[] = [];
+      const unrenderable: string[] = [];
+      for (const t of trajectories) {
+        const r = conversationOf(t, { render, toolsOf: envTools });
+        if ('reason' in r) {
+          if (!flags.skipInvalid)
+            throw InputError.raw(
+              '--in',
+              `trajectory ${t.id} cannot be exported: ${r.reason} (--skip-invalid skips such trajectories)`,
+            );
+          unrenderable.push(`${t.id}: ${r.reason}`);
+        } else kept.push({ t, c: r });
+      }
+      if (kept.length === 0)
+        throw InputError.raw(
+          '--in',
+          `${flags.in} has nothing to export: ${trajectories.length} trajectories read${unrenderable.length > 0 ? `, none renderable (${unrenderable[0]})` : ''}${skipped && skipped.count > 0 ? `; ${skipped.note(flags.in)}` : ''}`,
+        );
+      // Credit groups by identical task over the trajectories exported, as `credit` on a file of them.
+      const batch = kept.map((k) => k.t);
+      const advantages = creditForSpec(batch, spec, () => exactValuesFromSpecs('--method'));
+
+      let withTokens = 0;
+      if (format === 'openai') {
+        const examples = kept.map((k, i) => openaiExample(k.c, advantages[i], threshold));
+        write(flags.out, openaiJsonl(examples));
+      } else {
+        const rows = kept.map((k, i) => verlRow(k.t, k.c, advantages[i], threshold));
+        withTokens = rows.filter((r) => r.response_ids !== null).length;
+        write(flags.out, verlParquet(rows));
+      }
+      if (skipped && skipped.count > 0) warn(skipped.note(flags.in));
+      if (unrenderable.length > 0)
+        warn(
+          `skipped ${unrenderable.length} trajectories that cannot be rendered (first: ${unrenderable[0]})`,
+        );
+      if (format === 'verl' && withTokens < kept.length)
+        warn(
+          `${kept.length - withTokens} of ${kept.length} trajectories have no token ids on every turn (trace.tokens: the model server gave none): their response_ids, response_mask and token_advantages are null`,
+        );
+      const turns = kept.reduce((s, k) => s + k.t.turns.length, 0);
+      const weighted = advantages.flat().filter((a) => a > threshold).length;
+      if (flags.json)
+        return json({
+          format,
+          out: flags.out,
+          method: spec.label,
+          trajectories: kept.length,
+          turns,
+          weighted,
+          minAdvantage: threshold,
+          withTokens: format === 'verl' ? withTokens : undefined,
+          unrenderable: unrenderable.length,
+          ...(skipped ? { skipped } : {}),
+        });
+      out(
+        `${spec.label}: wrote ${kept.length} trajectories (${turns} turns, ${weighted} with advantage > ${threshold}) to ${flags.out} (${format}${format === 'verl' ? `, ${withTokens} with token ids` : ''})`,
+      );
+    });
+}

@@ -1,0 +1,508 @@
+// `turnwise export` end to end, through the real CLI: FrozenLake rolled out by the openai policy against
+// `turnwise serve` (token ids on every turn) and in-process (none), and sql episodes of
+// examples/sql-agent.ts recorded by `turnwise harness run`. The Parquet is read back with hyparquet and
+// checked row by row against the trajectories and `turnwise credit --json`'s advantages; the JSONL is
+// checked against the fine-tuning shape, and FrozenLake's rendered conversation against the very
+// requests the policy sent the server.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
+import type { Trajectory } from '../../src/core/types.ts';
+import { turnwise } from '../cli/run.ts';
+import { startServe } from '../fixtures/serve-process.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'turnwise-export-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+const readJsonl = <T>(path: string): T[] =>
+  readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as T);
+
+type Msg = Record<string, unknown> & { role: string };
+interface Example {
+  messages: Msg[];
+  tools?: { type: string; function: { name: string; description?: string; parameters: unknown } }[];
+}
+
+/** The shape OpenAI's fine-tuning API accepts (chat format with function calling), checked strictly;
+ * returns the problems found (none: valid). */
+function shapeProblems(e: Example): string[] {
+  const p: string[] = [];
+  for (const k of Object.keys(e)) if (k !== 'messages' && k !== 'tools') p.push(`top-level key ${k}`);
+  if (!Array.isArray(e.messages) || e.messages.length === 0) return [...p, 'no messages'];
+  const declared = new Set<string>();
+  for (const t of e.tools ?? []) {
+    if (
+      t.type !== 'function' ||
+      typeof t.function?.name !== 'string' ||
+      typeof t.function.parameters !== 'object'
+    )
+      p.push(`bad tool ${JSON.stringify(t)}`);
+    declared.add(t.function.name);
+  }
+  const open = new Set<string>();
+  let called = false;
+  for (const [i, m] of e.messages.entries()) {
+    if (!['system', 'user', 'assistant', 'tool'].includes(m.role)) p.push(`${i}: role ${m.role}`);
+    if ('weight' in m && (m.role !== 'assistant' || (m.weight !== 0 && m.weight !== 1)))
+      p.push(`${i}: weight ${m.weight} on ${m.role}`);
+    if (m.role === 'assistant') {
+      if (!('weight' in m)) p.push(`${i}: assistant without weight`);
+      const calls = m.tool_calls as {
+        id: string;
+        type: string;
+        function: { name: string; arguments: string };
+      }[];
+      if (calls === undefined && typeof m.content !== 'string') p.push(`${i}: assistant without content`);
+      for (const c of calls ?? []) {
+        called = true;
+        if (typeof c.id !== 'string' || c.type !== 'function') p.push(`${i}: bad call ${JSON.stringify(c)}`);
+        if (!declared.has(c.function.name)) p.push(`${i}: undeclared tool ${c.function.name}`);
+        JSON.parse(c.function.arguments);
+        open.add(c.id);
+      }
+    } else if (typeof m.content !== 'string') p.push(`${i}: ${m.role} content ${m.content}`);
+    if (m.role === 'tool') {
+      if (!open.has(m.tool_call_id as string)) p.push(`${i}: tool result for unknown call ${m.tool_call_id}`);
+      open.delete(m.tool_call_id as string);
+    } else if ('tool_call_id' in m) p.push(`${i}: tool_call_id on ${m.role}`);
+  }
+  if (called !== (e.tools !== undefined))
+    p.push(`tools ${e.tools === undefined ? 'missing' : 'without calls'}`);
+  if (e.messages.at(-1)?.role !== 'assistant') p.push('does not end with the assistant');
+  return p;
+}
+
+/** JSON with object keys sorted: equal for equal values whatever the key order. */
+const canonical = (x: unknown): string =>
+  JSON.stringify(x, (_, v) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v,
+  );
+
+/** The weights of the assistant messages that are turns (all of them, in these trajectories). */
+const weights = (e: Example) => e.messages.filter((m) => m.role === 'assistant').map((m) => m.weight);
+
+async function credit(file: string, method: string): Promise<number[][]> {
+  const r = await turnwise(['credit', '--in', file, '--method', method, '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  return (JSON.parse(r.stdout) as { advantages: number[][] }).advantages;
+}
+
+async function readParquet(file: string) {
+  const buf = await asyncBufferFromFile(file);
+  const metadata = await parquetMetadataAsync(buf);
+  const rows = (await parquetReadObjects({ file: buf })) as Record<string, unknown>[];
+  return { rows, schema: parquetSchema(metadata) };
+}
+
+/** A pass-through to `upstream` (…/v1) that keeps every chat request body: what the policy sent. */
+async function recordingProxy(upstream: string) {
+  const requests: { messages: Msg[]; tools?: unknown }[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      if (req.method === 'POST' && req.url?.endsWith('/chat/completions')) requests.push(JSON.parse(body));
+      try {
+        const r = await fetch(upstream.replace(/\/v1$/, '') + (req.url ?? ''), {
+          method: req.method,
+          headers: { 'content-type': 'application/json' },
+          body: req.method === 'POST' ? body : undefined,
+        });
+        res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
+        res.end(await r.text());
+      } catch {
+        res.writeHead(502).end();
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return { url, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+// ── FrozenLake through `turnwise serve`: token ids on every turn ────────────────────────────────
+const fl = { file: join(root, 'fl.jsonl'), requests: [] as { messages: Msg[]; tools?: unknown }[] };
+before(async () => {
+  const serve = startServe(['--policy', 'oracle:eps=0.2', '--slippery']);
+  const proxy = await recordingProxy(await serve.ready);
+  try {
+    const r = await turnwise([
+      'rollout',
+      '--slippery',
+      '--tasks',
+      '3',
+      '--samples',
+      '4',
+      '--budget',
+      '12',
+      '--seed',
+      '5',
+      '--policy',
+      `openai:${proxy.url}#oracle`,
+      '--out',
+      fl.file,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    fl.requests = proxy.requests;
+  } finally {
+    await proxy.close();
+    await serve.stop();
+  }
+});
+
+test('verl Parquet of served FrozenLake: every column row by row against the trajectories and `credit`', async () => {
+  const ts = readJsonl<Trajectory>(fl.file);
+  const adv = await credit(fl.file, 'rloo');
+  assert.ok(adv.flat().some((a) => a > 0) && adv.flat().some((a) => a < 0), 'a batch with both signs');
+  const out = join(root, 'fl.parquet');
+  const r = await turnwise(['export', '--in', fl.file, '--format', 'verl', '--out', out, '--method', 'rloo']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, '', 'every turn has token ids: nothing to say');
+  const turns = ts.reduce((s, t) => s + t.turns.length, 0);
+  const positive = adv.flat().filter((a) => a > 0).length;
+  assert.equal(
+    r.stdout.trim(),
+    `rloo: wrote 12 trajectories (${turns} turns, ${positive} with advantage > 0) to ${out} (verl, 12 with token ids)`,
+  );
+  const { rows, schema } = await readParquet(out);
+  assert.deepEqual(
+    schema.children.map((c) => c.element.name),
+    [
+      'id',
+      'task',
+      'messages',
+      'reward',
+      'success',
+      'turn_advantages',
+      'response_ids',
+      'response_mask',
+      'token_advantages',
+    ],
+  );
+  assert.equal(schema.children[5].element.converted_type, 'LIST');
+  assert.equal(rows.length, ts.length);
+  const sft = join(root, 'fl-sft.jsonl');
+  const o = await turnwise([
+    'export',
+    '--in',
+    fl.file,
+    '--format',
+    'openai',
+    '--out',
+    sft,
+    '--method',
+    'rloo',
+  ]);
+  assert.equal(o.code, 0, o.stderr);
+  const examples = readJsonl<Example>(sft);
+  for (const [i, t] of ts.entries()) {
+    const row = rows[i];
+    assert.equal(row.id, t.id);
+    assert.deepEqual(JSON.parse(row.task as string), t.task);
+    assert.equal(row.reward, t.outcome.return);
+    assert.equal(row.success, t.outcome.success);
+    assert.deepEqual(row.turn_advantages, adv[i]);
+    const tokens = t.turns.flatMap((x) => x.trace?.tokens ?? []);
+    assert.ok(tokens.length >= t.turns.length, 'at least a token a turn');
+    assert.deepEqual(row.response_ids, tokens);
+    assert.deepEqual(
+      row.response_mask,
+      tokens.map(() => 1),
+    );
+    assert.deepEqual(
+      row.token_advantages,
+      t.turns.flatMap((x, k) => (x.trace?.tokens ?? []).map(() => adv[i][k])),
+    );
+    assert.deepEqual(JSON.parse(row.messages as string), examples[i].messages, 'the same conversation');
+  }
+});
+
+test('openai JSONL of served FrozenLake: the shape, weights = advantage > threshold, the prompts the policy sent', async () => {
+  const ts = readJsonl<Trajectory>(fl.file);
+  const adv = await credit(fl.file, 'rloo');
+  for (const threshold of [0, -0.25]) {
+    const out = join(root, `fl-${threshold}.jsonl`);
+    const r = await turnwise([
+      'export',
+      '--in',
+      fl.file,
+      '--format',
+      'openai',
+      '--out',
+      out,
+      '--method',
+      'rloo',
+      '--min-advantage',
+      String(threshold),
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const examples = readJsonl<Example>(out);
+    assert.equal(examples.length, ts.length);
+    for (const [i, e] of examples.entries()) {
+      assert.deepEqual(shapeProblems(e), []);
+      assert.deepEqual(
+        weights(e),
+        adv[i].map((a) => (a > threshold ? 1 : 0)),
+      );
+    }
+  }
+  // Each trajectory's conversation before its last answer is the prompt its last request carried, and
+  // its tools the request's tools: the export renders what the model saw, not a look-alike.
+  const examples = readJsonl<Example>(join(root, 'fl-0.jsonl'));
+  const strip = (ms: Msg[]) =>
+    ms.map(({ weight: _, ...m }) =>
+      m.role === 'assistant' && m.tool_calls && m.content == null ? { ...m, content: null } : m,
+    );
+  assert.equal(
+    fl.requests.length,
+    ts.reduce((s, t) => s + t.turns.length, 0),
+  );
+  for (const e of examples) {
+    const prompt = strip(e.messages.slice(0, -1));
+    const sent = fl.requests.filter((q) => canonical(q.messages) === canonical(prompt));
+    assert.equal(sent.length >= 1, true, `no request carried ${JSON.stringify(prompt).slice(0, 200)}`);
+    assert.equal(canonical(sent[0].tools), canonical(e.tools));
+  }
+});
+
+test('in-process FrozenLake (no token ids): token columns null, and stderr says so; text mode renders answers', async () => {
+  const file = join(root, 'fl-local.jsonl');
+  const r = await turnwise([
+    'rollout',
+    '--slippery',
+    '--tasks',
+    '2',
+    '--samples',
+    '3',
+    '--budget',
+    '10',
+    '--policy',
+    'oracle:eps=0.2',
+    '--out',
+    file,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const ts = readJsonl<Trajectory>(file);
+  const adv = await credit(file, 'grpo');
+  const out = join(root, 'fl-local.parquet');
+  const e = await turnwise(['export', '--in', file, '--format', 'verl', '--out', out]);
+  assert.equal(e.code, 0, e.stderr);
+  assert.match(e.stderr, /^turnwise: 6 of 6 trajectories have no token ids on every turn .*null\n$/);
+  const { rows } = await readParquet(out);
+  for (const [i, row] of rows.entries()) {
+    assert.deepEqual(row.turn_advantages, adv[i], 'grpo is the default method');
+    for (const k of ['response_ids', 'response_mask', 'token_advantages']) assert.equal(row[k] ?? null, null);
+  }
+  const sft = join(root, 'fl-local-text.jsonl');
+  const t = await turnwise(['export', '--in', file, '--format', 'openai', '--out', sft, '--chat', 'text']);
+  assert.equal(t.code, 0, t.stderr);
+  for (const [i, ex] of readJsonl<Example>(sft).entries()) {
+    assert.deepEqual(shapeProblems(ex), []);
+    assert.equal(ex.tools, undefined);
+    const names = ['Left', 'Down', 'Right', 'Up'];
+    assert.deepEqual(
+      ex.messages.filter((m) => m.role === 'assistant').map((m) => m.content),
+      ts[i].turns.map((x) => `<answer>${names[x.action as number]}</answer>`),
+    );
+  }
+});
+
+// ── sql episodes of examples/sql-agent.ts, recorded by `turnwise harness run` ─────────────────────
+const sql = { file: '' };
+before(async () => {
+  const serve = startServe(['--policy', 'oracle:eps=0.2', '--env', 'sql', '--tasks', '2', '--budget', '8']);
+  try {
+    const out = join(root, 'h');
+    const args = ['harness', 'run', '--cmd', 'npx tsx examples/sql-agent.ts', '--env', 'sql', '--tasks', '2'];
+    args.push(
+      '--samples',
+      '3',
+      '--budget',
+      '8',
+      '--upstream',
+      await serve.ready,
+      '--out',
+      out,
+      '--timeout',
+      '120',
+    );
+    const child = spawn(process.execPath, [resolve('bin/turnwise.js'), ...args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    assert.equal(await new Promise((r) => child.on('exit', r)), 0, stderr);
+    sql.file = join(out, 'trajectories.jsonl');
+  } finally {
+    await serve.stop();
+  }
+});
+
+test('harness-recorded sql: the conversation rebuilt from the turns, tool ids matched, weights by gigpo', async () => {
+  const ts = readJsonl<Trajectory>(sql.file);
+  assert.equal(ts.length, 6);
+  const adv = await credit(sql.file, 'gigpo');
+  const out = join(root, 'sql.jsonl');
+  const r = await turnwise([
+    'export',
+    '--in',
+    sql.file,
+    '--format',
+    'openai',
+    '--out',
+    out,
+    '--method',
+    'gigpo',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const examples = readJsonl<Example>(out);
+  for (const [i, e] of examples.entries()) {
+    const t = ts[i];
+    assert.deepEqual(shapeProblems(e), []);
+    assert.deepEqual(
+      e.tools?.map((x) => x.function.name),
+      ['list_tables', 'describe_table', 'execute_sql', 'submit'],
+    );
+    assert.deepEqual(
+      weights(e),
+      adv[i].map((a) => (a > 0 ? 1 : 0)),
+    );
+    // The conversation is the turns' observations and actions in order, nothing else.
+    const expected = t.turns.flatMap((x) => [...(x.observation as Msg[]), x.action as Msg]);
+    const bare = e.messages.map(({ weight: _, ...m }) => m);
+    assert.equal(bare.length, expected.length);
+    for (const [k, m] of expected.entries()) {
+      assert.equal(bare[k].role, m.role);
+      assert.equal(bare[k].content, m.content ?? undefined);
+      assert.deepEqual(bare[k].tool_calls, m.tool_calls);
+    }
+  }
+  const pq = join(root, 'sql.parquet');
+  const v = await turnwise([
+    'export',
+    '--in',
+    sql.file,
+    '--format',
+    'verl',
+    '--out',
+    pq,
+    '--method',
+    'gigpo',
+  ]);
+  assert.equal(v.code, 0, v.stderr);
+  assert.match(v.stderr, /6 of 6 trajectories have no token ids/);
+  const { rows } = await readParquet(pq);
+  assert.deepEqual(
+    rows.map((x) => [x.id, x.reward, x.success, x.turn_advantages]),
+    ts.map((t, i) => [t.id, t.outcome.return, t.outcome.success, adv[i]]),
+  );
+});
+
+test('a merge mismatch is refused (one line, exit 2), or skipped and counted with --skip-invalid', async () => {
+  const ts = readJsonl<Trajectory>(sql.file);
+  const broken = ts.map((t, i) =>
+    i === 1
+      ? {
+          ...t,
+          turns: t.turns.map((x, k) => (k === 1 ? { ...x, info: { ...x.info, mergeMismatch: true } } : x)),
+        }
+      : t,
+  );
+  const file = join(root, 'mismatch.jsonl');
+  writeFileSync(file, broken.map((t) => `${JSON.stringify(t)}\n`).join(''));
+  const out = join(root, 'mismatch-out.jsonl');
+  const r = await turnwise(['export', '--in', file, '--format', 'openai', '--out', out]);
+  assert.equal(r.code, 2);
+  assert.equal(
+    r.stderr,
+    `turnwise: --in: trajectory ${ts[1].id} cannot be exported: turn 1's prompt does not extend the previous prompt and answer (a merge mismatch): it is not one conversation (--skip-invalid skips such trajectories)\n`,
+  );
+  const s = await turnwise([
+    'export',
+    '--in',
+    file,
+    '--format',
+    'openai',
+    '--out',
+    out,
+    '--skip-invalid',
+    '--json',
+  ]);
+  assert.equal(s.code, 0, s.stderr);
+  assert.match(s.stderr, /^turnwise: skipped 1 trajectories that cannot be rendered \(first: /);
+  assert.equal((JSON.parse(s.stdout) as { trajectories: number }).trajectories, 5);
+  assert.deepEqual(readJsonl<Example>(out).length, 5);
+});
+
+test('bad input: unknown format, unwritable --out, nothing exportable, exact without an oracle → one line, exit 2', async () => {
+  const local = join(root, 'sql-local.jsonl');
+  const r = await turnwise([
+    'rollout',
+    '--env',
+    'sql',
+    '--episodes',
+    '2',
+    '--budget',
+    '8',
+    '--policy',
+    'oracle',
+    '--out',
+    local,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const cases: [string[], RegExp][] = [
+    [
+      ['--in', fl.file, '--format', 'csv', '--out', join(root, 'x')],
+      /^turnwise: --format: got "csv"; expected one of: openai, verl\n$/,
+    ],
+    [['--in', fl.file, '--format', 'verl', '--out', '/dev/null/x'], /^turnwise: --out: /],
+    [
+      ['--in', fl.file, '--format', 'verl', '--out', join(root, 'missing', 'x.parquet')],
+      /^turnwise: --out: .*does not exist\n$/,
+    ],
+    [
+      ['--in', fl.file, '--format', 'openai', '--out', root],
+      /^turnwise: --out: .*is a directory; expected a file\n$/,
+    ],
+    [
+      ['--in', local, '--format', 'openai', '--out', join(root, 'y')],
+      /^turnwise: --in: trajectory .* cannot be exported: its turns are not recorded chat calls and env "sql" has no chat encoding/,
+    ],
+    [
+      ['--in', local, '--format', 'openai', '--out', join(root, 'y'), '--skip-invalid'],
+      /^turnwise: --in: .* has nothing to export: 2 trajectories read, none renderable/,
+    ],
+    [
+      ['--in', sql.file, '--format', 'verl', '--out', join(root, 'y'), '--method', 'exact'],
+      /^turnwise: --method: got "exact"; needs an env with an exact oracle/,
+    ],
+    [
+      ['--in', fl.file, '--format', 'openai', '--out', join(root, 'y'), '--min-advantage', 'abc'],
+      /^turnwise: --min-advantage: got "abc"; expected a number\n$/,
+    ],
+    [
+      ['--in', fl.file, '--format', 'openai', '--out', join(root, 'y'), '--chat', 'voice'],
+      /^turnwise: --chat: got "voice"; expected one of: tools, text\n$/,
+    ],
+  ];
+  // Refusals are immediate: the cases run side by side.
+  const results = await Promise.all(cases.map(([args]) => turnwise(['export', ...args])));
+  for (const [k, [args, expected]] of cases.entries()) {
+    const e = results[k];
+    assert.equal(e.code, 2, `${args.join(' ')}: ${e.stderr}`);
+    assert.match(e.stderr, expected);
+    assert.equal(e.stderr.trim().split('\n').length, 1, e.stderr);
+    assert.equal(e.stdout, '');
+  }
+});
