@@ -19,6 +19,7 @@ export { countsFromFirstSuccess, passAtK, passKT } from './eval/passkt.ts';
 export { recovery } from './eval/recovery.ts';
 export { collectStates, makeErrorStates } from './eval/states.ts';
 export { stepQuality } from './eval/step-quality.ts';
+export * as handover from './export/index.ts';
 export { budgetAgents, budgetAgentsProvider, traceAgents } from './harness/agents-sdk.ts';
 export { traceAiSdk } from './harness/ai-sdk.ts';
 export { traceOpenAI } from './harness/openai-sdk.ts';
