@@ -14,7 +14,6 @@
 //   token_advantages  list<double>   each token's turn advantage (the same length); null like response_ids
 // The token arrays hold the responses only: the prompts' tokens are the trainer's tokenizer's business
 // (it re-tokenizes `messages`), and no tokenizer lives here to guess them.
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import type { Trajectory } from '../core/types.ts';
 import type { Conversation } from './conversation.ts';
@@ -120,21 +119,4 @@ export function verlParquet(rows: readonly VerlRow[]): Uint8Array {
     createdBy: 'turnwise export',
   });
   return new Uint8Array(buffer);
-}
-
-/** Writes bytes so that a crash leaves the old file or the new one (store/atomic.ts does it for text). */
-export function writeBytesAtomic(path: string, bytes: Uint8Array): void {
-  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  const fd = openSync(tmp, 'wx');
-  try {
-    let at = 0;
-    while (at < bytes.length) at += writeSync(fd, bytes, at);
-    fsyncSync(fd);
-  } catch (e) {
-    closeSync(fd);
-    unlinkSync(tmp);
-    throw e;
-  }
-  closeSync(fd);
-  renameSync(tmp, path);
 }

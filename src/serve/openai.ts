@@ -41,7 +41,16 @@ import {
   systemPrompt,
 } from '../policies/chat.ts';
 import type { Faults } from './faults.ts';
-import { BadRequest, jsonRoutes, protocolFallbacks, requireApiKey, serveModels, sse } from './protocol.ts';
+import {
+  BadRequest,
+  chatCompletion,
+  jsonRoutes,
+  protocolFallbacks,
+  requireApiKey,
+  serveModels,
+  sse,
+  wordCount,
+} from './protocol.ts';
 
 export interface ServeOptions {
   policy: Policy<unknown, unknown>;
@@ -88,24 +97,6 @@ interface CompletionRequest {
 /** OpenAI's floor for an impossible token: JSON has no −∞. */
 const FLOOR = -9999;
 const floor = (lp: number) => Math.max(FLOOR, lp);
-
-/** The characters JavaScript's \s matches (what `usage` splits words on), as a lookup table. */
-const SPACE = new Uint8Array(0x3001);
-for (const c of [9, 10, 11, 12, 13, 32, 160, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]) SPACE[c] = 1;
-for (let c = 0x2000; c <= 0x200a; c++) SPACE[c] = 1;
-
-/** Whitespace-separated words (what `usage` counts: serve has no tokenizer), without a split per message. */
-export function wordCount(text: string): number {
-  let n = 0;
-  let inWord = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const space = c === 0xfeff || (c < 0x3001 && SPACE[c] === 1);
-    if (!space && !inWord) n++;
-    inWord = !space;
-  }
-  return n;
-}
 
 /** The hono app and what it holds; `release()` answers every hanging request (for shutdown). */
 export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
@@ -366,20 +357,11 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
         logprobs: req.logprobs === true ? { content: [entry] } : null,
       });
     }
-    const words = messages.reduce(
+    const promptWords = messages.reduce(
       (s, m) => s + (typeof m.content === 'string' ? wordCount(m.content) : 0),
       0,
     );
-    served++;
-    return {
-      id: `chatcmpl-${served}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model,
-      system_fingerprint: `turnwise:${policy.id}`,
-      choices,
-      usage: { prompt_tokens: words, completion_tokens: n, total_tokens: words + n },
-    };
+    return chatCompletion({ id: ++served, model, policy: policy.id, choices, promptWords });
   };
 
   const app = new Hono();

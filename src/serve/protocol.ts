@@ -106,6 +106,44 @@ export function jsonRoutes(o: { faults?: Faults; latencyMs?: number }): JsonRout
   };
 }
 
+/** The characters JavaScript's \s matches (what `usage` splits words on), as a lookup table. */
+const SPACE = new Uint8Array(0x3001);
+for (const c of [9, 10, 11, 12, 13, 32, 160, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]) SPACE[c] = 1;
+for (let c = 0x2000; c <= 0x200a; c++) SPACE[c] = 1;
+
+/** Whitespace-separated words (what `usage` counts: serve has no tokenizer), without a split per message. */
+export function wordCount(text: string): number {
+  let n = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const space = c === 0xfeff || (c < 0x3001 && SPACE[c] === 1);
+    if (!space && !inWord) n++;
+    inWord = !space;
+  }
+  return n;
+}
+
+/** A chat.completion around `choices`: the prompt's words as its prompt tokens, one token a choice. */
+export function chatCompletion<C>(o: {
+  id: number;
+  model: string;
+  policy: string;
+  choices: C[];
+  promptWords: number;
+}) {
+  const n = o.choices.length;
+  return {
+    id: `chatcmpl-${o.id}`,
+    object: 'chat.completion' as const,
+    created: Math.floor(Date.now() / 1000),
+    model: o.model,
+    system_fingerprint: `turnwise:${o.policy}`,
+    choices: o.choices,
+    usage: { prompt_tokens: o.promptWords, completion_tokens: n, total_tokens: o.promptWords + n },
+  };
+}
+
 /** A completion's chunks as one SSE body, ending with [DONE]. */
 export function sse(events: unknown[]): Response {
   const body = `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`;

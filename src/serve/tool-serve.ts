@@ -29,12 +29,14 @@ import type { McpEpisode } from './mcp.ts';
 import { chunks, modelIds } from './openai.ts';
 import {
   BadRequest,
+  chatCompletion,
   errorBody,
   jsonRoutes,
   protocolFallbacks,
   requireApiKey,
   serveModels,
   sse,
+  wordCount,
 } from './protocol.ts';
 
 export interface ToolServeOptions {
@@ -334,20 +336,11 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
           logprobs: req.logprobs === true ? { content: [entry] } : null,
         });
       }
-      const words = messages.reduce<number>(
-        (s, m) => s + (isObject(m) ? (contentText(m.content) ?? '').split(/\s+/).filter(Boolean).length : 0),
+      const promptWords = messages.reduce<number>(
+        (s, m) => s + (isObject(m) ? wordCount(contentText(m.content) ?? '') : 0),
         0,
       );
-      served++;
-      return {
-        id: `chatcmpl-${served}`,
-        object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
-        model,
-        system_fingerprint: `turnwise:${policy.id}`,
-        choices,
-        usage: { prompt_tokens: words, completion_tokens: n, total_tokens: words + n },
-      };
+      return chatCompletion({ id: ++served, model, policy: policy.id, choices, promptWords });
     } finally {
       await Promise.all(live.map((r) => r.episode.finish()));
     }

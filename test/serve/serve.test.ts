@@ -275,7 +275,7 @@ test('the served policy reads the history back as it was played, only when it re
 });
 
 test("usage's word count splits where JavaScript's \\s does, for every BMP character", async () => {
-  const { wordCount } = await import('../../src/serve/openai.ts');
+  const { wordCount } = await import('../../src/serve/protocol.ts');
   const split = (s: string) => s.split(/\s+/).filter(Boolean).length;
   for (let c = 0; c < 0x10000; c++) {
     const s = `a${String.fromCharCode(c)}b ${String.fromCharCode(c)}`;

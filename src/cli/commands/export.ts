@@ -20,7 +20,6 @@ import {
   openaiJsonl,
   verlParquet,
   verlRow,
-  writeBytesAtomic,
 } from '../../export/index.ts';
 import {
   actionMessage,
@@ -126,8 +125,7 @@ function refuseWithoutOracle(spec: MethodSpec, trajectories: readonly Trajectory
  * has no directory to put a temporary file in. */
 function write(path: string, data: string | Uint8Array): void {
   if (resolve(path) === '/dev/null') writeFileSync(path, data);
-  else if (typeof data === 'string') writeFileAtomic(path, data);
-  else writeBytesAtomic(path, data);
+  else writeFileAtomic(path, data);
 }
 
 export function registerExport(program: Command): void {
