@@ -131,6 +131,17 @@ export const METHODS: { [M in MethodName]: MethodEntry<MethodOptions[M]> } = {
 
 export const METHOD_NAMES = Object.keys(METHODS) as MethodName[];
 
+/** The methods whose baseline is the other samples of the task's group: a group of one gives them no
+ * contrast (every advantage 0), so training and `credit fidelity` refuse group size 1 with them. */
+export const GROUP_BASELINE_METHODS: readonly MethodName[] = [
+  'grpo',
+  'drgrpo',
+  'rloo',
+  'gigpo',
+  'turn-level',
+  'reverse-turn',
+];
+
 export function isMethodName(name: string): name is MethodName {
   return Object.hasOwn(METHODS, name);
 }

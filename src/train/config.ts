@@ -12,6 +12,7 @@ import {
   CREDIT_PARAM_NAMES,
   CREDIT_PARAMS,
   type CreditParam,
+  GROUP_BASELINE_METHODS,
   METHOD_NAMES,
   METHOD_PARAMS,
   type MethodName,
@@ -384,16 +385,6 @@ const POLICY_DEFAULTS = paramsOf(TrainConfigSchema).flatMap((p) =>
   p.meta.defaults?.by === POLICY_KIND ? [{ path: p.path, defaults: p.meta.defaults.values }] : [],
 );
 
-/** Credit methods that compare the samples of one task (a group of one gives them no contrast). */
-const GROUP_METHODS: readonly MethodName[] = [
-  'grpo',
-  'drgrpo',
-  'rloo',
-  'gigpo',
-  'turn-level',
-  'reverse-turn',
-];
-
 /**
  * Combinations that each field allows alone but that make a run meaningless — refused naming both
  * fields, before any work: a group method with groups of one (no baseline: nothing is learned, and
@@ -403,7 +394,7 @@ const GROUP_METHODS: readonly MethodName[] = [
 export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parsed): TrainConfig {
   const name = (k: string) => [field, k].filter((x) => x.length > 0).join('.');
   const method = creditMethod(c);
-  if (c.algo !== 'es' && c.groupSize < 2 && GROUP_METHODS.includes(method)) {
+  if (c.algo !== 'es' && c.groupSize < 2 && GROUP_BASELINE_METHODS.includes(method)) {
     throw new InputError(
       name('groupSize'),
       c.groupSize,

@@ -10,6 +10,7 @@ import {
   type CreditParam,
   canonicalJson,
   type ExactValuesOf,
+  GROUP_BASELINE_METHODS,
   METHOD_NAMES,
   type MethodSpec,
   methodDefaults,
@@ -102,9 +103,6 @@ const preview = (row: readonly number[], n = 8): string =>
     .slice(0, n)
     .map((x) => fmt(x, 3))
     .join(' ')}${row.length > n ? ` … (${row.length})` : ''}]`;
-
-/** Methods whose baseline is the rest of a task's group (GRPO-style), at the outcome or the turn level. */
-const GROUP_BASELINES: readonly string[] = ['grpo', 'drgrpo', 'rloo', 'gigpo', 'turn-level', 'reverse-turn'];
 
 /** Why an env without an exact oracle has no exact advantage, and what runs on it instead. */
 const NO_ORACLE = (env: string) =>
@@ -533,7 +531,7 @@ export function registerCredit(program: Command): void {
         if (labels.has(s.label)) throw new InputError('--methods', s.label, 'each method once');
         labels.add(s.label);
       }
-      const grouped = specs.find((s) => GROUP_BASELINES.includes(s.name));
+      const grouped = specs.find((s) => (GROUP_BASELINE_METHODS as readonly string[]).includes(s.name));
       if (groupSize === 1 && grouped !== undefined)
         throw new InputError(
           '--group-size',
