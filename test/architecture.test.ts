@@ -1,18 +1,17 @@
-// The architecture as a test (issue 10, point 12): DESIGN.md's module table ("## Modules (src/)") says
-// which src/ folders each folder may depend on. This reads every import of src/ and fails on an edge the
-// table does not allow, and on any import of the env registry (envs/index.ts) outside the composition
-// layers. The table is parsed from test/architecture.md, an exact copy of DESIGN.md's, so a clone without
-// shared/ beside it can still run this; where ../shared/DESIGN.md exists the copy must equal it.
+// The architecture as a test: docs/architecture.md's module table ("## Modules (src/)") says which src/
+// folders each folder may depend on. This reads every import of src/ and fails on an edge the table does
+// not allow, on any import cycle between files, on any import of the env registry (envs/index.ts) outside
+// the composition layers, and on a row that names a folder or module src/ does not have (unless the row
+// says `planned:` before it).
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MIRROR = join(ROOT, 'test', 'architecture.md');
-const SHARED = join(ROOT, '..', 'shared', 'DESIGN.md');
+const DOC = join(ROOT, 'docs', 'architecture.md');
 const HEADING = '## Modules (src/)';
 const REGISTRY = 'envs/index.ts';
 // The envs row's own words for the registry rule; if the table stops saying it, this test must change too.
@@ -33,7 +32,7 @@ interface Row {
 }
 type Table = Map<string, Row>;
 
-/** The heading and the markdown table under it, exactly as written (what the mirror must reproduce). */
+/** The heading and the markdown table under it, exactly as written. */
 function tableSection(markdown: string): string {
   const lines = markdown.split('\n');
   const at = lines.indexOf(HEADING);
@@ -214,6 +213,74 @@ function assertNone(violations: Violation[], what: string) {
     assert.fail(`${violations.length} import(s) ${what}:\n${violations.map(format).join('\n')}`);
 }
 
+/**
+ * The import cycles between files: every strongly connected component of more than one file (or a file
+ * that imports itself), by Tarjan's algorithm over the edges inside src/. Each is reported as its files,
+ * sorted, so a message names the knot to cut.
+ */
+function cycles(all: Edge[]): string[][] {
+  const next = new Map<string, Set<string>>();
+  for (const e of all) {
+    if (e.to === '..') continue;
+    const from = e.file.slice('src/'.length);
+    if (!next.has(from)) next.set(from, new Set());
+    next.get(from)!.add(e.target);
+    if (!next.has(e.target)) next.set(e.target, new Set());
+  }
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const connect = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v)!) {
+      if (!index.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || next.get(v)!.has(v)) out.push(component.sort());
+  };
+  for (const v of [...next.keys()].sort()) if (!index.has(v)) connect(v);
+  return out.sort((a, b) => a[0]!.localeCompare(b[0]!));
+}
+
+/**
+ * What a row names that src/ does not have: its folder, and each module named in backticks in its "what
+ * lives there" cell (a lowercase name such as `openai` or `frozenlake/`, or a path such as
+ * `envs/index.ts`), unless the name comes after `planned:` in that cell. Types and functions in
+ * backticks (`Env`, `contextAt`) are not module names. `exists(path)` answers for a path under src/.
+ */
+function missingNames(t: Table, exists: (srcPath: string) => boolean): string[] {
+  const out: string[] = [];
+  for (const row of t.values()) {
+    const planned = row.what.indexOf('planned:');
+    const current = planned < 0 ? row.what : row.what.slice(0, planned);
+    if (!exists(row.folder)) {
+      if (planned !== 0) out.push(`${row.folder}/: no such folder (say "planned:" first if it is planned)`);
+      continue;
+    }
+    for (const [, name] of current.matchAll(/`([a-z][a-z0-9-]*(?:\/[a-z0-9.-]*)*\/?)`/g)) {
+      const path = name!.includes('.ts') ? name! : `${row.folder}/${name!.replace(/\/$/, '')}`;
+      if (!exists(path) && !exists(`${path}.ts`))
+        out.push(`${row.folder}/: names \`${name}\`, which src/${path}(.ts) is not`);
+    }
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The real code.
 
@@ -226,52 +293,9 @@ function sources(): SourceText[] {
     .map((p) => ({ path: `src/${p}`, text: readFileSync(join(src, p), 'utf8') }));
 }
 
-const mirror = readFileSync(MIRROR, 'utf8');
-const table = parseTable(mirror);
+const table = parseTable(readFileSync(DOC, 'utf8'));
 const files = sources();
 const srcEdges = edges(files);
-
-/**
- * Rows of the mirror that differ from shared/DESIGN.md on purpose, each with the reason the code gives:
- * corrections proposed for DESIGN.md (developers cannot write shared/). Key: the folder; value: the
- * `depends on` cell the shared table has today.
- *  - nn/ → core: the engine draws its initialisations from core's seeded Rng (same seed, same network)
- *    and refuses bad checkpoint files with core's InputError (exit 2); core depends on nothing, so nn
- *    stays at the bottom of the stack.
- *  - train/ → eval, store: training reports eval's step reward and exact success of the policy it
- *    trains (eval never imports train: no cycle), and a run directory keeps its runs, trajectories and
- *    metrics in store's SQLite and JSONL (checkpoints are in train's row already).
- */
-const AMENDMENTS: Record<string, string> = {
-  nn: 'nothing',
-  train: 'core, rollout, credit, nn, policies',
-};
-
-test("architecture: test/architecture.md is shared/DESIGN.md's table, but for the listed amendments", {
-  skip: existsSync(SHARED) ? false : 'no ../shared/DESIGN.md beside this clone',
-}, () => {
-  const mine = tableSection(mirror).split('\n');
-  const theirs = tableSection(readFileSync(SHARED, 'utf8')).split('\n');
-  assert.equal(mine.length, theirs.length, 'the tables have different numbers of lines');
-  const amended = new Set<string>();
-  mine.forEach((line, i) => {
-    if (line === theirs[i]) return;
-    const folder = /^\| `([a-z]+)\/`/.exec(line)?.[1];
-    const cells = theirs[i].split('|').map((c) => c.trim());
-    assert.ok(
-      folder !== undefined && Object.hasOwn(AMENDMENTS, folder) && cells[3] === AMENDMENTS[folder],
-      `line ${i + 1} differs from shared/DESIGN.md and is not a listed amendment:\n  here:   ${line}\n  shared: ${theirs[i]}`,
-    );
-    // Only the dependency cell may differ.
-    assert.equal(line.split('|').slice(0, 3).join('|'), theirs[i].split('|').slice(0, 3).join('|'));
-    amended.add(folder);
-  });
-  assert.deepEqual(
-    Object.keys(AMENDMENTS).filter((f) => !amended.has(f)),
-    [],
-    'an amendment is in shared/DESIGN.md now (or was never needed): remove it from AMENDMENTS',
-  );
-});
 
 test('architecture: every folder of src/ has a row; the envs row states the registry rule', () => {
   const folders = [...new Set(files.map((f) => folderOf(f.path.slice('src/'.length))))].filter(
@@ -291,12 +315,30 @@ test('architecture: every folder of src/ has a row; the envs row states the regi
   assert.ok(srcEdges.some((e) => e.file === 'src/train/es-train.ts' && e.target === 'train/es-worker.ts'));
 });
 
-test("architecture: every import in src/ is an edge DESIGN.md's table allows", () => {
-  assertNone(tableViolations(srcEdges, table), "break DESIGN.md's dependency table");
+test("architecture: every import in src/ is an edge docs/architecture.md's table allows", () => {
+  assertNone(tableViolations(srcEdges, table), "break docs/architecture.md's dependency table");
 });
 
 test('architecture: only the composition layers (cli, studies, src/index.ts, envs) reach envs/index.ts', () => {
   assertNone(registryViolations(srcEdges), `reach ${REGISTRY} from outside the composition layers`);
+});
+
+test('architecture: no import cycle between the files of src/', () => {
+  const knots = cycles(srcEdges);
+  assert.equal(
+    knots.length,
+    0,
+    `${knots.length} import cycle(s):\n${knots.map((c) => c.join(' ⇄ ')).join('\n')}`,
+  );
+});
+
+test('architecture: every folder and module the table names is in src/, or is marked planned', () => {
+  const src = join(ROOT, 'src');
+  const exists = (p: string) => existsSync(join(src, p));
+  assert.deepEqual(missingNames(table, exists), []);
+  // Not vacuous: the rows do name modules, and the planned ones are skipped only after "planned:".
+  assert.ok(table.get('policies')?.what.includes('`openai`'));
+  assert.ok(statSync(join(src, 'envs', 'frozenlake')).isDirectory());
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -416,4 +458,46 @@ test('architecture checker: reports exactly the forbidden edge, with its file an
     'src/ui/x.ts:1 → core/types.ts (ui/ has no row in the table)',
     'src/core/v.ts:1 → ../package.json (core may depend on: nothing)',
   ]);
+});
+
+test('architecture checker: finds each import cycle between files, and none in a chain', () => {
+  const tiny: SourceText[] = [
+    { path: 'src/a/x.ts', text: "import '../a/y.ts';\n" },
+    { path: 'src/a/y.ts', text: "import type { Z } from './z.ts';\n" },
+    { path: 'src/a/z.ts', text: "import './x.ts';\nimport '../b/w.ts';\n" },
+    { path: 'src/b/w.ts', text: "import '../b/v.ts';\n" },
+    { path: 'src/b/v.ts', text: 'export const v = 1;\n' },
+    { path: 'src/b/s.ts', text: "import './s.ts';\n" },
+  ];
+  assert.deepEqual(cycles(edges(tiny)), [['a/x.ts', 'a/y.ts', 'a/z.ts'], ['b/s.ts']]);
+  assert.deepEqual(cycles(edges(tiny.filter((f) => f.path !== 'src/a/z.ts'))), [['b/s.ts']]);
+});
+
+test('architecture checker: a row naming what is not there fails, unless it is planned', () => {
+  const t = parseTable(
+    TINY.replace(
+      '| environments;',
+      '| `frozenlake/`, `sql` and `envs/index.ts`; `Env`, `contextAt`;',
+    ).replace('| experiments |', '| planned: the studies |'),
+  );
+  const have = new Set(['core', 'envs', 'envs/frozenlake', 'envs/index.ts', 'train', 'cli']);
+  assert.deepEqual(
+    missingNames(t, (p) => have.has(p)),
+    ['envs/: names `sql`, which src/envs/sql(.ts) is not'],
+  );
+  have.add('envs/sql.ts');
+  assert.deepEqual(
+    missingNames(t, (p) => have.has(p)),
+    [],
+  );
+  have.delete('cli');
+  assert.deepEqual(
+    missingNames(t, (p) => have.has(p)),
+    ['cli/: no such folder (say "planned:" first if it is planned)'],
+  );
+  const later = parseTable(TINY.replace('| types |', '| types; planned: `queue` |'));
+  assert.deepEqual(
+    missingNames(later, (p) => ['core', 'envs', 'envs/index.ts', 'train', 'studies', 'cli'].includes(p)),
+    [],
+  );
 });

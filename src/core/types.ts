@@ -1,5 +1,5 @@
 // The shared vocabulary of turnwise. Everything else speaks these types; this file imports nothing
-// but the RNG type. See DESIGN.md "Core contracts".
+// but the RNG type. See docs/architecture.md "Core contracts".
 import type { Rng } from './rng.ts';
 
 export type MaybePromise<T> = T | Promise<T>;

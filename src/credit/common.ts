@@ -1,5 +1,5 @@
 // What every estimator in credit/ shares: the advantage layout, the outcome reward R_i, group
-// statistics (population std, stated once here) and discounted returns. METHODS.md §2–3.
+// statistics (population std, stated once here) and discounted returns. docs/methods.md §2–3.
 import type { Trajectory, Turn } from '../core/types.ts';
 
 /** One row of per-turn advantages per trajectory, in the order of the input: (G, T_i). */
@@ -12,7 +12,7 @@ export type OutcomeFn = (trajectory: Trajectory) => number;
 export type TurnKeyFn = (turn: Turn, trajectory: Trajectory) => string;
 
 /** The default R_i: the trajectory's undiscounted return (FrozenLake: 1 on reaching G, else 0), so an
- * env that pays other rewards is taken at its word (METHODS.md notation: "unless the env says otherwise"). */
+ * env that pays other rewards is taken at its word (docs/methods.md notation: "unless the env says otherwise"). */
 export const outcomeReward: OutcomeFn = (t) => t.outcome.return;
 
 /** ε added to a std before dividing (verl's default; TRL uses 1e-4). */
@@ -24,7 +24,7 @@ export function mean(xs: ArrayLike<number>): number {
   return xs.length > 0 ? s / xs.length : 0;
 }
 
-/** Population std √(Σ(x−μ)²/n) — numpy's default, not torch's unbiased n−1 (METHODS.md §2 asks us to say
+/** Population std √(Σ(x−μ)²/n) — numpy's default, not torch's unbiased n−1 (docs/methods.md §2 asks us to say
  * which); two-pass for accuracy. */
 export function populationStd(xs: ArrayLike<number>, mu = mean(xs)): number {
   let s = 0;

@@ -1,5 +1,5 @@
 // Discounted return per turn, from the per-turn rewards (no baseline, no bootstrap).
-//   A_{i,t} = G_{i,t} = Σ_{k≥t} γ^{k−t} r_{i,k}   (Sutton & Barto 2018, §3.3 eq. 3.8; METHODS.md §3)
+//   A_{i,t} = G_{i,t} = Σ_{k≥t} γ^{k−t} r_{i,k}   (Sutton & Barto 2018, §3.3 eq. 3.8; docs/methods.md §3)
 // With reward only at the end this is γ^{T−1−t}·R_i: later turns of a success get more credit.
 import type { Trajectory } from '../core/types.ts';
 import { type Advantages, discountedReturns, rewardsOf } from './common.ts';

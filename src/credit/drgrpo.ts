@@ -1,6 +1,6 @@
 // Dr. GRPO: GRPO without the std division (and, in the loss, without the length normalisation).
 //   A_i = R_i − mean(R)
-// Liu et al. 2025, "Understanding R1-Zero-Like Training: A Critical Perspective", §3.1; METHODS.md §2.
+// Liu et al. 2025, "Understanding R1-Zero-Like Training: A Critical Perspective", §3.1; docs/methods.md §2.
 // The other half of the fix — summing the loss over turns and dividing by a constant, not by each
 // trajectory's length — belongs to the loss aggregation in train/, not to credit.
 import type { Trajectory } from '../core/types.ts';

@@ -1,4 +1,4 @@
-// Credit fidelity (ours, METHODS.md §3): where the env has an exact model, the true advantage of turn t
+// Credit fidelity (ours, docs/methods.md §3): where the env has an exact model, the true advantage of turn t
 // is A^π(s_t, a_t) = Q^π_h(s_t, a_t) − V^π_h(s_t) with h = T − t turns left (finite horizon: the same
 // state is worth less with fewer turns to go). A method's fidelity is how well its per-turn credit
 // agrees with A^π over a batch: Pearson and Spearman correlation, and sign agreement.

@@ -1,6 +1,6 @@
 // Generalized advantage estimation over turns (one turn = one step), CleanRL's loop and names.
 //   δ_t = r_t + γ·V(s_{t+1})·nextnonterminal − V(s_t),   A_t = Σ_l (γλ)^l δ_{t+l}
-// Schulman et al. 2016, "High-Dimensional Continuous Control Using GAE", §3 eq. 16; METHODS.md §3.
+// Schulman et al. 2016, "High-Dimensional Continuous Control Using GAE", §3 eq. 16; docs/methods.md §3.
 // After the last turn: V = 0 when the episode terminated (and when it ended in an error: the state
 // after a fault has no value to speak of); V(s_T) is bootstrapped when the budget truncated it —
 // truncation is a limit of the rollout, not the end of the task (Pardo et al. 2018, "Time Limits in RL").

@@ -1,6 +1,6 @@
 // GiGPO: an episode-level group advantage plus a step-level one computed among "anchor states".
 //   A_{i,t} = A^E_i + ω·A^S_{i,t},  A^E_i = (R_i − mean R)/F,  A^S_{i,t} = (G_{i,t} − mean_{c} G)/F_c
-// Feng et al. 2025, "Group-in-Group Policy Optimization for LLM Agent Training", §4.1–4.2; METHODS.md §3.
+// Feng et al. 2025, "Group-in-Group Policy Optimization for LLM Agent Training", §4.1–4.2; docs/methods.md §3.
 // A step group c gathers every turn of the group whose *current observation* is identical, across
 // trajectories and across time steps (a trajectory that revisits a state contributes twice);
 // G_{i,t} = Σ_{k≥t} γ^{k−t} r_{i,k} is the discounted step return. F = std + ε (the paper's default)

@@ -1,6 +1,6 @@
 // Groups of a batch: the G samples of one task, found by identical `task` (JSON-equal: same env, params
 // and seed, key order ignored). Dead groups — all outcomes equal, so std 0 and no GRPO gradient
-// (METHODS.md §1) — are counted per batch, and DAPO's dynamic sampling (Yu et al. 2025, "DAPO", §3.2)
+// (docs/methods.md §1) — are counted per batch, and DAPO's dynamic sampling (Yu et al. 2025, "DAPO", §3.2)
 // drops them and reports how many groups must be sampled again to refill the batch.
 import type { Trajectory } from '../core/types.ts';
 import { allEqual, type OutcomeFn, outcomeReward } from './common.ts';
@@ -73,7 +73,7 @@ export function deadGroups(
   return { counts, dead, groups };
 }
 
-/** The counts as namespaced metrics (STYLE.md: `credit/dead_groups`). */
+/** The counts as namespaced metrics (docs/style.md: `credit/dead_groups`). */
 export function deadGroupMetrics(counts: DeadGroupCounts): Record<string, number> {
   return {
     'credit/groups': counts.groups,

@@ -1,6 +1,6 @@
 // GRPO: the group's outcomes are the baseline; every turn of trajectory i gets A_i.
 //   A_i = (R_i − mean(R)) / (std(R) + ε),   std = population std (÷G, not torch's ÷(G−1))
-// Shao et al. 2024, "DeepSeekMath", §4.1.2 (outcome supervision); METHODS.md §2.
+// Shao et al. 2024, "DeepSeekMath", §4.1.2 (outcome supervision); docs/methods.md §2.
 // A dead group (all R equal, std 0) and a group of one give exactly 0: no contrast, no gradient.
 import type { Trajectory } from '../core/types.ts';
 import {

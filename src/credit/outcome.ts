@@ -1,5 +1,5 @@
 // Outcome credit: every turn of trajectory i gets its outcome reward.
-//   A_{i,t} = R_i   (REINFORCE with the Monte-Carlo return and γ = 1: Williams 1992; METHODS.md §1)
+//   A_{i,t} = R_i   (REINFORCE with the Monte-Carlo return and γ = 1: Williams 1992; docs/methods.md §1)
 // The baseline every other method improves on: a wrong turn 3 and a right turn 47 get the same credit.
 import type { Trajectory } from '../core/types.ts';
 import { type Advantages, type OutcomeFn, outcomeReward, perTrajectory } from './common.ts';

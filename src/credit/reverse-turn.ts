@@ -1,7 +1,7 @@
 // Reverse-turn credit: walk each trajectory backwards so that turn t is tied to what followed it, then
 // compare turns at the same index across the group:
 //   G_{i,t} = r_{i,t} + γ·G_{i,t+1} (G_{i,T} = 0),   A_{i,t} = (G_{i,t} − mean_t G)/(std_t G + ε)
-// RTPO spirit (reverse-turn policy optimisation; METHODS.md §3). The cohort at turn index t is every
+// RTPO spirit (reverse-turn policy optimisation; docs/methods.md §3). The cohort at turn index t is every
 // trajectory of the group still running at t, so a turn is baselined by turns taken as late as itself;
 // with γ = 1 and an outcome-only reward this compares the outcomes of the trajectories alive at t.
 import type { Trajectory } from '../core/types.ts';

@@ -1,7 +1,7 @@
 // RLOO: each sample's baseline is the mean of the other G−1 samples (unbiased, unlike GRPO's).
 //   A_i = R_i − (1/(G−1)) Σ_{j≠i} R_j = G/(G−1)·(R_i − mean(R))
 // Ahmadian et al. 2024, "Back to Basics: Revisiting REINFORCE-Style Optimization", §3.2 (after Kool
-// et al. 2019, "Buy 4 REINFORCE Samples, Get a Baseline for Free!"); METHODS.md §2.
+// et al. 2019, "Buy 4 REINFORCE Samples, Get a Baseline for Free!"); docs/methods.md §2.
 // A group of one has no other sample to compare with and gets 0; a dead group gets exactly 0.
 import type { Trajectory } from '../core/types.ts';
 import { type Advantages, allEqual, type OutcomeFn, outcomeReward, perTrajectory } from './common.ts';

@@ -2,7 +2,7 @@
 // a task is re-standardised over that task's turns in the batch.
 //   Ã = (A − μ_task)/(σ_task + ε),   μ, σ over all turns of the task's trajectories (population σ)
 // Zhang et al. 2025, "AgentRL: Scaling Agentic RL with a Multi-Turn, Multi-Task Framework" (task
-// advantage normalisation); METHODS.md §2. AgentRL's tasks are whole environments, so the default key is
+// advantage normalisation); docs/methods.md §2. AgentRL's tasks are whole environments, so the default key is
 // the env configuration (env + params, seed ignored); `task` keys by identical task (one group).
 import type { Trajectory } from '../core/types.ts';
 import { type Advantages, allEqual, DEFAULT_EPS, mean, populationStd } from './common.ts';

@@ -1,8 +1,8 @@
 // Turn-level credit: a verifiable per-turn reward, normalised per turn index within the group, added to
 // the outcome advantage:  A_{i,t} = A^O_i + λ·r̂_{i,t},  r̂_{i,t} = (r_{i,t} − mean_t r)/(std_t r + ε)
 // Zeng et al. 2025, "Reinforcing Multi-Turn Reasoning in LLM Agents via Turn-Level Credit Assignment"
-// (MT-GRPO), §4; METHODS.md §3. (MT-GRPO puts its weight on the outcome term of the first turn; we
-// follow METHODS.md and weight the turn term, which keeps A^O comparable across methods.)
+// (MT-GRPO), §4; docs/methods.md §3. (MT-GRPO puts its weight on the outcome term of the first turn; we
+// follow docs/methods.md and weight the turn term, which keeps A^O comparable across methods.)
 // `crest`: the outcome sets the sign and the turn signal only the magnitude (CrEST spirit): the sum is
 // clipped at 0 so it never points against A^O, and a turn of a dead group (A^O = 0) gets 0.
 // A^O is GRPO's advantage; the cohort at turn index t is every trajectory of the group that has a turn t.

@@ -1,4 +1,4 @@
-// A finite MDP in compiled form, and its exact finite-horizon dynamic programming (METHODS.md §6):
+// A finite MDP in compiled form, and its exact finite-horizon dynamic programming (docs/methods.md §6):
 //   V*_0 = 0,  Q*_h(s,a) = Σ p·(r + [not terminal]·V*_{h−1}(s')),  V*_h = max_a Q*_h
 // and the same recursion for a fixed stochastic policy (V^π, Q^π). h = turns left.
 import type { Oracle, PolicyValues, TabularPolicyFn } from '../core/types.ts';

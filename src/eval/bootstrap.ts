@@ -1,4 +1,4 @@
-// Bootstrap confidence intervals over tasks (METHODS.md §5): resample whole tasks with replacement,
+// Bootstrap confidence intervals over tasks (docs/methods.md §5): resample whole tasks with replacement,
 // never samples within a task, so the interval carries both the within-task sampling noise and the
 // spread between tasks; two policies evaluated on the same tasks are resampled with the same task
 // indices and the interval of their difference is read off the paired resamples. Intervals are

@@ -1,5 +1,5 @@
 // `turnwise compare` as a library call: two policies on the same tasks, every diagnostic of
-// METHODS.md §5 side by side — Pass@(K,T) of each with the paired difference, step quality at the
+// docs/methods.md §5 side by side — Pass@(K,T) of each with the paired difference, step quality at the
 // same states (normal and error states), recovery from error states, likelihood ratios, failures.
 // Both policies run with the same episode seeds (common random numbers): comparing a policy with
 // itself gives a difference of exactly 0.

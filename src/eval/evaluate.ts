@@ -1,5 +1,5 @@
 // `turnwise eval` as a library call: roll a policy out on tasks × samples, count successes within each
-// budget T, and report Pass@(K,T) with bootstrap intervals over tasks (METHODS.md §5).
+// budget T, and report Pass@(K,T) with bootstrap intervals over tasks (docs/methods.md §5).
 //
 // Prefix mode runs each sample once at T_max and reads c(T) off firstSuccessTurn ≤ T; that is only
 // valid when the policy does not see its budget (its first T turns are then the same whatever T is).

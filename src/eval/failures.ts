@@ -1,4 +1,4 @@
-// Failure breakdown (METHODS.md §5, DESIGN.md failure kinds): how episodes end when they do not
+// Failure breakdown (docs/methods.md §5, docs/architecture.md failure kinds): how episodes end when they do not
 // succeed, and how many turns success and failure take. A policy whose failures move from
 // `irreversible` (fell in a hole) to `budget` (ran out of turns) has learnt caution, not skill.
 import { FAILURE_KINDS, type FailureKind, type Trajectory } from '../core/types.ts';

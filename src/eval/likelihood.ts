@@ -1,4 +1,4 @@
-// Likelihood diagnostics (METHODS.md §5): how surprising one policy's actions are to the other.
+// Likelihood diagnostics (docs/methods.md §5): how surprising one policy's actions are to the other.
 //   NLL of A's actions under P = mean over A's (non-forced) actions of −log π_P(a_t | h_t)
 //   LLR of a trajectory        = Σ_t [log π_A(a_t | h_t) − log π_B(a_t | h_t)]
 // summarised over the successful trajectories of each policy (positive: A would rather have taken

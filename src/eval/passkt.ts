@@ -1,4 +1,4 @@
-// Pass@(K,T): the unbiased pass@k estimator per task, read at every turn budget T (METHODS.md §5).
+// Pass@(K,T): the unbiased pass@k estimator per task, read at every turn budget T (docs/methods.md §5).
 //   pass@k(n, c) = 1 − C(n−c, k) / C(n, k)                      (Chen et al. 2021, "Evaluating Large
 //                = 1 − Π_{i=n−c+1..n} (1 − k/i),  1 when n−c < k    Language Models Trained on Code", §2.1)
 // The product form never forms a binomial coefficient, so it neither overflows nor cancels.
@@ -42,7 +42,7 @@ export interface PassCounts {
 /**
  * Prefix-mode counts from first-success turns laid out task-major (`firstSuccess[task·n + sample]`,
  * 1-based, 0 when the sample never succeeded): c(T) = #{firstSuccessTurn ≤ T}. Valid only for runs at
- * T_max of a policy that does not see its budget (METHODS.md §5).
+ * T_max of a policy that does not see its budget (docs/methods.md §5).
  */
 export function countsFromFirstSuccess(
   firstSuccess: ArrayLike<number>,

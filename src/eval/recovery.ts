@@ -1,4 +1,4 @@
-// Recovery from error states (METHODS.md §5): from each error state (states.ts: a bad action forced at
+// Recovery from error states (docs/methods.md §5): from each error state (states.ts: a bad action forced at
 // the previous turn), each policy continues under the remaining budget; the figure is its
 // continuation success rate. Continuation k of state e uses the same env seed for both policies
 // (common random numbers), and the interval of the difference resamples the same states for both

@@ -1,4 +1,4 @@
-// The states the step-level diagnostics look at (METHODS.md §5):
+// The states the step-level diagnostics look at (docs/methods.md §5):
 //  - normal states: (trajectory, turn) pairs drawn uniformly from the policies' own trajectories, i.e.
 //    from their state-visitation distribution under the budget;
 //  - error states: take a turn u of a trajectory, put the env back where it was (replaying the

@@ -5,7 +5,7 @@
 //
 // Two figures per policy pair:
 //  - on their own trajectories: the mean proxy of each policy's own (not forced) turns that carry one;
-//  - at the same states (METHODS.md §5's design, the proxy in place of Q*): normal states drawn exactly
+//  - at the same states (docs/methods.md §5's design, the proxy in place of Q*): normal states drawn exactly
 //    as collectStates draws them (same streams, so the same states), the env put back there by
 //    replaying the recorded actions; each policy draws M actions, each is stepped from that state (the
 //    env restored from a snapshot between draws) and scored by the proxy of its step. Pairs are compared

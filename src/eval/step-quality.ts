@@ -1,4 +1,4 @@
-// Step quality at the same state (METHODS.md §5): at each state both policies draw M actions; each
+// Step quality at the same state (docs/methods.md §5): at each state both policies draw M actions; each
 // action is scored by the exact Q*_h(s, a), h = the turns left; over all M × M pairs we count A better,
 // tie, B better, and each policy's mean regret V*_h(s) − Q*_h(s, a). States weigh equally. This
 // separates "took better steps" from "reached easier states", which trajectory success mixes up.

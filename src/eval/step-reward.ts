@@ -1,4 +1,4 @@
-// The step reward of trajectories (METHODS.md §5, "training curves"): the mean exact quality
+// The step reward of trajectories (docs/methods.md §5, "training curves"): the mean exact quality
 // Q*_h(s,a) / V*_h(s) of the actions a policy itself chose, h = the turns left under the episode's own
 // budget — 1 for an optimal action, lower for worse ones. Expert-prefix (forced) turns are not the
 // policy's and are left out, and so are states with V*_h(s) = 0, where no action can still succeed.

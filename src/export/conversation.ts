@@ -8,7 +8,7 @@
 //   assistant message, so the conversation is observation₀, action₀, observation₁, action₁, …;
 // - in-process trajectories of a discrete env with a chat encoding (FrozenLake): the composition layer
 //   (cli/) passes a `ChatRenderer` built from the env's own chat encoding and text view, because
-//   export/ may not reach the env registry or the policies (DESIGN.md's dependency table).
+//   export/ may not reach the env registry or the policies (docs/architecture.md's dependency table).
 // Anything else cannot be rendered, and `conversationOf` says why instead of guessing.
 import type { Trajectory } from '../core/types.ts';
 

@@ -1,5 +1,5 @@
 // Grouped comparisons with 95% CIs: recovery rate per policy, step-quality win rates at normal vs
-// error states (METHODS.md §5), with reference lines such as 0.5 (no preference). Two styles: bars
+// error states (docs/methods.md §5), with reference lines such as 0.5 (no preference). Two styles: bars
 // from a baseline, or dots with whiskers (better when the interesting range is far from zero).
 import { seriesColor } from './color.ts';
 import { formatNumber } from './html.ts';

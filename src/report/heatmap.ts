@@ -1,4 +1,4 @@
-// Heatmap of a grid of numbers, made for Pass@(K,T) (METHODS.md §5): rows K, columns T, the value
+// Heatmap of a grid of numbers, made for Pass@(K,T) (docs/methods.md §5): rows K, columns T, the value
 // printed in every cell so the chart can be read without judging colour, the 95% CI in the cell when
 // it fits and always in the tooltip. Probabilities use a sequential scale on [0, 1]; differences
 // (RL − base) a diverging scale centred on 0, symmetric so +x and −x are equally strong.

@@ -1,5 +1,5 @@
 // Line chart: several series over a shared x, optional shaded 95% CI bands, an optional second
-// y-axis for a series on another scale (trajectory reward vs step reward over training, METHODS.md
+// y-axis for a series on another scale (trajectory reward vs step reward over training, docs/methods.md
 // §5: they can move in opposite directions, so they are drawn together), and a log x-axis for budgets.
 // A missing y breaks the line (a gap, never a fake zero); an isolated point still shows as a marker.
 import { seriesColor } from './color.ts';

@@ -1,5 +1,5 @@
 // A small horizontal stacked bar: how each policy's failures split by kind (budget, invalid-action,
-// irreversible, …; DESIGN.md's taxonomy). Shares by default, so policies with different failure
+// irreversible, …; docs/architecture.md's taxonomy). Shares by default, so policies with different failure
 // counts compare at a glance; the count behind each bar is printed at its end.
 import { contrastText, seriesColor } from './color.ts';
 import { formatNumber } from './html.ts';

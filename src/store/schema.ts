@@ -1,4 +1,4 @@
-// The trajectory JSONL format of DESIGN.md as a zod schema: what we read back is validated at the edge,
+// The trajectory JSONL format of docs/architecture.md as a zod schema: what we read back is validated at the edge,
 // and `turnwise schema trajectory` publishes it as JSON Schema for harnesses in other languages. The
 // schema is the source of truth: the compile-time checks at the end fail the type-check if it and the
 // core interfaces (core/types.ts) ever describe different shapes, so no cast joins them.

@@ -1,5 +1,5 @@
 // Compound success: n turns that must each be right with probability q succeed together with
-//   P = q^n   (independent turns; METHODS.md §1: 0.98^50 ≈ 0.364, 0.95^50 ≈ 0.077)
+//   P = q^n   (independent turns; docs/methods.md §1: 0.98^50 ≈ 0.364, 0.95^50 ≈ 0.077)
 // Why long-horizon agents fail: a per-turn accuracy that looks high still compounds to a low success.
 
 export function compound(q: number, n: number): number {

@@ -1,5 +1,5 @@
 // Dead groups: G samples of a task with success rate p all fail or all succeed, have std 0 and give
-// GRPO no gradient (METHODS.md §1; DAPO, Yu et al. 2025, §3.2).
+// GRPO no gradient (docs/methods.md §1; DAPO, Yu et al. 2025, §3.2).
 //   P(all fail) = (1−p)^G ≈ e^{−Gp} (Poisson),  P(all succeed) = p^G,  live share = 1 − both
 // A batch of B trajectories holds B/G groups: expected successes B·p, expected live groups (B/G)·share.
 

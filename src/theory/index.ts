@@ -1,4 +1,4 @@
-// Closed-form calculators of the seeds (METHODS.md §1) and their Monte-Carlo checks. Depends on nothing.
+// Closed-form calculators of the seeds (docs/methods.md §1) and their Monte-Carlo checks. Depends on nothing.
 export * from './compound.ts';
 export * from './dead-groups.ts';
 export * from './simulate.ts';

@@ -1,4 +1,4 @@
-// Token budget of an RL run: decode tokens per trajectory × batch × steps (METHODS.md §1), against a
+// Token budget of an RL run: decode tokens per trajectory × batch × steps (docs/methods.md §1), against a
 // 500-token single-turn baseline (500 × 64 × 1000 = 32M). Prefill of the growing multi-turn context
 // makes real compute worse than this count.
 

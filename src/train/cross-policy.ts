@@ -1,4 +1,4 @@
-// Cross-policy sampling (METHODS.md §4, AgentRL spirit): within a trajectory each action comes from the
+// Cross-policy sampling (docs/methods.md §4, AgentRL spirit): within a trajectory each action comes from the
 // current policy or, with probability q, from a stale snapshot of it. The acting policy's log-prob is
 // what the trajectory records, so the PPO ratio π_new/π_behaviour stays correct for both kinds of turn.
 // The coin is drawn from the episode's own RNG before the action, in the same order whether the

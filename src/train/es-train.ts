@@ -1,4 +1,4 @@
-// Evolution-strategies training (METHODS.md §4): per iteration, N antithetic pairs θ ± σε_n are
+// Evolution-strategies training (docs/methods.md §4): per iteration, N antithetic pairs θ ± σε_n are
 // evaluated — fitness = success rate on the iteration's tasks, the same episodes for every
 // perturbation — in worker threads over both cores, then θ moves along the shaped-fitness-weighted
 // noise (train/es.ts). No gradients, no optimizer state: the checkpoint is θ and the iteration.

@@ -1,4 +1,4 @@
-// Evolution strategies without backprop (METHODS.md §4; Salimans et al. 2017, "Evolution Strategies as
+// Evolution strategies without backprop (docs/methods.md §4; Salimans et al. 2017, "Evolution Strategies as
 // a Scalable Alternative to RL", Alg. 2): N antithetic pairs ±ε_n ~ N(0, I), regenerated from
 // (seed, iter, n) whenever needed and never stored; fitness F of θ ± σε_n; shaped fitness F̃ (z-score,
 // or centred ranks in [−0.5, 0.5]); θ ← θ + α/(2Nσ) Σ_n (F̃_n⁺ − F̃_n⁻) ε_n. Memory: the parameters

@@ -1,4 +1,4 @@
-// Expert-prefix guidance (METHODS.md §4; Agent-G2 spirit, BREAD-style fallback): for a task whose group
+// Expert-prefix guidance (docs/methods.md §4; Agent-G2 spirit, BREAD-style fallback): for a task whose group
 // is likely dead, the first L turns are played by an expert and the policy continues from there; prefix
 // turns are marked `forced` and excluded from the loss. L ~ N(μ_task, σ²), rounded and clipped to
 // [0, maxPrefix], with μ_task = maxPrefix · (1 − ŝ_task): the harder a task has proven in the success

@@ -1,4 +1,4 @@
-// The policy-gradient training loop (GRPO and PPO; METHODS.md §4). One iteration reads top to bottom,
+// The policy-gradient training loop (GRPO and PPO; docs/methods.md §4). One iteration reads top to bottom,
 // CleanRL-style, as named stages:
 //   collect          tasks → K rollouts per task (budget fixed or from a schedule; guidance prefixes;
 //                    cross-policy sampling)

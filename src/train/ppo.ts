@@ -1,4 +1,4 @@
-// The clipped policy-gradient objective shared by PPO and GRPO, on per-turn logits (METHODS.md §4):
+// The clipped policy-gradient objective shared by PPO and GRPO, on per-turn logits (docs/methods.md §4):
 //   ρ = exp(logp − logp_old);  L_clip = −Σ_i w_i · min(ρ_i A_i, clip(ρ_i, 1−ε_low, 1+ε_high) A_i)
 //   k3 = π_ref/π − log(π_ref/π) − 1 (Schulman 2020, "Approximating KL divergence"), H = −Σ_a π log π
 //   L = L_clip + β Σ_i w_i k3_i − c_H Σ_i w_i H_i

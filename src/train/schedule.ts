@@ -1,4 +1,4 @@
-// Turn budgets for training episodes (METHODS.md §4, BudgetMix): a fixed T; a mixture — each episode's
+// Turn budgets for training episodes (docs/methods.md §4, BudgetMix): a fixed T; a mixture — each episode's
 // T drawn from a set of budgets (uniformly or with weights); or a growing horizon h_{k+1} = h_k + δ
 // every `every` iterations up to a cap (AgentGym-RL's ScalingInter, Xi et al. 2025, §3.2).
 import { InputError } from '../core/errors.ts';

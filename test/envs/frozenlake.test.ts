@@ -59,7 +59,7 @@ test('deterministic ice has one outcome per action; probabilities always sum to 
   }
 });
 
-test('exact oracle reproduces the values METHODS.md fixes', () => {
+test('exact oracle reproduces the values docs/methods.md fixes', () => {
   const w4 = world('4x4', true).oracle();
   assert.equal(w4.v(100, 0).toFixed(4), '0.7442');
   assert.equal(w4.v(20, 0).toFixed(4), '0.1991');

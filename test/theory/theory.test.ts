@@ -1,4 +1,4 @@
-// The seeds' closed forms (METHODS.md §1) and their Monte-Carlo checks.
+// The seeds' closed forms (docs/methods.md §1) and their Monte-Carlo checks.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Rng } from '../../src/core/rng.ts';
@@ -23,7 +23,7 @@ test('compound: 0.98^50 ≈ 0.364, 0.95^50 ≈ 0.077', () => {
   assert.throws(() => compound(0.5, 1.5), RangeError);
 });
 
-test('dead groups: p = 0.05, G = 8, batch 64 (METHODS.md §1)', () => {
+test('dead groups: p = 0.05, G = 8, batch 64 (docs/methods.md §1)', () => {
   const d = deadGroupOdds(0.05, 8, 64);
   assert.equal(d.allFail.toFixed(4), '0.6634');
   assert.equal(d.allSucceed, 0.05 ** 8);
@@ -43,7 +43,7 @@ test('dead groups: p = 0.05, G = 8, batch 64 (METHODS.md §1)', () => {
   assert.throws(() => deadGroupOdds(0.1, 0), RangeError);
 });
 
-test('tokens: the budget lines of METHODS.md §1', () => {
+test('tokens: the budget lines of docs/methods.md §1', () => {
   const lines: [number, number, number][] = [
     [500, 32e6, 1],
     [100_000, 6.4e9, 200],

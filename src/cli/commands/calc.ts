@@ -1,4 +1,4 @@
-// turnwise calc compound | dead-groups | tokens — the seeds' closed forms (METHODS.md §1), each with an
+// turnwise calc compound | dead-groups | tokens — the seeds' closed forms (docs/methods.md §1), each with an
 // optional seeded Monte-Carlo check (--simulate [N]).
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';

@@ -1,5 +1,5 @@
 // turnwise compare: two policies side by side — Pass@(K,T) and its paired difference, step quality at
-// the same states, recovery from injected errors, likelihood ratios, failures (METHODS.md §5).
+// the same states, recovery from injected errors, likelihood ratios, failures (docs/methods.md §5).
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { FAILURE_KINDS } from '../../core/types.ts';

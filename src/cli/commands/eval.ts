@@ -1,4 +1,4 @@
-// turnwise eval: Pass@(K,T) of one policy with bootstrap intervals over tasks (METHODS.md §5).
+// turnwise eval: Pass@(K,T) of one policy with bootstrap intervals over tasks (docs/methods.md §5).
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { envSpec, envs, makeTasks } from '../../envs/index.ts';

@@ -285,7 +285,7 @@ class Counts {
  * `turnwise eval --in FILE.jsonl`: Pass@(K,T) of recorded trajectories (a harness run, a rollout) with
  * bootstrap intervals over tasks and the failure breakdown. Prefix mode (success within T read off the
  * first-success turn of one run at T_max) needs budget-blind runs: it is refused when any trajectory was
- * run with the budget revealed, since the agent may have played differently for a smaller T (METHODS.md
+ * run with the budget revealed, since the agent may have played differently for a smaller T (docs/methods.md
  * §5). Separate mode reads, for each T, the trajectories run at budget T.
  *
  * The file is read once, line by line, by the reader `summary --in` uses (every line validated: schema

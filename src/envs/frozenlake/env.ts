@@ -1,4 +1,4 @@
-// FrozenLake with Gymnasium FrozenLake-v1 semantics, exactly (METHODS.md §6): actions 0 Left, 1 Down,
+// FrozenLake with Gymnasium FrozenLake-v1 semantics, exactly (docs/methods.md §6): actions 0 Left, 1 Down,
 // 2 Right, 3 Up; moves clamp at the edges; slippery moves go the intended way with success_rate and
 // each perpendicular way ((a−1)%4, (a+1)%4) with (1−success_rate)/2; reward 1 on entering G; G and H
 // terminate. The transition table is Gymnasium's env.unwrapped.P, entry for entry and in its order.

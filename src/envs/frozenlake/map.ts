@@ -1,4 +1,4 @@
-// FrozenLake maps: Gymnasium's two built-ins, custom maps, and random valid maps (METHODS.md §6).
+// FrozenLake maps: Gymnasium's two built-ins, custom maps, and random valid maps (docs/methods.md §6).
 import { InputError } from '../../core/errors.ts';
 import { Rng, STREAM } from '../../core/rng.ts';
 

@@ -1,10 +1,10 @@
 // The InterCode-SQL reward (Yang et al. 2023, "InterCode", §3 and intercode/envs/sql/sql_env.py
-// `get_reward`), as METHODS.md §7 states it:
+// `get_reward`), as docs/methods.md §7 states it:
 //   r = |A ∩ G| / |A ∪ G| over the multisets of stringified result rows (both empty → 1),
 //   scaled by Kendall's τ between the orders of the intersected rows when the gold query orders them,
 //   and 0 when the submitted result is not a list of rows (an error, a refusal).
 // Two deliberate differences from InterCode's code, both stated in the README:
-// - τ is taken only when the gold query has ORDER BY (InterCode scales every answer; METHODS.md and
+// - τ is taken only when the gold query has ORDER BY (InterCode scales every answer; docs/methods.md and
 //   the issue scale ordered questions only, since an unordered SQL result has no meaningful order).
 // - τ compares *positions*: the k-th occurrence of a row in the agent's intersected list is paired with
 //   the k-th occurrence in the gold's, and τ is computed between the two position sequences (a

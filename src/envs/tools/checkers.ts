@@ -1,4 +1,4 @@
-// BFCL multi-turn checkers (METHODS.md §7) and the per-turn quality proxy.
+// BFCL multi-turn checkers (docs/methods.md §7) and the per-turn quality proxy.
 // - State checker: every public attribute of the API state (each file's presence and contents, each
 //   account's owner, balance and open flag) equals the goal state's.
 // - Response checker: the gold execution results are an unordered subsequence of the agent's results so
