@@ -36,9 +36,47 @@ tw eval --random --size 4 --p 0.8 --slippery --policy "$policy" --tasks 8 --samp
 tw compare --random --size 4 --p 0.8 --slippery --a "$policy" --b oracle:temp=0.5 --tasks 6 --samples 8 --K 1,4 --T 20,60 --resamples 200 --seed 2 --json >"$out/compare.json"
 tw credit fidelity --map 4x4 --slippery --policy oracle:eps=0.3 --budget 30 --seed 2 --json >"$out/credit-fidelity.json"
 
+# Printed tables (text, not JSON) of the same diagnostics.
+tw eval --map 4x4 --slippery --policy oracle:eps=0.2 --tasks 8 --samples 16 --K 1,4 --T 10,50 --resamples 200 --seed 2 >"$out/eval-oracle.txt"
+tw compare --random --size 4 --p 0.8 --slippery --a "$policy" --b oracle:temp=0.5 --tasks 6 --samples 8 --K 1,4 --T 20,60 --resamples 200 --seed 2 >"$out/compare.txt"
+tw credit fidelity --map 4x4 --slippery --policy oracle:eps=0.3 --budget 30 --seed 2 >"$out/credit-fidelity.txt"
+tw env oracle frozenlake --map 4x4 --slippery --budget 20 --json >"$out/env-oracle.json"
+tw calc compound --q 0.98 --n 50 --simulate 20000 --seed 1 --json >"$out/calc-compound.json"
+tw calc dead-groups --p 0.05 --G 8 --batch 64 --json >"$out/calc-dead-groups.json"
+tw calc tokens --per-trajectory 100000 --batch 64 --steps 1000 --json >"$out/calc-tokens.json"
+tw demo --episodes 500 --json >"$out/demo.json"
+
+# The file readers: credit (every method family, text and JSON), eval, summary and export of one file.
+file="$out/rollout-1-oracle_eps_0.2.jsonl"
+for m in outcome discounted grpo drgrpo rloo gigpo turn-level reverse-turn gae exact "grpo --task-norm"; do
+  name=$(echo "$m" | tr ' ' '_' | tr -d '-')
+  tw credit --in "$file" --method $m --json >"$out/credit-in-$name.json"
+  tw credit --in "$file" --method $m >"$out/credit-in-$name.txt"
+done
+tw eval --in "$file" --K 1,2,4 --T 60 --resamples 200 --seed 2 --json >"$out/eval-in.json"
+tw eval --in "$file" --K 1,2,4 --T 60 --resamples 200 --seed 2 >"$out/eval-in.txt"
+tw summary --in "$file" >"$out/summary-in.txt"
+tw summary --in "$file" --json >"$out/summary-in.json"
+tw export --in "$file" --format openai --method gigpo --out "$out/export-openai.jsonl" >/dev/null
+tw export --in "$file" --format verl --method gigpo --out "$out/export-verl.parquet" >/dev/null
+
+# The tool envs in process: their scripted oracles with detours, one rollout file each, and the readers on it.
+for env in sql tools code search; do
+  tw rollout --env $env --policy oracle:eps=0.2 --tasks 6 --samples 4 --budget 12 --seed 5 --out "$out/rollout-$env.jsonl" --json >/dev/null
+  tw credit --in "$out/rollout-$env.jsonl" --method gigpo >"$out/credit-in-$env.txt"
+  tw eval --in "$out/rollout-$env.jsonl" --K 1,2 --T 12 --resamples 200 --seed 2 >"$out/eval-in-$env.txt"
+done
+
+# The budget study, quick profile: its summary (JSON) and its terminal summary.
+tw study budget --profile quick --out "$out/study" --force --json >"$out/study-quick.json"
+tw report "$out/study" >/dev/null
+tw study budget --profile quick --out "$out/study" --force >"$out/study-quick.txt"
+
 # Timings are the only thing allowed to differ: strip them, then hash everything.
 for f in "$out"/*.json; do
   node -e 'const fs=require("fs");const f=process.argv[1];const strip=(x)=>{if(Array.isArray(x))return x.map(strip);if(x&&typeof x==="object"){const o={};for(const[k,v]of Object.entries(x)){if(/seconds|time|elapsed|wall|Ms$|path|dir|out/i.test(k))continue;o[k]=strip(v)}return o}return x};fs.writeFileSync(f,JSON.stringify(strip(JSON.parse(fs.readFileSync(f,"utf8"))))+"\n")' "$f"
 done
-(cd "$out" && sha256sum ./*.json ./*.jsonl ./t-*/policy.safetensors | sort -k2) >"$out/sha256.txt"
+# Text outputs name their files: the directory is written as OUT, so two directories compare.
+for f in "$out"/*.txt; do sed -i "s#$out#OUT#g" "$f"; done
+(cd "$out" && sha256sum ./*.json ./*.jsonl ./*.txt ./*.parquet ./t-*/policy.safetensors | sort -k2) >"$out/sha256.txt"
 cat "$out/sha256.txt"
