@@ -257,7 +257,7 @@ test('more refusals, in process (the same commander program; main turns InputErr
     [[...cmp, '--continuations', '1.5'], /^--continuations: got "1.5"/],
   ];
   for (const [args, pattern] of cases) {
-    await assert.rejects(program().parseAsync(args, { from: 'user' }), (e: unknown) => {
+    await assert.rejects((await program()).parseAsync(args, { from: 'user' }), (e: unknown) => {
       assert.ok(e instanceof InputError, `${args.join(' ')}: ${e}`);
       assert.match(e.message, pattern, args.join(' '));
       assert.doesNotMatch(e.message, /\n/);

@@ -853,7 +853,7 @@ after(() => {
 /** The long names of every option a command path has, and of those whose value is optional. */
 async function knownFlags(path: readonly string[]): Promise<{ known: string[]; optional: string[] }> {
   const { program } = await import('../../src/cli/main.ts');
-  let cmd = program();
+  let cmd = await program();
   for (const name of path) cmd = cmd.commands.find((c) => c.name() === name) ?? cmd;
   const long = (os: typeof cmd.options) => os.map((o) => o.long ?? '').filter((s) => s !== '');
   return { known: long(cmd.options), optional: long(cmd.options.filter((o) => o.optional)) };
@@ -862,14 +862,14 @@ async function knownFlags(path: readonly string[]): Promise<{ known: string[]; o
 test('every command of the CLI has a fuzz spec (play excepted: it reads the terminal)', async () => {
   const { program } = await import('../../src/cli/main.ts');
   const leaves: string[] = [];
-  const walk = (c: ReturnType<typeof program>, path: string[]) => {
+  const walk = (c: Awaited<ReturnType<typeof program>>, path: string[]) => {
     for (const sub of c.commands) {
       const p = [...path, sub.name()];
       if (sub.commands.length === 0 || sub.options.length > 0) leaves.push(p.join(' '));
       walk(sub, p);
     }
   };
-  walk(program(), []);
+  walk(await program(), []);
   const covered = new Set([...allSpecs.map((s) => s.path.join(' ')), 'env play', 'help']);
   assert.deepEqual(
     leaves.filter((l) => !covered.has(l)),

@@ -11,6 +11,7 @@ import { rolloutThroughput } from '../../rollout/throughput.ts';
 import { serveBench } from '../../serve/bench.ts';
 import { fmt, json, out, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed } from '../options.ts';
+import { startupBench } from '../startup-bench.ts';
 
 interface BenchFlags extends EnvFlags {
   steps: string;
@@ -131,6 +132,31 @@ export function registerBench(program: Command): void {
         ]),
       );
       out(`kernel ${r.kernel}; MLP 48-64-64-4 Adam steps on batches of 256: ${r.mlpTrainStepsPerSecond}/s`);
+    });
+
+  bench
+    .command('cli')
+    .description("the CLI's start-up (help, a light command, a refusal) against bare `node -e 0`, in one run")
+    .option('--rounds <n>', 'rounds; each starts every command once, in turn', '15')
+    .option('--json', 'machine-readable output')
+    .action((flags: { rounds: string; json?: boolean }) => {
+      const r = startupBench(int('--rounds', flags.rounds, 1, 1000));
+      if (flags.json) return json(r);
+      const ms = (x: number | undefined) => (x === undefined ? '–' : fmt(x, 0));
+      out(
+        table([
+          ['command', 'wall ms', 'cpu ms', '× node (wall)', '× node (cpu)'],
+          ['node -e 0', ms(r.bare.wallMs), ms(r.bare.cpuMs), '1', '1'],
+          ...Object.entries(r.commands).map(([name, c]) => [
+            `turnwise ${name}`,
+            ms(c.wallMs),
+            ms(c.cpuMs),
+            fmt(c.ratio, 2),
+            c.ratioCpu === undefined ? '–' : fmt(c.ratioCpu, 2),
+          ]),
+        ]),
+      );
+      out(`medians of wall time and means of CPU time over ${r.rounds} rounds; goal ≤ 3× node`);
     });
 
   envOptions(

@@ -1,46 +1,36 @@
-// Every command registers itself on the program; one line per command file.
+// Every command, in the order `turnwise --help` lists them, with the modules that register it. A
+// module is imported only when its command runs (start-up is part of every command's time: docs/cli.md).
 import type { Command } from 'commander';
-import { registerBc } from './bc.ts';
-import { registerBench } from './bench.ts';
-import { registerCalc } from './calc.ts';
-import { registerCompare } from './compare.ts';
-import { registerCredit } from './credit.ts';
-import { registerDemo } from './demo.ts';
-import { registerEnv } from './env.ts';
-import { registerEval } from './eval.ts';
-import { registerExport } from './export.ts';
-import { registerHarness } from './harness.ts';
-import { registerMcp } from './mcp.ts';
-import { registerProbe } from './probe.ts';
-import { registerBenchProxy, registerProxy } from './proxy.ts';
-import { registerReport } from './report.ts';
-import { registerRollout } from './rollout.ts';
-import { registerSchema } from './schema.ts';
-import { registerServe } from './serve.ts';
-import { registerStudy } from './study.ts';
-import { registerSummary } from './summary.ts';
-import { registerTrain } from './train.ts';
+import type { CommandName } from './about.ts';
 
-export const COMMANDS: ((program: Command) => void)[] = [
-  registerEnv,
-  registerRollout,
-  registerSummary,
-  registerEval,
-  registerCompare,
-  registerCredit,
-  registerCalc,
-  registerBc,
-  registerTrain,
-  registerBench,
-  registerDemo,
-  registerStudy,
-  registerReport,
-  registerSchema,
-  registerServe,
-  registerProbe,
-  registerMcp,
-  registerProxy,
-  registerBenchProxy,
-  registerHarness,
-  registerExport,
+type Register = (program: Command) => void;
+
+export const COMMANDS: { name: CommandName; load: () => Promise<Register[]> }[] = [
+  { name: 'env', load: async () => [(await import('./env.ts')).registerEnv] },
+  { name: 'rollout', load: async () => [(await import('./rollout.ts')).registerRollout] },
+  { name: 'summary', load: async () => [(await import('./summary.ts')).registerSummary] },
+  { name: 'eval', load: async () => [(await import('./eval.ts')).registerEval] },
+  { name: 'compare', load: async () => [(await import('./compare.ts')).registerCompare] },
+  { name: 'credit', load: async () => [(await import('./credit.ts')).registerCredit] },
+  { name: 'calc', load: async () => [(await import('./calc.ts')).registerCalc] },
+  { name: 'bc', load: async () => [(await import('./bc.ts')).registerBc] },
+  { name: 'train', load: async () => [(await import('./train.ts')).registerTrain] },
+  {
+    name: 'bench',
+    // `bench proxy` lives with the proxy it measures.
+    load: async () => [
+      (await import('./bench.ts')).registerBench,
+      (await import('./proxy.ts')).registerBenchProxy,
+    ],
+  },
+  { name: 'demo', load: async () => [(await import('./demo.ts')).registerDemo] },
+  { name: 'study', load: async () => [(await import('./study.ts')).registerStudy] },
+  { name: 'report', load: async () => [(await import('./report.ts')).registerReport] },
+  { name: 'schema', load: async () => [(await import('./schema.ts')).registerSchema] },
+  { name: 'serve', load: async () => [(await import('./serve.ts')).registerServe] },
+  { name: 'probe', load: async () => [(await import('./probe.ts')).registerProbe] },
+  { name: 'mcp', load: async () => [(await import('./mcp.ts')).registerMcp] },
+  { name: 'proxy', load: async () => [(await import('./proxy.ts')).registerProxy] },
+  { name: 'harness', load: async () => [(await import('./harness.ts')).registerHarness] },
+  { name: 'export', load: async () => [(await import('./export.ts')).registerExport] },
 ];

@@ -1,0 +1,81 @@
+// What `turnwise --help` lists for each command: its term and its one-line description, declared once.
+// Each command module reads its description from here, and main.ts lists the commands from here without
+// loading their modules (a command's module, and what it imports, is loaded only when it runs).
+export const ABOUT = {
+  env: { term: 'env', description: 'describe, solve exactly, or play an environment' },
+  rollout: {
+    term: 'rollout [options]',
+    description:
+      'roll a policy out: --episodes N (N tasks × 1 sample) or --tasks N --samples K, under --budget T',
+  },
+  summary: {
+    term: 'summary [options]',
+    description: 'success rate, turns and failure kinds of a trajectory JSONL file',
+  },
+  eval: {
+    term: 'eval [options]',
+    description:
+      'Pass@(K,T) of a policy: unbiased pass@K within each budget T, bootstrap 95% intervals over tasks',
+  },
+  compare: {
+    term: 'compare [options]',
+    description:
+      'two policies side by side: Pass@(K,T) difference, step quality, recovery from errors, likelihood, failures',
+  },
+  credit: {
+    term: 'credit [options]',
+    description: 'per-turn advantages of a trajectory file (grouped by identical task), or `credit fidelity`',
+  },
+  calc: { term: 'calc', description: 'closed-form calculators: compound, dead-groups, tokens' },
+  bc: {
+    term: 'bc [options]',
+    description:
+      'behaviour cloning: train a neural policy on an expert over tasks, score it on held-out tasks',
+  },
+  train: {
+    term: 'train [options]',
+    description: 'train a policy (GRPO, PPO, ES) with checkpoints and resume',
+  },
+  bench: { term: 'bench', description: 'throughput benchmarks (JSON with --json)' },
+  demo: {
+    term: 'demo [options]',
+    description:
+      'random vs oracle policies on slippery FrozenLake: success within T turns, measured and exact',
+  },
+  study: { term: 'study', description: 'whole experiments composed from the library' },
+  report: {
+    term: 'report [options] <run>',
+    description: "re-render a run's HTML report (RUN/report.html) from its RUN/summary.json",
+  },
+  schema: {
+    term: 'schema [options] [name]',
+    description:
+      'the JSON Schema of a file turnwise reads or writes (trajectory, train-config, study-config, study-summary); no name: the list',
+  },
+  serve: {
+    term: 'serve [options]',
+    description:
+      'serve an in-process policy as an OpenAI-compatible endpoint (/v1/models, /v1/chat/completions with streaming, /v1/completions for scoring, /health)',
+  },
+  probe: {
+    term: 'probe [options] <target>',
+    description:
+      'what an OpenAI-compatible server supports (URL#MODEL): chat, tools, logprobs, topLogprobs, tokenIds, promptLogprobs, seed, n',
+  },
+  mcp: {
+    term: 'mcp [options]',
+    description: 'serve one episode of an env as an MCP server over stdio (tools: the env’s, and observe)',
+  },
+  proxy: {
+    term: 'proxy [options]',
+    description: "record any agent's model calls: an OpenAI-compatible proxy with session URLs /s/{id}/v1",
+  },
+  harness: { term: 'harness', description: 'run outside agents (any language) as recorded episodes' },
+  export: {
+    term: 'export [options]',
+    description:
+      'credit a trajectory file per turn and hand it over: OpenAI fine-tuning JSONL (weight 1 on the turns credit says helped) or verl Parquet (advantages per turn and per token)',
+  },
+} as const;
+
+export type CommandName = keyof typeof ABOUT;
