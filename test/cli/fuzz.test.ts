@@ -6,28 +6,25 @@
 // stdout, and nothing written under the output path or the working directory.
 //
 // The cases run through the real main() of src/cli/main.ts in one long-lived worker process
-// (test/cli/fuzz-worker.ts) — a process per case would cost seconds each — and a few of them also
+// (test/cli/main-worker.ts, through test/cli/run.ts's inProcess) — a process per case would cost seconds each — and a few of them also
 // through bin/turnwise.js, to show the two print the same thing. fast-check with a fixed seed picks
 // the cases, so a run is reproducible and a failure shrinks to a small one.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
+import { inProcess, type Ran, strayOutput } from './run.ts';
 
-const WORKER = fileURLToPath(new URL('./fuzz-worker.ts', import.meta.url));
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
 // FUZZ_SEED / FUZZ_RUNS explore further (e.g. FUZZ_RUNS=200); the suite's own run is fixed and small.
 const SEED = Number(process.env.FUZZ_SEED ?? 14);
 /** Generated cases per command (a few each, on top of one per fuzzed flag; the suite in seconds). */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 12);
-/** A refusal is immediate; a case still running after this started working instead. */
-const CASE_MS = 15_000;
 
 // ── Values ────────────────────────────────────────────────────────────────────────────────────
 /** A value for a flag: text, or a file (or directory) the runner creates for the case. */
@@ -477,6 +474,7 @@ function specs(valid: () => string): Spec[] {
       argument: badEnum(['frozenlake', 'sql', 'tools', 'say']),
     },
     { path: ['bench', 'nn'], base: ['--trial-seconds', '0.01'], flags: { '--trial-seconds': positive } },
+    { path: ['bench', 'cli'], base: ['--rounds', '1'], flags: { '--rounds': badInt(1, 1000) } },
     {
       path: ['demo'],
       base: ['--episodes', '2', '--T', '5'],
@@ -695,72 +693,7 @@ function casesOf(spec: Spec, known: readonly string[], optional: readonly string
 }
 
 // ── Running ───────────────────────────────────────────────────────────────────────────────────
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 let root: string;
-let worker: ChildProcess | undefined;
-/** The cases each worker has been given and not answered. */
-const pending = new Map<ChildProcess, Map<number, (r: Ran) => void>>();
-let nextId = 0;
-
-function startWorker(): ChildProcess {
-  // Started from the repository (where `--import tsx` resolves); each case then runs in its own cwd.
-  const w = spawn(process.execPath, ['--import', 'tsx', WORKER], {
-    cwd: REPO,
-    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1', TURNWISE_DEBUG: '' },
-  });
-  const waiting = new Map<number, (r: Ran) => void>();
-  pending.set(w, waiting);
-  const fd3 = w.stdio[3] as NodeJS.ReadableStream;
-  createInterface({ input: fd3 }).on('line', (line) => {
-    const r = JSON.parse(line) as Ran & { id: number };
-    waiting.get(r.id)?.(r);
-    waiting.delete(r.id);
-  });
-  // What a command wrote around the capture (it should be nothing): kept for the failure message.
-  w.stdout?.on('data', (d) => (strayOutput += d));
-  w.stderr?.on('data', (d) => (strayOutput += d));
-  w.on('exit', (code, signal) => {
-    if (worker === w) worker = undefined;
-    pending.delete(w);
-    for (const [id, resolve] of waiting) {
-      waiting.delete(id);
-      resolve({
-        code: null,
-        stdout: '',
-        stderr: `(the worker exited: ${code ?? signal}) ${strayOutput.slice(-500)}`,
-      });
-    }
-  });
-  return w;
-}
-let strayOutput = '';
-
-/** Runs argv through main() in the worker; a case that does not answer in CASE_MS kills it. */
-function runInWorker(argv: string[], cwd: string): Promise<Ran> {
-  worker ??= startWorker();
-  const w = worker;
-  const id = nextId++;
-  const waiting = pending.get(w)!;
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      waiting.delete(id);
-      w.kill('SIGKILL');
-      if (worker === w) worker = undefined;
-      resolve({ code: null, stdout: '', stderr: `(still running after ${CASE_MS} ms: it started working)` });
-    }, CASE_MS);
-    waiting.set(id, (r) => {
-      clearTimeout(timer);
-      resolve(r);
-    });
-    w.stdin?.write(`${JSON.stringify({ id, argv, cwd })}\n`);
-  });
-}
 
 /** Every file and directory under dir (relative paths), [] when it does not exist. */
 function tree(dir: string): string[] {
@@ -773,7 +706,10 @@ function tree(dir: string): string[] {
 
 let caseNo = 0;
 /** Makes the case's directories and files, runs it, and returns what went wrong ([] = refused well). */
-async function check(c: Case, run: typeof runInWorker = runInWorker): Promise<string[]> {
+async function check(
+  c: Case,
+  run: (argv: string[], cwd: string) => Promise<Ran> = inProcess,
+): Promise<string[]> {
   const dir = join(root, `case-${caseNo++}`);
   const IN = join(dir, 'in');
   const OUT = join(dir, 'out');
@@ -835,7 +771,7 @@ before(async () => {
   root = mkdtempSync(join(tmpdir(), 'turnwise-fuzz-'));
   // Valid trajectory lines, written by the real CLI, for the malformed files to be made from.
   const file = join(root, 'valid.jsonl');
-  const r = await runInWorker(
+  const r = await inProcess(
     ['rollout', '--policy', 'random', '--tasks', '2', '--samples', '2', '--out', file],
     root,
   );
@@ -846,7 +782,6 @@ before(async () => {
 });
 
 after(() => {
-  worker?.kill();
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
@@ -1019,7 +954,7 @@ test('cross-field nonsense in a training (or bc) config: exit 2, one line naming
     const c: Case = { argv: args, mention: [fields[0]], what: args.join(' ') };
     failures.push(
       ...(await check(c, async (argv, cwd) => {
-        const r = await runInWorker(argv, cwd);
+        const r = await inProcess(argv, cwd);
         line = r.stderr;
         return r;
       })),
@@ -1050,7 +985,7 @@ test('the binary refuses exactly as main() in the worker does (same exit code, s
   for (const c of sample) {
     const seen: Ran[] = [];
     const viaWorker = await check(c, async (argv, cwd) => {
-      seen.push(await runInWorker(argv, cwd));
+      seen.push(await inProcess(argv, cwd));
       return seen[0];
     });
     const viaBinary = await check(c, async (argv, cwd) => {

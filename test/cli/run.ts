@@ -1,8 +1,14 @@
-// Runs the real CLI (bin/turnwise.js) in a child process, as a user would.
-import { spawn } from 'node:child_process';
+// Runs the real CLI as a user would: `turnwise(args)` starts bin/turnwise.js in a child process;
+// `inProcess(argv, cwd)` runs the same main() in one long-lived worker process (test/cli/main-worker.ts),
+// a case after another — for tables of refusals, where a process per case would cost a start-up each.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
+const WORKER = fileURLToPath(new URL('./main-worker.ts', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface Ran {
   code: number | null;
@@ -22,3 +28,72 @@ export function turnwise(args: string[], input?: string): Promise<Ran> {
     child.stdin.end(input ?? '');
   });
 }
+
+/** A case that has not answered after this long started working instead of refusing: it is killed. */
+export const CASE_MS = 15_000;
+
+let worker: ChildProcess | undefined;
+/** The cases each worker has been given and not answered. */
+const pending = new Map<ChildProcess, Map<number, (r: Ran) => void>>();
+let nextId = 0;
+/** What a command wrote around the capture (it should be nothing): kept for failure messages. */
+export let strayOutput = '';
+
+function startWorker(): ChildProcess {
+  // Started from the repository (where `--import tsx` resolves); each case then runs in its own cwd.
+  const w = spawn(process.execPath, ['--import', 'tsx', WORKER], {
+    cwd: REPO,
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', TURNWISE_DEBUG: '' },
+  });
+  const waiting = new Map<number, (r: Ran) => void>();
+  pending.set(w, waiting);
+  const fd3 = w.stdio[3] as NodeJS.ReadableStream;
+  createInterface({ input: fd3 }).on('line', (line) => {
+    const r = JSON.parse(line) as Ran & { id: number };
+    waiting.get(r.id)?.(r);
+    waiting.delete(r.id);
+  });
+  w.stdout?.on('data', (d) => (strayOutput += d));
+  w.stderr?.on('data', (d) => (strayOutput += d));
+  w.on('exit', (code, signal) => {
+    if (worker === w) worker = undefined;
+    pending.delete(w);
+    for (const [id, resolve] of waiting) {
+      waiting.delete(id);
+      resolve({
+        code: null,
+        stdout: '',
+        stderr: `(the worker exited: ${code ?? signal}) ${strayOutput.slice(-500)}`,
+      });
+    }
+  });
+  return w;
+}
+
+/**
+ * Runs argv through the CLI's main() in the shared worker, in directory `cwd` (default: this process's),
+ * exactly as bin/turnwise.js would print it. A case that does not answer in CASE_MS kills the worker
+ * (the next case starts a new one). The worker is stopped when the test file ends.
+ */
+export function inProcess(argv: string[], cwd = process.cwd()): Promise<Ran> {
+  worker ??= startWorker();
+  const w = worker;
+  const id = nextId++;
+  const waiting = pending.get(w)!;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      waiting.delete(id);
+      w.kill('SIGKILL');
+      if (worker === w) worker = undefined;
+      resolve({ code: null, stdout: '', stderr: `(still running after ${CASE_MS} ms: it started working)` });
+    }, CASE_MS);
+    waiting.set(id, (r) => {
+      clearTimeout(timer);
+      resolve(r);
+    });
+    w.stdin?.write(`${JSON.stringify({ id, argv, cwd })}\n`);
+  });
+}
+
+after(() => worker?.kill());

@@ -1,5 +1,5 @@
-// The fuzz suite's CLI runner (test/cli/fuzz.test.ts): the real CLI's main() in one long-lived
-// process, one case after another, so a case costs milliseconds instead of a process start. Requests
+// The in-process CLI runner (test/cli/run.ts: the fuzz suite and the refusal tables): the real CLI's
+// main() in one long-lived process, one case after another, so a case costs milliseconds instead of a process start. Requests
 // come on stdin as JSON lines {id, argv, cwd}; each answer goes to fd 3 as {id, code, stdout, stderr},
 // with the case's stdout and stderr captured exactly as bin/turnwise.js would print them. A case that
 // never ends (a command that starts working instead of refusing) is the parent's to time out.
