@@ -19,7 +19,6 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { inProcess, type Ran, strayOutput } from './run.ts';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
 // FUZZ_SEED / FUZZ_RUNS explore further (e.g. FUZZ_RUNS=200); the suite's own run is fixed and small.
 const SEED = Number(process.env.FUZZ_SEED ?? 14);

@@ -105,7 +105,7 @@ function tree(): string {
 }
 
 /** Imports dist/a.js in a fresh process (the module cache of this one would hide a rebuild). */
-async function valueOf(root: string): Promise<unknown> {
+async function builtValues(root: string): Promise<unknown> {
   const url = pathToFileURL(join(root, 'dist', 'a.js')).href;
   const r = await run([
     '--input-type=module',
@@ -119,7 +119,7 @@ async function valueOf(root: string): Promise<unknown> {
 test('precompile: dist/ mirrors src/ (.ts → .js, specifiers rewritten, other files copied, zod vendored)', async () => {
   const root = tree();
   assert.deepEqual(await precompile(root), { compiled: 4, removed: 0 });
-  assert.deepEqual(await valueOf(root), [42, join(root, 'dist', 'sub', 'w.js'), 41]);
+  assert.deepEqual(await builtValues(root), [42, join(root, 'dist', 'sub', 'w.js'), 41]);
   assert.equal(readFileSync(join(root, 'dist', 'sub', 'boot.mjs'), 'utf8'), 'export const boot = 1;\n');
   const a = readFileSync(join(root, 'dist', 'a.js'), 'utf8');
   assert.match(a, /from "\.\/vendor\/zod\.js"/);
@@ -137,7 +137,7 @@ test('precompile: an edited source is rebuilt, a removed one removed, and nothin
   utimesSync(join(root, 'src', 'sub', 'b.ts'), future, future);
   rmSync(join(root, 'src', 'sub', 'boot.mjs'));
   assert.deepEqual(await precompile(root), { compiled: 1, removed: 1 });
-  assert.deepEqual(await valueOf(root), [100, join(root, 'dist', 'sub', 'w.js'), 99]);
+  assert.deepEqual(await builtValues(root), [100, join(root, 'dist', 'sub', 'w.js'), 99]);
   assert.equal(existsSync(join(root, 'dist', 'sub', 'boot.mjs')), false);
 });
 
@@ -146,6 +146,6 @@ test('precompile: two builds at once of a stale copy leave a whole, current copy
   const script = `import(${JSON.stringify(pathToFileURL(join(REPO, 'bin', 'precompile.js')).href)}).then((m) => m.precompile(${JSON.stringify(root)}))`;
   const both = await Promise.all([run(['-e', script]), run(['-e', script])]);
   for (const r of both) assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(await valueOf(root), [42, join(root, 'dist', 'sub', 'w.js'), 41]);
+  assert.deepEqual(await builtValues(root), [42, join(root, 'dist', 'sub', 'w.js'), 41]);
   assert.deepEqual(await precompile(root), { compiled: 0, removed: 0 });
 });
