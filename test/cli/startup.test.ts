@@ -122,7 +122,9 @@ test('precompile: dist/ mirrors src/ (.ts → .js, specifiers rewritten, other f
   assert.deepEqual(await builtValues(root), [42, join(root, 'dist', 'sub', 'w.js'), 41]);
   assert.equal(readFileSync(join(root, 'dist', 'sub', 'boot.mjs'), 'utf8'), 'export const boot = 1;\n');
   const a = readFileSync(join(root, 'dist', 'a.js'), 'utf8');
-  assert.match(a, /from "\.\/vendor\/zod\.js"/);
+  assert.match(a, /from\s*"\.\/vendor\/zod\.js"/);
+  assert.match(a, /\/\/# sourceMappingURL=a\.js\.map\n$/);
+  assert.ok(existsSync(join(root, 'dist', 'a.js.map')));
   assert.doesNotMatch(a, /\.ts["']/);
   assert.ok(existsSync(join(root, 'dist', 'vendor', 'zod.js')));
   // Current: nothing to do.
