@@ -2,8 +2,16 @@
 // per task corpus (the world caches it; building is the cost, a query is cheap) and read-only afterwards,
 // so every env instance of a task shares it. Results are ordered by score, ties broken by doc id, so the
 // order is deterministic whatever minisearch's internal order; repeated queries hit a small cache.
-import MiniSearch from 'minisearch';
+import { createRequire } from 'node:module';
+import type MiniSearch from 'minisearch';
 import type { Corpus, Doc } from './corpus.ts';
+
+// minisearch is loaded when the first index is built, not when the env registry is imported: every
+// command imports the registry, few of them search (start-up, docs/cli.md). Its CommonJS build is the
+// same code as its ES one, and require() is what loads it synchronously, inside a constructor.
+let miniSearch: typeof MiniSearch | undefined;
+const MiniSearchClass = () =>
+  (miniSearch ??= createRequire(import.meta.url)('minisearch') as typeof MiniSearch);
 
 export interface Hit {
   id: string;
@@ -29,7 +37,7 @@ export class Searcher {
 
   constructor(corpus: Corpus) {
     this.docs = corpus.docById;
-    this.index = new MiniSearch({
+    this.index = new (MiniSearchClass())({
       fields: ['title', 'text'],
       idField: 'id',
       tokenize: tokens,
