@@ -117,7 +117,9 @@ export class LayerNorm extends Module {
 }
 
 export type Activation = 'relu' | 'tanh' | 'gelu';
-export const ACTIVATIONS: readonly Activation[] = ['relu', 'tanh', 'gelu'];
+/** The activations an MLP can use: the one list that configs, policy specs and flags read (a non-empty
+ * tuple, as z.enum takes it). */
+export const ACTIVATIONS: [Activation, ...Activation[]] = ['relu', 'tanh', 'gelu'];
 
 export function activate(x: Tensor, activation: Activation): Tensor {
   return activation === 'relu' ? relu(x) : activation === 'tanh' ? tanh(x) : gelu(x);
