@@ -97,11 +97,10 @@ test('the credit default by algo is declared once: the help shows the method a r
 });
 
 test('one list of activations: the config takes each of them and refuses anything else naming them', () => {
-  for (const activation of ACTIVATIONS)
-    assert.equal(
-      parseTrainConfig({ env, policy: { kind: 'mlp', activation } }).policy.activation,
-      activation,
-    );
+  for (const activation of ACTIVATIONS) {
+    const { policy } = parseTrainConfig({ env, policy: { kind: 'mlp', activation } });
+    assert.deepEqual(policy, { kind: 'mlp', hidden: [64, 64], activation, budgetAware: false });
+  }
   assert.throws(
     () => parseTrainConfig({ env, policy: { kind: 'mlp', activation: 'sigmoid' } }),
     (e: Error) => e instanceof InputError && ACTIVATIONS.every((a) => e.message.includes(a)),
