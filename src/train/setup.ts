@@ -14,6 +14,7 @@ import { readTrajectories } from '../store/jsonl.ts';
 import type { TrainConfig } from './config.ts';
 import { creditMethod } from './config-sections.ts';
 import { Critic } from './critic.ts';
+import type { PrefixGuide } from './guidance.ts';
 import { type Learner, learnerFor } from './learner.ts';
 import { maxBudget, validateSchedule } from './schedule.ts';
 
@@ -46,6 +47,15 @@ export interface Setup {
   reference?: Learner;
   expert?: (task: Task) => AnyPolicy;
   maxBudget: number;
+}
+
+/** What every stage of a policy-gradient run reads (train/loop.ts): the setup, the config, the guide,
+ * the cross-policy stale copy. */
+export interface Run {
+  s: Setup;
+  config: TrainConfig;
+  guide?: PrefixGuide;
+  stale?: Learner;
 }
 
 function isGenerated(env: EnvConfig): boolean {
