@@ -7,20 +7,9 @@
 //   LayerNorm  weight (D) = 1, bias (D) = 0, eps 1e-5                   — nn.LayerNorm
 // Every initialiser draws from the Rng it is given, so the same seed gives the same network.
 import type { Rng } from '../core/rng.ts';
-import {
-  bmm,
-  causalMask,
-  gelu,
-  layerNorm,
-  linear,
-  permute,
-  relu,
-  reshape,
-  scale,
-  slice,
-  softmax,
-  tanh,
-} from './ops.ts';
+import { bmm, gelu, layerNorm, linear, relu, scale, tanh } from './ops.ts';
+import { causalMask, permute, reshape, slice } from './shape-ops.ts';
+import { softmax } from './softmax.ts';
 import { parameter, type Tensor } from './tensor.ts';
 
 export type NamedTensors = [name: string, tensor: Tensor][];
