@@ -9,7 +9,7 @@ import { esStep } from './es.ts';
 import { type EsJob, type EsResult, readParams, writeParams } from './es-job.ts';
 import { finalEval } from './final.ts';
 import type { IterationMetrics, TrainOptions, TrainResult } from './loop.ts';
-import { openRun, runSeconds } from './run-dir.ts';
+import { checkpointDue, openRun, runSeconds } from './run-dir.ts';
 import { setup } from './setup.ts';
 
 export async function trainEs(o: TrainOptions): Promise<TrainResult> {
@@ -73,7 +73,7 @@ export async function trainEs(o: TrainOptions): Promise<TrainResult> {
       if (run) {
         run.record(iter, 0, [], values, false);
         state = { iter, nextIndex: 0 };
-        if ((iter + 1) % config.checkpointEvery === 0 || iter === config.iters - 1) {
+        if (checkpointDue(config, iter)) {
           run.saveCheckpoint({ policy: s.learner.params }, state, config.seed, s.learner.checkpoint(s.spec));
         }
       }

@@ -22,7 +22,7 @@ import type { TrainConfig } from './config.ts';
 import { type FinalEval, finalEval } from './final.ts';
 import { PrefixGuide } from './guidance.ts';
 import type { Learner, ViewOf } from './learner.ts';
-import { openRun, type Resumed, type RunDir, runSeconds } from './run-dir.ts';
+import { checkpointDue, openRun, type Resumed, type RunDir, runSeconds } from './run-dir.ts';
 import { type Run, type Setup, setup } from './setup.ts';
 import type { TrainParts, RunState as TrainState } from './state.ts';
 import { advantages, type PgStats, update } from './update.ts';
@@ -141,7 +141,7 @@ function record(
     guide: guide?.state(),
     staleIter: state.staleIter,
   };
-  if ((iter + 1) % config.checkpointEvery === 0 || iter === config.iters - 1) {
+  if (checkpointDue(config, iter)) {
     run.saveCheckpoint(parts(s, stale), next, config.seed, s.learner.checkpoint(s.spec));
   }
   return next;

@@ -270,3 +270,37 @@ test('train --policy reads an mlp: spec as every other command does: the same op
   // Only the seed differs: a trained network is initialised from the run's --seed.
   assert.throws(() => policyOf('mlp:seed=3'), /--policy: got "mlp:seed=3"; .*--seed/);
 });
+
+test('--resume of a run whose checkpoint was deleted is refused naming it (a run shorter than checkpointEvery too); --restart starts over', async () => {
+  // 6 iterations, a checkpoint every 10: the only checkpoint is the one written after the last iteration.
+  const short = [...ARGS.slice(0, ARGS.indexOf('--iters')), '--iters', '6', '--groups', '2', '--seed', '4'];
+  const fresh = join(dir, 'short-fresh');
+  const ref = await turnwise([...short, '--checkpoint-every', '10', '--eval-episodes', '50', '--out', fresh]);
+  assert.equal(ref.code, 0, ref.stderr);
+  const run = join(dir, 'short-deleted');
+  cpSync(fresh, run, { recursive: true });
+  rmSync(join(run, 'checkpoint.safetensors'));
+  const before = readFileSync(join(run, 'metrics.jsonl'), 'utf8');
+  const r = await turnwise(['train', '--resume', run]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  assert.match(
+    r.stderr,
+    /^turnwise: .*checkpoint\.safetensors: is missing though iteration 6 was recorded .*; start it over with --restart/,
+  );
+  assert.equal(readFileSync(join(run, 'metrics.jsonl'), 'utf8'), before, 'metrics.jsonl untouched');
+  assert.equal(rows(run).m, rows(fresh).m);
+  assert.equal(existsSync(join(run, 'lock')), false);
+  // --restart reruns it from iteration 0: the same run as the fresh one.
+  const restarted = await turnwise(['train', '--resume', run, '--restart']);
+  assert.equal(restarted.code, 0, restarted.stderr);
+  assert.equal(
+    readFileSync(join(run, 'metrics.jsonl'), 'utf8'),
+    readFileSync(join(fresh, 'metrics.jsonl'), 'utf8'),
+  );
+  assert.deepEqual(rows(run), rows(fresh));
+  assert.deepEqual(
+    readFileSync(join(run, 'policy.safetensors')),
+    readFileSync(join(fresh, 'policy.safetensors')),
+  );
+});
