@@ -60,4 +60,5 @@ export { parseTrainConfig, type TrainConfig, TrainConfigSchema } from './train/c
 export { trainEs } from './train/es-train.ts';
 export type { Learner, Unit, ViewOf } from './train/learner.ts';
 export { pickTargets, turnUnits } from './train/learner.ts';
-export { policyUpdate, type TrainOptions, type TrainResult, trainPolicyGradient } from './train/loop.ts';
+export { type TrainOptions, type TrainResult, trainPolicyGradient } from './train/loop.ts';
+export { policyUpdate } from './train/update.ts';

@@ -6,8 +6,8 @@
 import { Rng } from '../core/rng.ts';
 import { gemm, gemmKernel, useSimd } from './gemm.ts';
 import { MLP } from './layers.ts';
-import { crossEntropy } from './ops.ts';
 import { Adam } from './optim.ts';
+import { crossEntropy } from './softmax.ts';
 import { backward, tensor } from './tensor.ts';
 
 export interface NnBench {

@@ -198,6 +198,6 @@ export function loadSimdKernel(): SimdKernel | undefined {
   const bytes = kernelModuleBytes();
   if (!WebAssembly.validate(bytes)) return undefined;
   const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
-  const exports = instance.exports as unknown as { kernel: SimdKernel['kernel']; mem: WebAssembly.Memory };
+  const exports = instance.exports as { kernel: SimdKernel['kernel']; mem: WebAssembly.Memory };
   return { memory: exports.mem, kernel: exports.kernel };
 }

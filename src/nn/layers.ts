@@ -7,20 +7,9 @@
 //   LayerNorm  weight (D) = 1, bias (D) = 0, eps 1e-5                   — nn.LayerNorm
 // Every initialiser draws from the Rng it is given, so the same seed gives the same network.
 import type { Rng } from '../core/rng.ts';
-import {
-  bmm,
-  causalMask,
-  gelu,
-  layerNorm,
-  linear,
-  permute,
-  relu,
-  reshape,
-  scale,
-  slice,
-  softmax,
-  tanh,
-} from './ops.ts';
+import { bmm, gelu, layerNorm, linear, relu, scale, tanh } from './ops.ts';
+import { causalMask, permute, reshape, slice } from './shape-ops.ts';
+import { softmax } from './softmax.ts';
 import { parameter, type Tensor } from './tensor.ts';
 
 export type NamedTensors = [name: string, tensor: Tensor][];
@@ -117,7 +106,9 @@ export class LayerNorm extends Module {
 }
 
 export type Activation = 'relu' | 'tanh' | 'gelu';
-export const ACTIVATIONS: readonly Activation[] = ['relu', 'tanh', 'gelu'];
+/** The activations an MLP can use: the one list that configs, policy specs and flags read (a non-empty
+ * tuple, as z.enum takes it). */
+export const ACTIVATIONS: [Activation, ...Activation[]] = ['relu', 'tanh', 'gelu'];
 
 export function activate(x: Tensor, activation: Activation): Tensor {
   return activation === 'relu' ? relu(x) : activation === 'tanh' ? tanh(x) : gelu(x);

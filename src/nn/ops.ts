@@ -1,25 +1,14 @@
-// Differentiable ops. Each computes its result in float32 storage (arithmetic in double, as JavaScript
-// does) and registers the backward function that adds ∂L/∂input given ∂L/∂output. Every op here is
-// checked against central finite differences in test/nn/grad.test.ts.
+// Differentiable ops: matrix products, elementwise ops, reductions, embeddings and layer norm (the
+// softmax family is in nn/softmax.ts, the shape ops in nn/shape-ops.ts). Each computes its result in
+// float32 storage (arithmetic in double, as JavaScript does) and registers the backward function that
+// adds ∂L/∂input given ∂L/∂output. Every op is checked against central finite differences in
+// test/nn/grad.test.ts.
 //
 // Conventions: shapes are row-major, "rows" are all leading dimensions flattened, and per-row ops
 // (softmax, layerNorm, cross-entropy) act on the last dimension. Broadcasting is deliberately narrow:
 // the second operand's shape must be a suffix of the first's (a bias over rows) or a single value.
 import { gemm } from './gemm.ts';
-import { result, type Shape, sizeOf, type Tensor } from './tensor.ts';
-
-function last(shape: Shape): number {
-  if (shape.length === 0) throw new RangeError('expected a tensor of rank ≥ 1');
-  return shape[shape.length - 1];
-}
-
-function fmt(shape: Shape): string {
-  return `[${shape.join(', ')}]`;
-}
-
-function needRank(t: Tensor, rank: number, op: string): void {
-  if (t.rank !== rank) throw new RangeError(`${op}: expected rank ${rank}, got shape ${fmt(t.shape)}`);
-}
+import { lastDim, needRank, result, type Shape, showShape, sizeOf, type Tensor } from './tensor.ts';
 
 // ——— matrix products ———
 
@@ -47,7 +36,9 @@ function bmmCore(a: Tensor, b: Tensor, tA: boolean, tB: boolean, G: number, op: 
   const [M, K] = tA ? [a.shape[r - 1], a.shape[r - 2]] : [a.shape[r - 2], a.shape[r - 1]];
   const [K2, N] = tB ? [b.shape[r - 1], b.shape[r - 2]] : [b.shape[r - 2], b.shape[r - 1]];
   if (K !== K2)
-    throw new RangeError(`${op}: inner dimensions ${K} and ${K2} differ (${fmt(a.shape)}, ${fmt(b.shape)})`);
+    throw new RangeError(
+      `${op}: inner dimensions ${K} and ${K2} differ (${showShape(a.shape)}, ${showShape(b.shape)})`,
+    );
   const out = new Float32Array(G * M * N);
   const sa = M * K;
   const sb = K * N;
@@ -78,10 +69,10 @@ function bmmCore(a: Tensor, b: Tensor, tA: boolean, tB: boolean, G: number, op: 
 export function linear(x: Tensor, weight: Tensor, bias?: Tensor): Tensor {
   needRank(weight, 2, 'linear weight');
   const [nOut, nIn] = weight.shape;
-  if (last(x.shape) !== nIn)
-    throw new RangeError(`linear: input ${fmt(x.shape)} vs weight ${fmt(weight.shape)}`);
+  if (lastDim(x.shape) !== nIn)
+    throw new RangeError(`linear: input ${showShape(x.shape)} vs weight ${showShape(weight.shape)}`);
   if (bias !== undefined && (bias.rank !== 1 || bias.shape[0] !== nOut)) {
-    throw new RangeError(`linear: bias ${fmt(bias.shape)} vs weight ${fmt(weight.shape)}`);
+    throw new RangeError(`linear: bias ${showShape(bias.shape)} vs weight ${showShape(weight.shape)}`);
   }
   const R = x.size / nIn;
   const y = new Float32Array(R * nOut); // (R, out)
@@ -109,7 +100,8 @@ function broadcastPeriod(a: Tensor, b: Tensor, op: string): number {
   const k = b.rank;
   let ok = k <= a.rank;
   for (let i = 1; ok && i <= k; i++) ok = a.shape[a.rank - i] === b.shape[k - i];
-  if (!ok) throw new RangeError(`${op}: shape ${fmt(b.shape)} does not broadcast to ${fmt(a.shape)}`);
+  if (!ok)
+    throw new RangeError(`${op}: shape ${showShape(b.shape)} does not broadcast to ${showShape(a.shape)}`);
   return b.size;
 }
 
@@ -262,138 +254,6 @@ export function mean(a: Tensor): Tensor {
   return scale(sum(a), 1 / a.size);
 }
 
-// ——— softmax family (last dimension) ———
-
-/** Row-wise log Σ exp, max-shifted; written into lse (length rows). */
-function logSumExpRows(x: Float32Array, rows: number, C: number, lse: Float64Array): void {
-  for (let r = 0, p = 0; r < rows; r++, p += C) {
-    let max = Number.NEGATIVE_INFINITY;
-    for (let c = 0; c < C; c++) if (x[p + c] > max) max = x[p + c];
-    let z = 0;
-    for (let c = 0; c < C; c++) z += Math.exp(x[p + c] - max);
-    lse[r] = max + Math.log(z);
-  }
-}
-
-export function softmax(a: Tensor): Tensor {
-  const C = last(a.shape);
-  const rows = a.size / C;
-  const lse = new Float64Array(rows);
-  logSumExpRows(a.data, rows, C, lse);
-  const y = new Float32Array(a.size);
-  for (let r = 0, p = 0; r < rows; r++) for (let c = 0; c < C; c++, p++) y[p] = Math.exp(a.data[p] - lse[r]);
-  return result(y, a.shape, [a], (o) => {
-    // ∂x = y ⊙ (g − Σ_c g_c y_c)
-    const g = o.grad!;
-    const ga = a.gradBuffer();
-    for (let r = 0, p = 0; r < rows; r++, p += C) {
-      let dot = 0;
-      for (let c = 0; c < C; c++) dot += g[p + c] * y[p + c];
-      for (let c = 0; c < C; c++) ga[p + c] += y[p + c] * (g[p + c] - dot);
-    }
-  });
-}
-
-export function logSoftmax(a: Tensor): Tensor {
-  const C = last(a.shape);
-  const rows = a.size / C;
-  const lse = new Float64Array(rows);
-  logSumExpRows(a.data, rows, C, lse);
-  const y = new Float32Array(a.size);
-  for (let r = 0, p = 0; r < rows; r++) for (let c = 0; c < C; c++, p++) y[p] = a.data[p] - lse[r];
-  return result(y, a.shape, [a], (o) => {
-    // ∂x = g − softmax · Σ_c g_c
-    const g = o.grad!;
-    const ga = a.gradBuffer();
-    for (let r = 0, p = 0; r < rows; r++, p += C) {
-      let s = 0;
-      for (let c = 0; c < C; c++) s += g[p + c];
-      for (let c = 0; c < C; c++) ga[p + c] += g[p + c] - Math.exp(a.data[p + c] - lse[r]) * s;
-    }
-  });
-}
-
-/**
- * log softmax(logits)[r, actions[r]] → (R): the log-probabilities of chosen actions (NLL, likelihood
- * ratios, policy gradients) without materialising the log-softmax. ∂logits = g_r (onehot − softmax).
- */
-export function logProbsOf(logits: Tensor, actions: Int32Array): Tensor {
-  needRank(logits, 2, 'logProbsOf');
-  const [R, C] = logits.shape;
-  if (actions.length !== R) throw new RangeError(`logProbsOf: ${actions.length} actions for ${R} rows`);
-  for (let r = 0; r < R; r++) {
-    if (!(actions[r] >= 0 && actions[r] < C))
-      throw new RangeError(`logProbsOf: action ${actions[r]} not in 0..${C - 1}`);
-  }
-  const x = logits.data;
-  const lse = new Float64Array(R);
-  logSumExpRows(x, R, C, lse);
-  const out = new Float32Array(R);
-  for (let r = 0; r < R; r++) out[r] = x[r * C + actions[r]] - lse[r];
-  return result(out, [R], [logits], (o) => {
-    const g = o.grad!;
-    const gl = logits.gradBuffer();
-    for (let r = 0, p = 0; r < R; r++, p += C) {
-      for (let c = 0; c < C; c++) gl[p + c] -= g[r] * Math.exp(x[p + c] - lse[r]);
-      gl[p + actions[r]] += g[r];
-    }
-  });
-}
-
-/**
- * Mean cross-entropy of logits (R, C) against targets: class indices (R) or probability rows (R·C,
- * soft targets such as an expert's action distribution). Fused log-softmax + NLL:
- * loss = (1/R) Σ_r Σ_c p_rc (lse_r − x_rc); ∂x_rc = (softmax_rc · Σ_c p_rc − p_rc) / R.
- * Optional per-row weights w_r replace 1/R by w_r / Σ w.
- */
-export function crossEntropy(
-  logits: Tensor,
-  targets: Int32Array | Float32Array,
-  weights?: Float32Array,
-): Tensor {
-  needRank(logits, 2, 'crossEntropy');
-  const [R, C] = logits.shape;
-  const soft = targets instanceof Float32Array;
-  if (soft ? targets.length !== R * C : targets.length !== R) {
-    throw new RangeError(`crossEntropy: ${targets.length} targets for logits ${fmt(logits.shape)}`);
-  }
-  if (weights !== undefined && weights.length !== R)
-    throw new RangeError(`crossEntropy: ${weights.length} weights for ${R} rows`);
-  const x = logits.data;
-  const lse = new Float64Array(R);
-  logSumExpRows(x, R, C, lse);
-  let wsum = 0;
-  for (let r = 0; r < R; r++) wsum += weights === undefined ? 1 : weights[r];
-  const w = (r: number) => (weights === undefined ? 1 : weights[r]) / wsum;
-  let loss = 0;
-  for (let r = 0, p = 0; r < R; r++, p += C) {
-    let l = 0;
-    if (soft)
-      for (let c = 0; c < C; c++) l += targets[p + c] === 0 ? 0 : targets[p + c] * (lse[r] - x[p + c]);
-    else {
-      const t = targets[r];
-      if (!(t >= 0 && t < C)) throw new RangeError(`crossEntropy: class ${t} not in 0..${C - 1}`);
-      l = lse[r] - x[p + t];
-    }
-    loss += w(r) * l;
-  }
-  return result(Float32Array.of(loss), [], [logits], (o) => {
-    const g = o.grad![0];
-    const gl = logits.gradBuffer();
-    for (let r = 0, p = 0; r < R; r++, p += C) {
-      const k = g * w(r);
-      if (soft) {
-        let mass = 0;
-        for (let c = 0; c < C; c++) mass += targets[p + c];
-        for (let c = 0; c < C; c++) gl[p + c] += k * (Math.exp(x[p + c] - lse[r]) * mass - targets[p + c]);
-      } else {
-        for (let c = 0; c < C; c++) gl[p + c] += k * Math.exp(x[p + c] - lse[r]);
-        gl[p + targets[r]] -= k;
-      }
-    }
-  });
-}
-
 // ——— embeddings and normalisation ———
 
 /** Rows of table (V, D) picked by ids → (…idsShape, D); the gradient scatter-adds into the picked rows. */
@@ -401,7 +261,7 @@ export function embedding(table: Tensor, ids: Int32Array, idsShape: Shape = [ids
   needRank(table, 2, 'embedding');
   const [V, D] = table.shape;
   if (sizeOf(idsShape) !== ids.length)
-    throw new RangeError(`embedding: ${ids.length} ids for shape ${fmt(idsShape)}`);
+    throw new RangeError(`embedding: ${ids.length} ids for shape ${showShape(idsShape)}`);
   const out = new Float32Array(ids.length * D);
   for (let n = 0; n < ids.length; n++) {
     const id = ids[n];
@@ -424,7 +284,7 @@ export function embedding(table: Tensor, ids: Int32Array, idsShape: Shape = [ids
  * Backward: with x̂ the normalised input and ĝ = g ⊙ γ, ∂x = (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)) / √(σ² + eps).
  */
 export function layerNorm(x: Tensor, gamma: Tensor, beta: Tensor, eps = 1e-5): Tensor {
-  const D = last(x.shape);
+  const D = lastDim(x.shape);
   if (gamma.size !== D || beta.size !== D)
     throw new RangeError(`layerNorm: γ/β of size ${gamma.size}/${beta.size} for D=${D}`);
   const rows = x.size / D;
@@ -465,142 +325,6 @@ export function layerNorm(x: Tensor, gamma: Tensor, beta: Tensor, eps = 1e-5): T
       mg /= D;
       mgx /= D;
       for (let d = 0; d < D; d++) gx[p + d] += (g[p + d] * gamma.data[d] - mg - xhat[p + d] * mgx) * rstd[r];
-    }
-  });
-}
-
-// ——— shape ops ———
-
-/** The same values under another shape (no copy of the forward data). */
-export function reshape(a: Tensor, shape: Shape): Tensor {
-  if (sizeOf(shape) !== a.size)
-    throw new RangeError(`reshape: ${fmt(a.shape)} has ${a.size} values, not ${sizeOf(shape)}`);
-  return result(a.data, shape, [a], (o) => {
-    const g = o.grad!;
-    const ga = a.gradBuffer();
-    for (let i = 0; i < g.length; i++) ga[i] += g[i];
-  });
-}
-
-function axisOf(axis: number, rank: number, op: string): number {
-  const ax = axis < 0 ? axis + rank : axis;
-  if (!Number.isInteger(ax) || ax < 0 || ax >= rank)
-    throw new RangeError(`${op}: axis ${axis} for rank ${rank}`);
-  return ax;
-}
-
-/** Concatenation along an axis (default the last); every other dimension must agree. */
-export function concat(parts: readonly Tensor[], axis = -1): Tensor {
-  if (parts.length === 0) throw new RangeError('concat: nothing to concatenate');
-  const rank = parts[0].rank;
-  const ax = axisOf(axis, rank, 'concat');
-  const shape = [...parts[0].shape];
-  shape[ax] = 0;
-  for (const t of parts) {
-    if (t.rank !== rank || t.shape.some((d, i) => i !== ax && d !== parts[0].shape[i])) {
-      throw new RangeError(`concat: ${fmt(t.shape)} does not fit ${fmt(parts[0].shape)} along axis ${ax}`);
-    }
-    shape[ax] += t.shape[ax];
-  }
-  const outer = sizeOf(shape.slice(0, ax));
-  const inner = sizeOf(shape.slice(ax + 1));
-  const row = shape[ax] * inner;
-  const out = new Float32Array(outer * row);
-  let offset = 0;
-  const offsets: number[] = [];
-  for (const t of parts) {
-    offsets.push(offset);
-    const w = t.shape[ax] * inner;
-    for (let o = 0; o < outer; o++) out.set(t.data.subarray(o * w, o * w + w), o * row + offset);
-    offset += w;
-  }
-  return result(out, shape, parts, (res) => {
-    const g = res.grad!;
-    parts.forEach((t, k) => {
-      if (!t.requiresGrad) return;
-      const gt = t.gradBuffer();
-      const w = t.shape[ax] * inner;
-      for (let o = 0; o < outer; o++)
-        for (let i = 0; i < w; i++) gt[o * w + i] += g[o * row + offsets[k] + i];
-    });
-  });
-}
-
-/** Indices start..end−1 along an axis (default the last). */
-export function slice(a: Tensor, start: number, end: number, axis = -1): Tensor {
-  const ax = axisOf(axis, a.rank, 'slice');
-  const n = a.shape[ax];
-  if (!(Number.isInteger(start) && Number.isInteger(end) && 0 <= start && start <= end && end <= n)) {
-    throw new RangeError(`slice: ${start}:${end} out of 0:${n}`);
-  }
-  const shape = [...a.shape];
-  shape[ax] = end - start;
-  const outer = sizeOf(a.shape.slice(0, ax));
-  const inner = sizeOf(a.shape.slice(ax + 1));
-  const w = (end - start) * inner;
-  const row = n * inner;
-  const out = new Float32Array(outer * w);
-  for (let o = 0; o < outer; o++)
-    out.set(a.data.subarray(o * row + start * inner, o * row + start * inner + w), o * w);
-  return result(out, shape, [a], (res) => {
-    const g = res.grad!;
-    const ga = a.gradBuffer();
-    for (let o = 0; o < outer; o++)
-      for (let i = 0; i < w; i++) ga[o * row + start * inner + i] += g[o * w + i];
-  });
-}
-
-/** Reorders the axes: out.shape[i] = a.shape[dims[i]] (torch.permute). */
-export function permute(a: Tensor, dims: readonly number[]): Tensor {
-  const rank = a.rank;
-  if (dims.length !== rank || new Set(dims).size !== rank || dims.some((d) => !(d >= 0 && d < rank))) {
-    throw new RangeError(`permute: [${dims.join(', ')}] is not a permutation of ${rank} axes`);
-  }
-  const shape = dims.map((d) => a.shape[d]);
-  const inStrides = new Array<number>(rank);
-  for (let i = rank - 1, s = 1; i >= 0; i--) {
-    inStrides[i] = s;
-    s *= a.shape[i];
-  }
-  // src[i] = the input offset of output element i, computed once and used both ways.
-  const src = new Int32Array(a.size);
-  const strides = dims.map((d) => inStrides[d]);
-  const idx = new Array<number>(rank).fill(0);
-  for (let i = 0, off = 0; i < a.size; i++) {
-    src[i] = off;
-    for (let k = rank - 1; k >= 0; k--) {
-      idx[k]++;
-      off += strides[k];
-      if (idx[k] < shape[k]) break;
-      off -= strides[k] * shape[k];
-      idx[k] = 0;
-    }
-  }
-  const out = new Float32Array(a.size);
-  for (let i = 0; i < out.length; i++) out[i] = a.data[src[i]];
-  return result(out, shape, [a], (o) => {
-    const g = o.grad!;
-    const ga = a.gradBuffer();
-    for (let i = 0; i < g.length; i++) ga[src[i]] += g[i];
-  });
-}
-
-/** Sets entries above the diagonal of the last two (T, T) axes to −∞: position t attends to ≤ t only. */
-export function causalMask(a: Tensor): Tensor {
-  if (a.rank < 2 || a.shape[a.rank - 1] !== a.shape[a.rank - 2]) {
-    throw new RangeError(`causalMask: expected (…, T, T), got ${fmt(a.shape)}`);
-  }
-  const T = last(a.shape);
-  const out = new Float32Array(a.data);
-  for (let base = 0; base < out.length; base += T * T) {
-    for (let i = 0; i < T; i++)
-      for (let j = i + 1; j < T; j++) out[base + i * T + j] = Number.NEGATIVE_INFINITY;
-  }
-  return result(out, a.shape, [a], (o) => {
-    const g = o.grad!;
-    const ga = a.gradBuffer();
-    for (let base = 0; base < g.length; base += T * T) {
-      for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) ga[base + i * T + j] += g[base + i * T + j];
     }
   });
 }

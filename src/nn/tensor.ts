@@ -68,6 +68,21 @@ export class Tensor {
   }
 }
 
+/** The size of the last dimension (what per-row ops act on). */
+export function lastDim(shape: Shape): number {
+  if (shape.length === 0) throw new RangeError('expected a tensor of rank ≥ 1');
+  return shape[shape.length - 1];
+}
+
+/** A shape as error messages show it: `[2, 3]`. */
+export function showShape(shape: Shape): string {
+  return `[${shape.join(', ')}]`;
+}
+
+export function needRank(t: Tensor, rank: number, op: string): void {
+  if (t.rank !== rank) throw new RangeError(`${op}: expected rank ${rank}, got shape ${showShape(t.shape)}`);
+}
+
 export function sizeOf(shape: Shape): number {
   let n = 1;
   for (const d of shape) {

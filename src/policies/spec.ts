@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { InputError } from '../core/errors.ts';
 import type { EnvSpec, Policy } from '../core/types.ts';
 import { ACTIVATIONS, type Activation } from '../nn/layers.ts';
-import { loadNeuralPolicy, mlpPolicyConfig, NeuralPolicy } from './neural.ts';
+import { loadNeuralPolicy, type MlpPolicyOptions, mlpPolicyConfig, NeuralPolicy } from './neural.ts';
 import { type OpenAIOptions, OpenAIPolicy, type ResponseCache } from './openai.ts';
 import { OraclePolicy } from './oracle.ts';
 import { discreteActions, RandomPolicy } from './random.ts';
@@ -45,18 +45,21 @@ const seedValue = (v: string, field: string): number => {
     throw new InputError(field, v, 'expected an integer ≥ 0');
   return x;
 };
-/** Hidden layer widths such as `64x64`, returned in that canonical form. */
-const layerSizes = (v: string, field: string): string => {
+/** Hidden layer widths such as `64x64` (`bc --hidden`, the `mlp:` spec's hidden=). */
+export const hiddenWidths = (v: string, field: string): number[] => {
   const parts = v.trim().split('x');
   if (!parts.every((p) => /^\d+$/.test(p) && Number(p) >= 1 && Number(p) <= 65536)) {
     throw new InputError(field, v, 'expected layer widths such as 64x64 (integers ≥ 1 joined by x)');
   }
-  return parts.map(Number).join('x');
+  return parts.map(Number);
 };
-const activation = (v: string, field: string): string => {
-  if (!(ACTIVATIONS as readonly string[]).includes(v))
-    throw new InputError(field, v, `expected ${ACTIVATIONS.join(', ')}`);
-  return v;
+/** Hidden layer widths in their canonical form, `64x64` (as a policy id shows them). */
+const layerSizes = (v: string, field: string): string => hiddenWidths(v, field).join('x');
+/** One of nn's ACTIVATIONS (`bc --activation`, the `mlp:` spec's activation=). */
+export const activation = (v: string, field: string): Activation => {
+  const known = ACTIVATIONS.find((a) => a === v);
+  if (known === undefined) throw new InputError(field, v, `expected ${ACTIVATIONS.join(', ')}`);
+  return known;
 };
 const flag = (v: string, field: string): number => {
   if (v === '1' || v === 'true') return 1;
@@ -106,21 +109,30 @@ const KINDS: Record<string, PolicyKind> = {
     summary:
       'a freshly initialised MLP over the feature view (hidden=64x64, seed=, activation=, budgetAware=1)',
     params: { hidden: layerSizes, seed: seedValue, activation, budgetAware: flag },
-    make: (p, env, id) => {
-      const config = mlpPolicyConfig(
-        env,
-        {
-          hidden: p.hidden === undefined ? undefined : String(p.hidden).split('x').map(Number),
-          seed: p.seed as number | undefined,
-          activation: p.activation as Activation | undefined,
-          budgetAware: p.budgetAware === 1,
-        },
-        '--policy',
-      );
-      return new NeuralPolicy(config, id) as AnyPolicy;
-    },
+    make: (p, env, id) => new NeuralPolicy(mlpPolicyConfig(env, mlpOptions(p), '--policy'), id) as AnyPolicy,
   },
 };
+
+/** The network options of an `mlp:` spec's values, as its parameter readers left them. */
+function mlpOptions(p: Record<string, number | string>): MlpPolicyOptions {
+  const o: MlpPolicyOptions = {};
+  if (p.hidden !== undefined) o.hidden = String(p.hidden).split('x').map(Number);
+  if (p.seed !== undefined) o.seed = p.seed as number;
+  if (p.activation !== undefined) o.activation = p.activation as Activation;
+  if (p.budgetAware !== undefined) o.budgetAware = p.budgetAware === 1;
+  return o;
+}
+
+/**
+ * `mlp[:hidden=64x64,seed=S,activation=relu,budgetAware=1]` read into the options of the network it
+ * names (only those given): the one reading of the spec, for `--policy` of every command (`train`
+ * builds its config's policy from it).
+ */
+export function mlpSpec(spec: string, field = '--policy'): MlpPolicyOptions {
+  const { kind, params } = parsePolicySpec(spec, field);
+  if (kind !== 'mlp') throw new InputError(field, spec, 'expected mlp[:hidden=64x64,…]');
+  return mlpOptions(readParams(KINDS.mlp, kind, spec, params, field));
+}
 
 /** Loaders for policies saved on disk; each returns undefined when the path is not its format. */
 export const CHECKPOINT_LOADERS: ((path: string, env: EnvSpec) => AnyPolicy | undefined)[] = [
@@ -349,6 +361,24 @@ export function makePolicy(spec: string, env: EnvSpec, field = '--policy'): AnyP
   const { kind, params } = parsePolicySpec(spec, field);
   const entry = Object.hasOwn(KINDS, kind) ? KINDS[kind] : undefined;
   if (entry === undefined) throw new InputError(field, spec, ALLOWED);
+  const values = readParams(entry, kind, spec, params, field);
+  const id =
+    Object.keys(values).length > 0
+      ? `${kind}:${Object.entries(values)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',')}`
+      : kind;
+  return entry.make(values, env, id);
+}
+
+/** A spec's parameters, each read (and checked) by its kind's reader; an unknown one is refused. */
+function readParams(
+  entry: PolicyKind,
+  kind: string,
+  spec: string,
+  params: Record<string, string>,
+  field: string,
+): Record<string, number | string> {
   const values: Record<string, number | string> = {};
   for (const [key, raw] of Object.entries(params)) {
     const read = Object.hasOwn(entry.params, key) ? entry.params[key] : undefined;
@@ -362,11 +392,5 @@ export function makePolicy(spec: string, env: EnvSpec, field = '--policy'): AnyP
     }
     values[key] = read(raw, `${field} ${kind}.${key}`);
   }
-  const id =
-    Object.keys(values).length > 0
-      ? `${kind}:${Object.entries(values)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(',')}`
-      : kind;
-  return entry.make(values, env, id);
+  return values;
 }

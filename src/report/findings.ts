@@ -1,6 +1,7 @@
 // The findings table of a study (issue 7): each claim of the paper, the paper's number, ours, and
 // whether it held here. Rows that did not hold are shaded, so a reader scanning the report sees them.
-import { badge, type Cell, table, verdict } from './html.ts';
+import { badge, verdict } from './html.ts';
+import { type Cell, table } from './table.ts';
 
 export interface Finding {
   /** The claim, in words ("RL recovers from error states more often than base"). */

@@ -17,9 +17,6 @@ export { type HeatmapOptions, heatmap, type PassKTGrid, passKTHeatmap } from './
 export {
   type BadgeKind,
   badge,
-  type Cell,
-  type CellSpec,
-  type Column,
   escapeAttr,
   escapeText,
   figure,
@@ -36,11 +33,10 @@ export {
   type SummaryValue,
   section,
   slug,
-  type TableOptions,
-  table,
   verdict,
 } from './html.ts';
 export { type LineChartOptions, type LinePoint, type LineSeries, lineChart } from './line.ts';
 export { axisTicks, logTicks, niceTicks, type Ticks } from './scale.ts';
 export { type StackedBarOptions, type StackedSegment, stackedBarChart } from './stacked.ts';
 export { SVG_NS, truncate } from './svg.ts';
+export { type Cell, type CellSpec, type Column, type TableOptions, table } from './table.ts';

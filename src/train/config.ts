@@ -1,86 +1,35 @@
 // One config object covers a whole training run (CleanRL's Args, as a zod schema: the TS type is
-// inferred from it). Each field is declared once, here: its type and range, its description, its
-// default (or its defaults by policy kind) and, where there is one, its command-line flag — `turnwise
-// train` derives its flags, their --help and `--set path=value` from these declarations (cli/params.ts).
+// inferred from it). Each field is declared once — here for the run as a whole, in
+// train/config-sections.ts for the sections — with its type and range, its description, its default
+// (or its defaults by policy kind) and, where there is one, its command-line flag: `turnwise train`
+// derives its flags, their --help and `--set path=value` from these declarations (cli/params.ts).
 // `--config run.json` reads a whole config; flags, then --set, override it; the resolved config is
-// saved with the run.
+// saved with the run. Combinations that each field allows alone but that make a run meaningless are
+// refused here, before any work.
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { allowed, getPath, paramsOf, setPath } from '../core/params.ts';
 import { fromZod } from '../core/validate.ts';
+import { CREDIT_PARAM_NAMES, GROUP_BASELINE_METHODS, METHOD_PARAMS } from '../credit/index.ts';
 import {
-  CREDIT_PARAM_NAMES,
-  CREDIT_PARAMS,
-  type CreditParam,
-  GROUP_BASELINE_METHODS,
-  METHOD_NAMES,
-  METHOD_PARAMS,
-  type MethodName,
-  methodDefaults,
-  SPEC_PARAMS,
-} from '../credit/index.ts';
-
-const int = (min: number, max?: number) =>
-  max === undefined ? z.number().int().min(min) : z.number().int().min(min).max(max);
-const unit = z.number().min(0).max(1);
-const seedRange = z
-  .tuple([int(0), int(0)])
-  .refine(([a, b]) => b > a, 'expected [first, end) with end > first');
-
-const BudgetSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('fixed'), budget: int(1) }).strict(),
-  z
-    .object({
-      kind: z.literal('mix'),
-      budgets: z.array(int(1)).min(1),
-      weights: z.array(z.number().min(0)).optional(),
-    })
-    .strict(),
-  z.object({ kind: z.literal('grow'), start: int(1), step: int(0), every: int(1), max: int(1) }).strict(),
-]);
-
-const PolicySchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('tabular') }).strict(),
-  z
-    .object({
-      kind: z.literal('mlp'),
-      hidden: z.array(int(1, 4096)).default([64, 64]).describe('widths of the hidden layers'),
-      activation: z.enum(['relu', 'tanh', 'gelu']).default('relu'),
-      budgetAware: z
-        .boolean()
-        .default(false)
-        .describe('the network also sees the turns left (then the budget is revealed to it)'),
-    })
-    .strict(),
-  z
-    .object({ kind: z.literal('checkpoint'), path: z.string().min(1) })
-    .strict()
-    .describe('continue from a saved policy (a behaviour-cloned base, an earlier run)'),
-]);
-
-/** Defaults that depend on the policy kind (see resolveConfig): `tabular`, and `neural` for the rest. */
-const byPolicy = (tabular: unknown, neural: unknown) => ({
-  defaults: { by: POLICY_KIND, values: { tabular, neural } },
-});
-const POLICY_KIND = 'policy kind';
-
-/** The credit parameters as declared by the methods (credit/params.ts), each optional here: unset, a
- * method uses its own default. */
-function creditFields<const F extends Partial<Record<CreditParam, string>>>(flags: F) {
-  const out = {} as { [K in CreditParam]: z.ZodOptional<(typeof CREDIT_PARAMS)[K]> };
-  for (const k of CREDIT_PARAM_NAMES) {
-    // The defaults are the methods' own, shown in help; unset, each method applies its own.
-    const defaults = { by: 'method', values: methodDefaults(k) };
-    const meta = { defaults, ...(flags[k] === undefined ? {} : { flag: flags[k] }) };
-    (out as Record<string, z.ZodType>)[k] = CREDIT_PARAMS[k].optional().meta(meta);
-  }
-  return out;
-}
-
-/** The credit method a config uses: its own, or grpo (algo grpo) / gae with the critic (algo ppo). */
-export function creditMethod(c: { algo: string; credit: { method?: MethodName } }): MethodName {
-  return c.credit.method ?? (c.algo === 'ppo' ? 'gae' : 'grpo');
-}
+  BudgetSchema,
+  byPolicy,
+  CreditSchema,
+  CriticSchema,
+  CrossPolicySchema,
+  creditMethod,
+  DEFAULT_BUDGET,
+  DynamicSamplingSchema,
+  EsSchema,
+  EvalSchema,
+  GuidanceSchema,
+  int,
+  OptimSchema,
+  POLICY_KIND,
+  PolicySchema,
+  PpoSchema,
+  seedRange,
+} from './config-sections.ts';
 
 export const TrainConfigSchema = z
   .object({
@@ -121,11 +70,11 @@ export const TrainConfigSchema = z
     groups: int(1, 100_000)
       .optional()
       .meta({ flag: '--groups <n>', description: 'tasks (groups) per iteration', ...byPolicy(16, 64) }),
-    budget: BudgetSchema.default({ kind: 'fixed', budget: 100 }).meta({
+    budget: BudgetSchema.default(DEFAULT_BUDGET).meta({
       description:
         'turn budget of training episodes: {kind:"fixed",budget}, {kind:"mix",budgets} or {kind:"grow",…}',
       flags: {
-        '--budget <T>': 'turn budget of training episodes (default 100)',
+        '--budget <T>': `turn budget of training episodes (default ${DEFAULT_BUDGET.budget})`,
         '--budget-mix <list>': 'BudgetMix: each episode draws its budget from this list, e.g. 10,20,50,100',
       },
     }),
@@ -133,188 +82,15 @@ export const TrainConfigSchema = z
       flag: '--reveal-budget',
       description: 'tell the policy the turns left (default: only a budget-aware policy is told)',
     }),
-    credit: z
-      .object({
-        method: z
-          .enum(METHOD_NAMES as [MethodName, ...MethodName[]])
-          .optional()
-          .meta({
-            flag: '--credit <method>',
-            description: 'credit method; default grpo for algo grpo, gae (with the critic) for algo ppo',
-          }),
-        ...creditFields({ gamma: '--gamma <γ>', lambda: '--lambda <λ>' }),
-        taskNorm: SPEC_PARAMS['task-norm'].optional(),
-      })
-      .strict()
-      .describe("credit assignment: the method and its parameters (unset: the method's own defaults)")
-      .default({}),
-    dynamicSampling: z
-      .object({
-        enabled: z.boolean().default(false).meta({
-          flag: '--dynamic-sampling',
-          description:
-            'DAPO dynamic sampling: drop groups whose outcomes are all equal and refill with fresh tasks',
-        }),
-        maxRounds: int(0).default(3).describe('refill rounds per iteration at most'),
-      })
-      .strict()
-      .describe('DAPO dynamic sampling (Yu et al. 2025, §3.2)')
-      .default({ enabled: false, maxRounds: 3 }),
-    optim: z
-      .object({
-        lr: z
-          .number()
-          .gt(0)
-          .optional()
-          .meta({ flag: '--lr <lr>', description: "Adam's step size", ...byPolicy(0.1, 3e-3) }),
-        anneal: z
-          .boolean()
-          .optional()
-          .meta({
-            description: "decay lr linearly to 0 over the run (CleanRL's anneal_lr)",
-            ...byPolicy(false, true),
-          }),
-        maxGradNorm: z.number().gt(0).default(1).describe('clip the global gradient norm to this'),
-        weightDecay: z.number().min(0).default(0).describe("Adam's decoupled weight decay"),
-      })
-      .strict()
-      .describe('the optimizer of the policy (Adam)')
-      .default({ maxGradNorm: 1, weightDecay: 0 }),
-    ppo: z
-      .object({
-        epochs: int(1, 1000)
-          .optional()
-          .meta({
-            flag: '--epochs <n>',
-            description: 'passes over each batch (PPO epochs)',
-            ...byPolicy(2, 4),
-          }),
-        minibatches: int(1, 100_000)
-          .optional()
-          .meta({ flag: '--minibatches <n>', description: 'minibatches per epoch', ...byPolicy(2, 4) }),
-        clipLow: unit.default(0.2).meta({
-          flag: '--clip-low <ε>',
-          description: 'ε_low of the ratio clip (0.2/0.28 with clipHigh is DAPO clip-higher; 0.2/0.2 is PPO)',
-        }),
-        clipHigh: z
-          .number()
-          .min(0)
-          .default(0.28)
-          .meta({ flag: '--clip-high <ε>', description: 'ε_high of the ratio clip (DAPO clip-higher)' }),
-        klCoef: z.number().min(0).default(0).meta({
-          flag: '--kl <β>',
-          description: 'β of the k3 KL to the initial policy (0: none, the DAPO/Dr. GRPO default)',
-        }),
-        dualClip: z
-          .number()
-          .min(0)
-          .default(3)
-          .describe("dual-clip c for negative advantages (verl's clip_ratio_c); 0 turns it off"),
-        // An MLP collapses to one action everywhere without it: the map features are shared by all states.
-        entCoef: z
-          .number()
-          .min(0)
-          .optional()
-          .meta({
-            flag: '--entropy <c>',
-            description: 'entropy bonus, decayed linearly to 0 over the run',
-            ...byPolicy(0, 0.05),
-          }),
-        aggregation: z
-          .enum(['turn-mean', 'sequence-mean', 'constant-sum'])
-          .default('turn-mean')
-          .meta({ flag: '--aggregation <mode>', description: 'how per-turn losses are averaged' }),
-        aggregationConstant: z
-          .number()
-          .gt(0)
-          .optional()
-          .describe(
-            'the constant of constant-sum aggregation (Dr. GRPO); default: groups × groupSize × max budget',
-          ),
-      })
-      .strict()
-      .describe('the clipped policy-gradient loss and its passes over each batch')
-      .default({ clipLow: 0.2, clipHigh: 0.28, klCoef: 0, dualClip: 3, aggregation: 'turn-mean' }),
-    critic: z
-      .object({
-        hidden: z.array(int(1)).default([64]).describe('hidden widths of the value network (algo ppo)'),
-        lr: z.number().gt(0).default(3e-3).describe("the critic's Adam step size"),
-        epochs: int(1).default(4).describe('critic passes over each batch'),
-        minibatches: int(1).default(2).describe('critic minibatches per pass'),
-      })
-      .strict()
-      .describe('the value network of algo ppo (GAE)')
-      .default({ hidden: [64], lr: 3e-3, epochs: 4, minibatches: 2 }),
-    es: z
-      .object({
-        pairs: int(1, 100_000).default(16).meta({
-          flag: '--es-pairs <n>',
-          description: 'ES: antithetic pairs per iteration (2N evaluations)',
-        }),
-        sigma: z
-          .number()
-          .gt(0)
-          .default(0.5)
-          .meta({ flag: '--es-sigma <σ>', description: 'ES noise scale σ' }),
-        lr: z.number().gt(0).default(0.5).meta({ flag: '--es-lr <α>', description: 'ES step size α' }),
-        shaping: z.enum(['zscore', 'rank']).default('rank').describe('ES fitness shaping'),
-        episodes: int(1)
-          .optional()
-          .describe('ES: episodes per fitness evaluation (groups × groupSize when absent)'),
-        workers: int(1, 256)
-          .optional()
-          .meta({ flag: '--workers <n>', description: "ES worker threads (default: the machine's cores)" }),
-      })
-      .strict()
-      .describe('evolution strategies (algo es)')
-      .default({ pairs: 16, sigma: 0.5, lr: 0.5, shaping: 'rank' }),
-    guidance: z
-      .object({
-        mode: z.enum(['none', 'gaussian', 'bread']).default('none').meta({
-          flag: '--guidance <mode>',
-          description:
-            'expert-prefix guidance: gaussian = every task gets a prefix L ~ N(μ_task, σ²); bread = only all-failure groups are replayed with one',
-        }),
-        expert: z.string().optional().meta({
-          flag: '--expert <spec>',
-          description:
-            'guidance expert: a policy spec or a demonstrations .jsonl (default: the oracle, budget-blind at the largest budget)',
-        }),
-        maxPrefix: int(0, 1_000_000)
-          .default(10)
-          .meta({ flag: '--max-prefix <n>', description: 'longest expert prefix in turns' }),
-        sigma: z.number().min(0).default(2).describe('σ of the gaussian prefix length'),
-        prior: unit.default(0.5).describe("prior success rate of a task's prefix-length estimate"),
-        strength: z.number().gt(0).default(4).describe('weight (pseudo-counts) of that prior'),
-      })
-      .strict()
-      .describe('expert-prefix guidance')
-      .default({ mode: 'none', maxPrefix: 10, sigma: 2, prior: 0.5, strength: 4 }),
-    crossPolicy: z
-      .object({
-        q: unit.default(0).meta({
-          flag: '--cross-policy <q>',
-          description: 'cross-policy sampling: probability that a stale snapshot acts',
-        }),
-        refreshEvery: int(1).default(10).describe('refresh the stale snapshot every N iterations'),
-      })
-      .strict()
-      .describe('cross-policy sampling: a stale snapshot acts with probability q')
-      .default({ q: 0, refreshEvery: 10 }),
-    eval: z
-      .object({
-        episodes: int(1, 100_000_000).default(2000).meta({
-          flag: '--eval-episodes <n>',
-          description: 'fresh evaluation episodes at the end (over the held-out tasks)',
-        }),
-        budget: int(1, 1_000_000).optional().meta({
-          flag: '--eval-budget <T>',
-          description: 'final evaluation budget (default: the largest training budget)',
-        }),
-      })
-      .strict()
-      .describe('the final evaluation on the held-out tasks')
-      .default({ episodes: 2000 }),
+    credit: CreditSchema,
+    dynamicSampling: DynamicSamplingSchema,
+    optim: OptimSchema,
+    ppo: PpoSchema,
+    critic: CriticSchema,
+    es: EsSchema,
+    guidance: GuidanceSchema,
+    crossPolicy: CrossPolicySchema,
+    eval: EvalSchema,
     checkpointEvery: int(1, 10_000_000).default(25).meta({
       flag: '--checkpoint-every <n>',
       description: 'checkpoint every N iterations (and at the end)',

@@ -5,8 +5,9 @@
 import type { Rng } from '../core/rng.ts';
 import type { EnvView, Task, Trajectory } from '../core/types.ts';
 import { MLP, type NamedTensors } from '../nn/layers.ts';
-import { mean, mul, reshape, sub } from '../nn/ops.ts';
+import { mean, mul, sub } from '../nn/ops.ts';
 import { Adam, clipGradNorm } from '../nn/optim.ts';
+import { reshape } from '../nn/shape-ops.ts';
 import { backward, noGrad, tensor } from '../nn/tensor.ts';
 
 export interface CriticOptions {

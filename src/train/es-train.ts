@@ -4,44 +4,13 @@
 // noise (train/es.ts). No gradients, no optimizer state: the checkpoint is θ and the iteration.
 import { availableParallelism } from 'node:os';
 import { InputError } from '../core/errors.ts';
-import { Rng } from '../core/rng.ts';
-import type { Task } from '../core/types.ts';
 import { WorkerPool } from '../rollout/pool.ts';
-import type { TrainConfig } from './config.ts';
 import { esStep } from './es.ts';
-import type { EsJob, EsResult } from './es-worker.ts';
+import { type EsJob, type EsResult, readParams, writeParams } from './es-job.ts';
 import { finalEval } from './final.ts';
-import type { Learner } from './learner.ts';
 import type { IterationMetrics, TrainOptions, TrainResult } from './loop.ts';
-import { openRun, runSeconds } from './run-dir.ts';
-import { drawTasks, type Setup, setup, TRAIN_STREAM } from './setup.ts';
-
-/** θ: every parameter of the learner, concatenated in name order. */
-export function readParams(learner: Learner): Float32Array {
-  const n = learner.params.reduce((s, [, t]) => s + t.size, 0);
-  const theta = new Float32Array(n);
-  let k = 0;
-  for (const [, t] of learner.params) {
-    theta.set(t.data, k);
-    k += t.size;
-  }
-  return theta;
-}
-
-export function writeParams(learner: Learner, theta: Float32Array): void {
-  let k = 0;
-  for (const [, t] of learner.params) {
-    t.data.set(theta.subarray(k, k + t.size));
-    k += t.size;
-  }
-}
-
-/** The tasks every fitness evaluation of iteration `iter` plays. */
-export function esTasks(s: Setup, config: TrainConfig, iter: number): Task[] {
-  const episodes = config.es.episodes ?? config.groups * config.groupSize;
-  const groups = Math.max(1, Math.round(episodes / config.groupSize));
-  return drawTasks(s.env, config.trainSeeds, groups, Rng.derive(config.seed, TRAIN_STREAM.tasks, iter));
-}
+import { checkpointDue, openRun, runSeconds } from './run-dir.ts';
+import { setup } from './setup.ts';
 
 export async function trainEs(o: TrainOptions): Promise<TrainResult> {
   const t0 = performance.now();
@@ -104,7 +73,7 @@ export async function trainEs(o: TrainOptions): Promise<TrainResult> {
       if (run) {
         run.record(iter, 0, [], values, false);
         state = { iter, nextIndex: 0 };
-        if ((iter + 1) % config.checkpointEvery === 0 || iter === config.iters - 1) {
+        if (checkpointDue(config, iter)) {
           run.saveCheckpoint({ policy: s.learner.params }, state, config.seed, s.learner.checkpoint(s.spec));
         }
       }

@@ -8,23 +8,9 @@ import { rollout } from '../rollout/batch.ts';
 import { withEnvs } from '../rollout/env-cache.ts';
 import type { TrainConfig } from './config.ts';
 import { perturb } from './es.ts';
-import { esTasks, readParams, writeParams } from './es-train.ts';
+import { type EsJob, type EsResult, esTasks, readParams, writeParams } from './es-job.ts';
 import { budgetAt } from './schedule.ts';
 import { setup, TRAIN_STREAM } from './setup.ts';
-
-export interface EsJob {
-  theta: Float32Array;
-  iter: number;
-  /** Perturbation index; −1 evaluates θ itself (the training curve). */
-  n: number;
-}
-
-export interface EsResult {
-  /** Fitness of θ + σε_n and θ − σε_n (n ≥ 0), or of θ twice (n = −1). */
-  plus: number;
-  minus: number;
-  stepQuality: number;
-}
 
 /** `envModule`: the URL of a module exporting the run's env factory as `envs` (EnvFactory.module). */
 export async function createHandler(init: { config: TrainConfig; envModule: string }) {

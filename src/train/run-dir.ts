@@ -227,12 +227,13 @@ export function openRun(
     if (!existsSync(storePath))
       throw InputError.raw(storePath, 'is missing: the run cannot resume; start it over with --restart');
     if (!existsSync(ck)) {
-      // No checkpoint is right only if the run was stopped before its first one.
+      // No checkpoint is right only if the run was stopped before its first one — the first is written
+      // after iteration checkpointEvery, or after the last of a shorter run.
       const last = RunDir.lastRecorded(storePath);
-      if (last >= config.checkpointEvery - 1) {
+      if (last >= firstCheckpoint(config)) {
         throw InputError.raw(
           ck,
-          `is missing though iteration ${last + 1} was recorded (one is written every ${config.checkpointEvery}): the run cannot resume exactly; start it over with --restart`,
+          `is missing though iteration ${last + 1} was recorded (one is written every ${config.checkpointEvery} iterations and after the last): the run cannot resume exactly; start it over with --restart`,
         );
       }
     }
@@ -254,6 +255,16 @@ export function openRun(
       e.message += `; to start the run over: train --resume ${out} --restart`;
     throw e;
   }
+}
+
+/** Whether iteration `iter` (from 0) ends with a checkpoint: every checkpointEvery iterations, and the last. */
+export function checkpointDue(config: TrainConfig, iter: number): boolean {
+  return (iter + 1) % config.checkpointEvery === 0 || iter === config.iters - 1;
+}
+
+/** The first iteration that ends with a checkpoint. */
+function firstCheckpoint(config: TrainConfig): number {
+  return Math.min(config.checkpointEvery, config.iters) - 1;
 }
 
 /** Metric rows of the store, grouped per iteration in order. */

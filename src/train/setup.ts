@@ -11,8 +11,10 @@ import { mlpPolicyConfig, NeuralPolicy } from '../policies/neural.ts';
 import { makePolicy } from '../policies/spec.ts';
 import { TabularPolicy } from '../policies/tabular.ts';
 import { readTrajectories } from '../store/jsonl.ts';
-import { creditMethod, type TrainConfig } from './config.ts';
+import type { TrainConfig } from './config.ts';
+import { creditMethod } from './config-sections.ts';
 import { Critic } from './critic.ts';
+import type { PrefixGuide } from './guidance.ts';
 import { type Learner, learnerFor } from './learner.ts';
 import { maxBudget, validateSchedule } from './schedule.ts';
 
@@ -45,6 +47,15 @@ export interface Setup {
   reference?: Learner;
   expert?: (task: Task) => AnyPolicy;
   maxBudget: number;
+}
+
+/** What every stage of a policy-gradient run reads (train/loop.ts): the setup, the config, the guide,
+ * the cross-policy stale copy. */
+export interface Run {
+  s: Setup;
+  config: TrainConfig;
+  guide?: PrefixGuide;
+  stale?: Learner;
 }
 
 function isGenerated(env: EnvConfig): boolean {

@@ -7,8 +7,13 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { configFromFlags } from '../../src/cli/commands/train.ts';
+import { InputError } from '../../src/core/errors.ts';
+import { envConfig, makeEnv } from '../../src/envs/index.ts';
 import { encodeCheckpoint } from '../../src/nn/checkpoint.ts';
 import { decodeSafetensors } from '../../src/nn/safetensors.ts';
+import type { NeuralPolicy } from '../../src/policies/neural.ts';
+import { makePolicy } from '../../src/policies/spec.ts';
 import { turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-train-'));
@@ -212,4 +217,90 @@ test('bad training input: one line, exit code 2', async () => {
     assert.match(r.stderr, cases[i][1]);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   });
+});
+
+test('train --policy reads an mlp: spec as every other command does: the same options, the same refusals', () => {
+  const policyOf = (spec: string) => configFromFlags({ policy: spec }).policy;
+  const net = { kind: 'mlp', hidden: [64, 64], activation: 'relu', budgetAware: false };
+  assert.deepEqual(policyOf('mlp'), net);
+  assert.deepEqual(policyOf('mlp:hidden=32x16,activation=tanh'), {
+    ...net,
+    hidden: [32, 16],
+    activation: 'tanh',
+  });
+  assert.deepEqual(policyOf('mlp:activation=gelu,budgetAware=1'), {
+    ...net,
+    activation: 'gelu',
+    budgetAware: true,
+  });
+  assert.deepEqual(policyOf('mlp:budgetAware=0'), net);
+  // The network a command builds from the same spec has the same shape.
+  const env = makeEnv({ ...envConfig('frozenlake', { random: true, size: 4 }), seed: 1 });
+  const built = makePolicy('mlp:hidden=32x16,activation=tanh,budgetAware=1', env.spec) as NeuralPolicy;
+  assert.deepEqual(
+    [built.config.hidden, built.config.activation, built.config.budgetAware],
+    [[32, 16], 'tanh', true],
+  );
+  // Refused as makePolicy refuses them, word for word (a flag that is not 1/0/true/false and a
+  // parameter given twice were taken silently before).
+  for (const bad of [
+    'mlp:budgetAware=2',
+    'mlp:hidden=8,hidden=16',
+    'mlp:activation=sigmoid',
+    'mlp:hidden=64xx',
+    'mlp:hidden=0',
+    'mlp:depth=3',
+    'mlp:hidden',
+  ]) {
+    const refusal = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        assert.ok(e instanceof InputError, `${bad}: ${e}`);
+        return e.message;
+      }
+      assert.fail(`${bad} was accepted`);
+    };
+    assert.equal(
+      refusal(() => policyOf(bad)),
+      refusal(() => makePolicy(bad, env.spec)),
+      bad,
+    );
+  }
+  // Only the seed differs: a trained network is initialised from the run's --seed.
+  assert.throws(() => policyOf('mlp:seed=3'), /--policy: got "mlp:seed=3"; .*--seed/);
+});
+
+test('--resume of a run whose checkpoint was deleted is refused naming it (a run shorter than checkpointEvery too); --restart starts over', async () => {
+  // 6 iterations, a checkpoint every 10: the only checkpoint is the one written after the last iteration.
+  const short = [...ARGS.slice(0, ARGS.indexOf('--iters')), '--iters', '6', '--groups', '2', '--seed', '4'];
+  const fresh = join(dir, 'short-fresh');
+  const ref = await turnwise([...short, '--checkpoint-every', '10', '--eval-episodes', '50', '--out', fresh]);
+  assert.equal(ref.code, 0, ref.stderr);
+  const run = join(dir, 'short-deleted');
+  cpSync(fresh, run, { recursive: true });
+  rmSync(join(run, 'checkpoint.safetensors'));
+  const before = readFileSync(join(run, 'metrics.jsonl'), 'utf8');
+  const r = await turnwise(['train', '--resume', run]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  assert.match(
+    r.stderr,
+    /^turnwise: .*checkpoint\.safetensors: is missing though iteration 6 was recorded .*; start it over with --restart/,
+  );
+  assert.equal(readFileSync(join(run, 'metrics.jsonl'), 'utf8'), before, 'metrics.jsonl untouched');
+  assert.equal(rows(run).m, rows(fresh).m);
+  assert.equal(existsSync(join(run, 'lock')), false);
+  // --restart reruns it from iteration 0: the same run as the fresh one.
+  const restarted = await turnwise(['train', '--resume', run, '--restart']);
+  assert.equal(restarted.code, 0, restarted.stderr);
+  assert.equal(
+    readFileSync(join(run, 'metrics.jsonl'), 'utf8'),
+    readFileSync(join(fresh, 'metrics.jsonl'), 'utf8'),
+  );
+  assert.deepEqual(rows(run), rows(fresh));
+  assert.deepEqual(
+    readFileSync(join(run, 'policy.safetensors')),
+    readFileSync(join(fresh, 'policy.safetensors')),
+  );
 });

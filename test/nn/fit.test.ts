@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Rng } from '../../src/core/rng.ts';
 import { MLP } from '../../src/nn/layers.ts';
-import { crossEntropy } from '../../src/nn/ops.ts';
 import { Adam } from '../../src/nn/optim.ts';
+import { crossEntropy } from '../../src/nn/softmax.ts';
 import { backward, tensor } from '../../src/nn/tensor.ts';
 
 function fit(net: MLP, x: Float32Array, inputs: number, y: Int32Array, steps: number, lr: number): number {

@@ -6,29 +6,22 @@ import { CausalSelfAttention, LayerNorm, MLP } from '../../src/nn/layers.ts';
 import {
   add,
   bmm,
-  causalMask,
-  concat,
-  crossEntropy,
   embedding,
   erf,
   gelu,
   layerNorm,
   linear,
-  logProbsOf,
-  logSoftmax,
   matmul,
   mean,
   mul,
-  permute,
   relu,
-  reshape,
   scale,
-  slice,
-  softmax,
   sub,
   sum,
   tanh,
 } from '../../src/nn/ops.ts';
+import { causalMask, concat, permute, reshape, slice } from '../../src/nn/shape-ops.ts';
+import { crossEntropy, logProbsOf, logSoftmax, softmax } from '../../src/nn/softmax.ts';
 import { backward, parameter, type Tensor } from '../../src/nn/tensor.ts';
 import { gradCheck, randomData } from './gradcheck.ts';
 

@@ -15,9 +15,9 @@ import {
   writeCheckpoint,
 } from '../../src/nn/checkpoint.ts';
 import { MLP } from '../../src/nn/layers.ts';
-import { crossEntropy } from '../../src/nn/ops.ts';
 import { Adam } from '../../src/nn/optim.ts';
 import { decodeSafetensors, encodeSafetensors } from '../../src/nn/safetensors.ts';
+import { crossEntropy } from '../../src/nn/softmax.ts';
 import { backward, noGrad, tensor } from '../../src/nn/tensor.ts';
 
 const ascii = (s: string) => [...s].map((c) => c.charCodeAt(0));

@@ -12,9 +12,9 @@ import {
   page,
   section,
   slug,
-  table,
   verdict,
 } from '../../src/report/html.ts';
+import { table } from '../../src/report/table.ts';
 import { findAll, hasClass, parseXml, rootOf, textOf } from './xml.ts';
 
 test('escaping: text escapes & < >, attributes also both quotes; XML-forbidden controls are dropped', () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { z } from 'zod';
 import { InputError } from '../../src/core/errors.ts';
-import { defaultOf, metaOf, paramsOf } from '../../src/core/params.ts';
+import { defaultOf, getPath, metaOf, paramsOf } from '../../src/core/params.ts';
 import {
   CREDIT_PARAM_NAMES,
   CREDIT_PARAMS,
@@ -15,8 +15,10 @@ import {
   type MethodName,
   methodOptions,
 } from '../../src/credit/index.ts';
+import { ACTIVATIONS } from '../../src/nn/layers.ts';
 import { StudyConfigSchema } from '../../src/studies/budget/config.ts';
 import { parseTrainConfig, TrainConfigSchema } from '../../src/train/config.ts';
+import { creditMethod } from '../../src/train/config-sections.ts';
 import { traj } from '../credit/fixtures.ts';
 
 const env = { env: 'frozenlake', params: { map: '4x4', slippery: true } };
@@ -69,8 +71,44 @@ test('every field is described: the declaration carries the help and the config-
   );
 });
 
+test("each default is declared once, on its field: a section left out holds its fields' defaults", () => {
+  const params = paramsOf(TrainConfigSchema);
+  // A section's default is the parse of nothing (zod's prefault), never an object repeating its fields.
+  const sections = params.filter((p) => p.group && p.path !== 'env');
+  assert.deepEqual(
+    sections.filter((p) => p.default !== undefined).map((p) => p.path),
+    [],
+  );
+  assert.ok(sections.length >= 9, sections.map((p) => p.path).join(', '));
+  const parsed = TrainConfigSchema.parse({ env }) as Record<string, unknown>;
+  const fields = params.filter((p) => !p.group && p.default !== undefined && !p.path.startsWith('env.'));
+  assert.ok(fields.length >= 30, `${fields.length} fields with a default`);
+  for (const p of fields) assert.deepEqual(getPath(parsed, p.path), p.default?.value, p.path);
+});
+
+test('the credit default by algo is declared once: the help shows the method a run uses', () => {
+  const declared = metaOf(TrainConfigSchema.shape.credit.unwrap().shape.method).defaults;
+  assert.equal(declared?.by, 'algo');
+  for (const algo of ['grpo', 'ppo'] as const) {
+    assert.equal(declared?.values[algo], creditMethod({ algo, credit: {} }), algo);
+    assert.equal(declared?.values[algo], creditMethod(parseTrainConfig({ env, algo })), algo);
+  }
+  assert.deepEqual(declared?.values, { grpo: 'grpo', ppo: 'gae' });
+});
+
+test('one list of activations: the config takes each of them and refuses anything else naming them', () => {
+  for (const activation of ACTIVATIONS) {
+    const { policy } = parseTrainConfig({ env, policy: { kind: 'mlp', activation } });
+    assert.deepEqual(policy, { kind: 'mlp', hidden: [64, 64], activation, budgetAware: false });
+  }
+  assert.throws(
+    () => parseTrainConfig({ env, policy: { kind: 'mlp', activation: 'sigmoid' } }),
+    (e: Error) => e instanceof InputError && ACTIVATIONS.every((a) => e.message.includes(a)),
+  );
+});
+
 const shapeOf = (s: z.ZodType) => (s as z.ZodObject).shape as Record<string, z.ZodType>;
-const credit = shapeOf((TrainConfigSchema.shape.credit as z.ZodDefault<z.ZodObject>).unwrap());
+const credit = shapeOf(TrainConfigSchema.shape.credit.unwrap());
 
 test("the train config's credit fields are the methods' declared parameters, and refuse what the method refuses", () => {
   assert.deepEqual(

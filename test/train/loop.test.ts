@@ -9,8 +9,9 @@ import { makePolicy } from '../../src/policies/spec.ts';
 import { rollout } from '../../src/rollout/batch.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
 import { CrossPolicy } from '../../src/train/cross-policy.ts';
-import { policyUpdate, trainPolicyGradient } from '../../src/train/loop.ts';
+import { trainPolicyGradient } from '../../src/train/loop.ts';
 import { setup } from '../../src/train/setup.ts';
+import { policyUpdate } from '../../src/train/update.ts';
 
 const slippery4 = { env: 'frozenlake', params: { map: '4x4', slippery: true } };
 

@@ -11,8 +11,9 @@ import { envConfig, envs, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { nn } from '../../src/index.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
 import { type Learner, turnUnits, type Unit } from '../../src/train/learner.ts';
-import { policyUpdate, trainPolicyGradient } from '../../src/train/loop.ts';
+import { trainPolicyGradient } from '../../src/train/loop.ts';
 import { setup } from '../../src/train/setup.ts';
+import { policyUpdate } from '../../src/train/update.ts';
 import { newLifecycle, sayFactory } from '../fixtures/say-env.ts';
 import { BigramLearner, VOCAB } from '../fixtures/text-policy.ts';
 

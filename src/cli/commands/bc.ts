@@ -7,9 +7,9 @@ import { InputError } from '../../core/errors.ts';
 import type { EnvConfig } from '../../core/types.ts';
 import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import { meanExactSuccess } from '../../eval/exact.ts';
-import type { Activation } from '../../nn/layers.ts';
+import { ACTIVATIONS } from '../../nn/layers.ts';
 import { mlpPolicyConfig, NeuralPolicy, POLICY_FILE } from '../../policies/neural.ts';
-import { makePolicy } from '../../policies/spec.ts';
+import { activation, hiddenWidths, makePolicy } from '../../policies/spec.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { type BcTargets, collectDemonstrations, revealFor, trainBc } from '../../train/bc.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
@@ -35,14 +35,6 @@ interface BcFlags extends EnvFlags {
   json?: boolean;
 }
 
-function hiddenSizes(raw: string): number[] {
-  const parts = raw.split('x');
-  if (!parts.every((p) => /^\d+$/.test(p) && Number(p) >= 1 && Number(p) <= 65536)) {
-    throw new InputError('--hidden', raw, 'expected layer widths such as 64x64 (integers ≥ 1 joined by x)');
-  }
-  return parts.map(Number);
-}
-
 export function registerBc(program: Command): void {
   envOptions(
     program
@@ -61,7 +53,7 @@ export function registerBc(program: Command): void {
     .option('--test-seeds <A:B>', 'held-out task seeds A..B−1')
     .option('--budget <T>', 'turn budget of demonstrations and evaluation (default: the registered limit)')
     .option('--hidden <sizes>', 'hidden layer widths', '64x64')
-    .option('--activation <name>', 'relu | tanh | gelu', 'relu')
+    .option('--activation <name>', ACTIVATIONS.join(' | '), 'relu')
     .option('--budget-aware', 'the student sees the turns left (default: when the expert does)')
     .option('--no-budget-aware', 'the student never sees the turns left')
     .option('--targets <kind>', "probs (the expert's distribution) | actions (its sampled actions)", 'probs')
@@ -101,15 +93,12 @@ export function registerBc(program: Command): void {
         throw new InputError('--targets', flags.targets, 'expected probs or actions');
       }
       const targets = flags.targets as BcTargets;
-      if (!['relu', 'tanh', 'gelu'].includes(flags.activation)) {
-        throw new InputError('--activation', flags.activation, 'expected relu, tanh or gelu');
-      }
       const student = new NeuralPolicy(
         mlpPolicyConfig(
           spec,
           {
-            hidden: hiddenSizes(flags.hidden),
-            activation: flags.activation as Activation,
+            hidden: hiddenWidths(flags.hidden, '--hidden'),
+            activation: activation(flags.activation, '--activation'),
             budgetAware: flags.budgetAware ?? expert.budgetAware,
             seed: runSeed,
           },

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { envs } from '../../envs/index.ts';
+import { mlpSpec } from '../../policies/spec.ts';
 import { readText } from '../../store/jsonl.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { parseTrainConfig, type TrainConfig, TrainConfigSchema } from '../../train/config.ts';
@@ -26,25 +27,19 @@ type TrainFlags = EnvFlags &
     json?: boolean;
   };
 
-const oneOf = (flag: string, raw: string, allowed: readonly string[]) => {
-  if (!allowed.includes(raw)) throw new InputError(flag, raw, `expected one of: ${allowed.join(', ')}`);
-  return raw;
-};
-
-/** `tabular`, `mlp[:hidden=64x64,activation=relu,budgetAware=1]`, or a checkpoint path. */
+/** `tabular`, `mlp[:hidden=64x64,activation=relu,budgetAware=1]` (policies/spec.ts reads it), or a
+ * checkpoint path. */
 function policyConfig(raw: string): Record<string, unknown> {
   if (raw === 'tabular') return { kind: 'tabular' };
   if (raw === 'mlp' || raw.startsWith('mlp:')) {
-    const p: Record<string, unknown> = { kind: 'mlp' };
-    for (const part of raw.slice(4).split(',').filter(Boolean)) {
-      const [k, v] = part.split('=');
-      if (k === 'hidden') p.hidden = v.split('x').map((x) => int('--policy mlp.hidden', x, 1, 4096));
-      else if (k === 'activation')
-        p.activation = oneOf('--policy mlp.activation', v, ['relu', 'tanh', 'gelu']);
-      else if (k === 'budgetAware') p.budgetAware = v === '1' || v === 'true';
-      else throw new InputError('--policy', raw, 'mlp takes hidden=, activation=, budgetAware=');
-    }
-    return p;
+    const { seed, ...options } = mlpSpec(raw, '--policy');
+    if (seed !== undefined)
+      throw new InputError(
+        '--policy',
+        raw,
+        'a trained network is initialised from the run seed: drop seed=, give --seed',
+      );
+    return { kind: 'mlp', ...options };
   }
   if (existsSync(raw)) return { kind: 'checkpoint', path: raw };
   throw new InputError('--policy', raw, 'expected tabular, mlp[:hidden=64x64,…] or a checkpoint path');
