@@ -19,8 +19,9 @@ import {
   sampleEpisodes,
 } from '../../src/studies/budget/measure.ts';
 import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
-import { actingViews, type MakeEnv, makeStudyTasks, trainBase } from '../../src/studies/budget/setup.ts';
+import { actingViews, makeStudyTasks, trainBase } from '../../src/studies/budget/setup.ts';
 import { type CurvePoint, grpoTrainer } from '../../src/studies/budget/trainer.ts';
+import type { MakeEnv } from '../../src/studies/budget/world.ts';
 import { TINY } from './fixtures.ts';
 
 const noop = () => {};

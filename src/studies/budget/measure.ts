@@ -27,7 +27,7 @@ import { contextAt } from '../../rollout/context.ts';
 import { withEnvs } from '../../rollout/env-cache.ts';
 import type { StudyConfig } from './config.ts';
 import type { MemoPolicy } from './memo.ts';
-import type { AnyPolicy, MakeEnv, PerPolicy, PerVariant, PolicyName, Variant } from './setup.ts';
+import type { AnyPolicy, PerPolicy, PerVariant, PolicyName, Variant } from './setup.ts';
 import { namesOf } from './setup.ts';
 import {
   bootstrapRatios,
@@ -48,7 +48,7 @@ import {
   type Summary,
 } from './summary.ts';
 import type { RlResult } from './trainer.ts';
-import { movedAsIntended, WORLD_SETTINGS } from './world.ts';
+import { type MakeEnv, movedAsIntended, WORLD_SETTINGS } from './world.ts';
 
 const meanOf = (xs: readonly Float64Array[], j: number) => xs.reduce((a, x) => a + x[j], 0) / xs.length;
 const nullGrid = (g: readonly (readonly number[])[]) => g.map((row) => row.map(finiteOrNull));

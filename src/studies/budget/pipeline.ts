@@ -30,7 +30,6 @@ import {
   actingViews,
   type BaseRun,
   describePolicies,
-  type MakeEnv,
   makeStudyTasks,
   type PerVariant,
   type StageHooks,
@@ -43,6 +42,7 @@ import {
 } from './setup.ts';
 import type { Summary } from './summary.ts';
 import type { RlResult, RlTrainer } from './trainer.ts';
+import type { MakeEnv } from './world.ts';
 
 export type { StudyStage, Variant } from './setup.ts';
 

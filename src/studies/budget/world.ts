@@ -18,7 +18,7 @@
 // the map, with its own TabularOracle; Q* of a (memory, cell) pair equals Q* of the cell.
 import { InputError } from '../../core/errors.ts';
 import { Rng, STREAM } from '../../core/rng.ts';
-import type { Env, EnvSpec, StepResult, Task } from '../../core/types.ts';
+import type { Env, EnvFactory, EnvSpec, StepResult, Task } from '../../core/types.ts';
 import {
   ACTION_NAMES,
   type FrozenLakeEnv,
@@ -28,7 +28,12 @@ import {
 import { envs as registry } from '../../envs/index.ts';
 import { compileModel, type TabularModel, TabularOracle, type Transition } from '../../envs/tabular.ts';
 import type { MoveClassifier } from '../../eval/states.ts';
-import type { MakeEnv } from './setup.ts';
+
+/** Where every env of the study comes from: an env factory whose `make` is synchronous (the exact
+ * stages read oracles directly). The registry (envs/index.ts's `envs`) is one; worldEnvs makes the others. */
+export interface MakeEnv extends EnvFactory {
+  make(task: Task): Env<unknown, unknown>;
+}
 
 export const WORLD_IDS = ['slippery', 'narrow'] as const;
 export type WorldId = (typeof WORLD_IDS)[number];
