@@ -17,7 +17,8 @@ import {
 } from '../../studies/budget/config.ts';
 import type { StudyStage } from '../../studies/budget/pipeline.ts';
 import { renderBudgetReport } from '../../studies/budget/report.ts';
-import { runStudy, studyFindings, studyPlan, type TrainerName } from '../../studies/budget/study.ts';
+import type { TrainerName } from '../../studies/budget/run.ts';
+import { runStudy, studyFindings, studyPlan } from '../../studies/budget/study.ts';
 import { parseSummary } from '../../studies/budget/summary.ts';
 import { findingLines, terminalSummary } from '../../studies/budget/terminal.ts';
 import type { RlTrainer } from '../../studies/budget/trainer.ts';

@@ -5,6 +5,7 @@ export * from './measure.ts';
 export * from './memo.ts';
 export * from './pipeline.ts';
 export * from './report.ts';
+export * from './run.ts';
 export * from './setup.ts';
 export * from './study.ts';
 export * from './summary.ts';
