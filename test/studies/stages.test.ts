@@ -1,4 +1,4 @@
-// The budget study's stages on their own (setup.ts, measure.ts): each one, called with explicit inputs,
+// The budget study's stages on their own (setup.ts, measure/): each one, called with explicit inputs,
 // gives exactly the section the whole pipeline put in the summary; the env factory argument is where
 // every env of a stage comes from; the training-curve trend on hand-built curves.
 import assert from 'node:assert/strict';
@@ -7,17 +7,15 @@ import type { Task } from '../../src/core/types.ts';
 import { envs, makeEnv } from '../../src/envs/index.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { parseStudyConfig } from '../../src/studies/budget/config.ts';
-import {
-  diagnosticStates,
-  measureExactPass,
-  measureLikelihood,
-  measurePass,
-  measureRecovery,
-  measureReference,
-  measureStepQuality,
-  measureTrainingCurves,
-  sampleEpisodes,
-} from '../../src/studies/budget/measure.ts';
+import { measureTrainingCurves } from '../../src/studies/budget/measure/curves.ts';
+import { sampleEpisodes } from '../../src/studies/budget/measure/episodes.ts';
+import { measureExactPass } from '../../src/studies/budget/measure/exact-pass.ts';
+import { measureLikelihood } from '../../src/studies/budget/measure/likelihood.ts';
+import { measurePass } from '../../src/studies/budget/measure/pass.ts';
+import { measureRecovery } from '../../src/studies/budget/measure/recovery.ts';
+import { measureReference } from '../../src/studies/budget/measure/reference.ts';
+import { diagnosticStates } from '../../src/studies/budget/measure/states.ts';
+import { measureStepQuality } from '../../src/studies/budget/measure/step-quality.ts';
 import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
 import { actingViews, makeStudyTasks, trainBase } from '../../src/studies/budget/setup.ts';
 import { type CurvePoint, grpoTrainer } from '../../src/studies/budget/trainer.ts';

@@ -1,11 +1,12 @@
-// The second world (world.ts) and the step-quality detail (measure.ts stepQualityDetail): the
+// The second world (world.ts) and the step-quality detail (measure/step-quality.ts stepQualityDetail): the
 // (memory, cell) MDP keeps FrozenLake's values exactly, its memory is what happened, intended-only play
 // never slips; the detail's figures on a constructed case with a known answer; the relative tie.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Oracle, Task } from '../../src/core/types.ts';
 import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
-import { occupancy, stepQualityDetail } from '../../src/studies/budget/measure.ts';
+import { occupancy } from '../../src/studies/budget/measure/states.ts';
+import { stepQualityDetail } from '../../src/studies/budget/measure/step-quality.ts';
 import { MEMORIES, WORLD_SETTINGS, worldEnvs } from '../../src/studies/budget/world.ts';
 import { TINY } from './fixtures.ts';
 

@@ -1,7 +1,16 @@
 // The budget study (issue 7): `turnwise study budget`, `npm start`.
 export * from './config.ts';
 export * from './findings.ts';
-export * from './measure.ts';
+export * from './measure/curves.ts';
+export * from './measure/episodes.ts';
+export * from './measure/exact-pass.ts';
+export * from './measure/likelihood.ts';
+export * from './measure/pass.ts';
+export * from './measure/recovery.ts';
+export * from './measure/reference.ts';
+export * from './measure/states.ts';
+export * from './measure/step-quality.ts';
+export * from './measure/temperature.ts';
 export * from './memo.ts';
 export * from './pipeline.ts';
 export * from './report.ts';

@@ -1,6 +1,6 @@
 // The budget study's first stages: what it measures. The maps (training and held-out), the base
 // behaviour-cloned from an expert, and the RL variants the injected trainer fine-tunes from it. The
-// measurements (measure.ts) receive what these return; nothing here looks at the held-out maps.
+// measurements (measure/) receive what these return; nothing here looks at the held-out maps.
 import { InputError } from '../../core/errors.ts';
 import type { EnvConfig, EnvSpec, Policy, Task } from '../../core/types.ts';
 import { envConfig, makeTasks, envs as registry } from '../../envs/index.ts';
