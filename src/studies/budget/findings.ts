@@ -17,8 +17,9 @@
 // decided by directions, intervals and stated thresholds, never by a magnitude read off the paper: its
 // agents are LLMs (an NLL is per response, an LLR sums over tokens), ours choose one of four moves.
 import { formatNumber } from '../../report/html.ts';
+import type { Estimate, Interval, PassGrid } from './figures.ts';
 import { holm } from './stats.ts';
-import type { Estimate, FindingId, Interval, PassGrid, StudyFinding, Summary } from './summary.ts';
+import type { FindingId, StudyFinding, Summary } from './summary.ts';
 
 export type Measurements = Omit<Summary, 'findings' | 'timings' | 'seconds'>;
 

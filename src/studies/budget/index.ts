@@ -1,5 +1,18 @@
 // The budget study (issue 7): `turnwise study budget`, `npm start`.
 export * from './config.ts';
+export type {
+  AcrossSeedsFigure,
+  Estimate,
+  Interval,
+  LikelihoodValue,
+  PassGrid,
+  RecoveryFigure,
+  StepQualityDetail,
+  StepQualityFigure,
+  StepQualitySubset,
+  TrendFigure,
+} from './figures.ts';
+export { finiteOrNull, IntervalSchema, intervalOf, PassGridSchema } from './figures.ts';
 export * from './findings.ts';
 export * from './measure/curves.ts';
 export * from './measure/episodes.ts';

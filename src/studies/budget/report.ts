@@ -23,8 +23,9 @@ import {
   stackedBarChart,
   table,
 } from '../../report/index.ts';
+import type { Interval, PassGrid } from './figures.ts';
 import { oursText } from './findings.ts';
-import { FINDING_IDS, type Interval, type PassGrid, type StudySummary, type Summary } from './summary.ts';
+import { FINDING_IDS, type StudySummary, type Summary } from './summary.ts';
 
 const LABEL: Record<string, string> = { base: 'base', rl: 'RL', budgetmix: 'BudgetMix', gigpo: 'GiGPO' };
 const PAPER = 'Zhu et al. 2026, “What Does Multi-Turn Reinforcement Learning Really Improve in LLM Agents?”';

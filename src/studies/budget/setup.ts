@@ -8,8 +8,9 @@ import { mlpPolicyConfig, NeuralPolicy } from '../../policies/neural.ts';
 import { collectDemonstrations, trainBc } from '../../train/bc.ts';
 import type { BudgetSchedule } from '../../train/schedule.ts';
 import type { StudyConfig } from './config.ts';
+import { finiteOrNull } from './figures.ts';
 import { MemoPolicy } from './memo.ts';
-import { finiteOrNull, type Summary } from './summary.ts';
+import type { Summary } from './summary.ts';
 import type { RlRequest, RlResult, RlTrainer } from './trainer.ts';
 import { type MakeEnv, WORLD_SETTINGS, worldEnvs } from './world.ts';
 

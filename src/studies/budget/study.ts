@@ -10,6 +10,8 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { PROFILE_RUNS, type ProfileName, type StudyConfig, worldConfig } from './config.ts';
+import type { AcrossSeedsFigure, Estimate, PassGrid } from './figures.ts';
+import { finiteOrNull } from './figures.ts';
 import { budgetFindings } from './findings.ts';
 import {
   type RunEvent,
@@ -20,17 +22,8 @@ import {
   TRAINERS,
   type TrainerName,
 } from './run.ts';
-import type {
-  AcrossSeedsFigure,
-  Estimate,
-  FindingId,
-  PassGrid,
-  StudyFinding,
-  StudySummary,
-  Summary,
-  WorldInfo,
-} from './summary.ts';
-import { FINDING_IDS, finiteOrNull } from './summary.ts';
+import type { FindingId, StudyFinding, StudySummary, Summary, WorldInfo } from './summary.ts';
+import { FINDING_IDS } from './summary.ts';
 import type { RlTrainer } from './trainer.ts';
 import { NARROW_DESIGN, WORLD_SETTINGS, type WorldId } from './world.ts';
 

@@ -2,8 +2,9 @@
 // the exact success curves, RL − base, the findings with their verdicts, the time taken. A pure
 // function of the summary; the report has everything else.
 import { formatNumber } from '../../report/html.ts';
+import type { Interval } from './figures.ts';
 import { oursText } from './findings.ts';
-import { FINDING_IDS, type Interval, type StudyFinding, type StudySummary } from './summary.ts';
+import { FINDING_IDS, type StudyFinding, type StudySummary } from './summary.ts';
 
 const f = (x: number | null | undefined, digits = 3) => formatNumber(x, digits);
 const sg = (x: number | null | undefined, digits = 3) => formatNumber(x, digits, { signed: true });

@@ -1,8 +1,9 @@
 // The summary's `curves`: the trainer's own training curves and their trends.
 import type { StudyConfig } from '../config.ts';
+import { finiteOrNull, intervalOf } from '../figures.ts';
 import { namesOf, type PerVariant, type Variant } from '../setup.ts';
 import { bootSettings, windowTrend } from '../stats.ts';
-import { finiteOrNull, intervalOf, type Summary } from '../summary.ts';
+import type { Summary } from '../summary.ts';
 import type { RlResult } from '../trainer.ts';
 
 type CurveName = 'trajectoryReward' | 'stepReward' | 'stepRegret';

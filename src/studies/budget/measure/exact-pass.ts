@@ -2,6 +2,7 @@
 // every contrast between them on one set of resampled maps (STUDY_KEY.maps), and the paper's slice K*.
 import type { Task } from '../../../core/types.ts';
 import type { StudyConfig } from '../config.ts';
+import { finiteOrNull, intervalOf, type PassGrid } from '../figures.ts';
 import type { MemoPolicy } from '../memo.ts';
 import { namesOf, type PerPolicy, type PolicyName } from '../setup.ts';
 import {
@@ -12,7 +13,7 @@ import {
   passFromSuccess,
   STUDY_KEY,
 } from '../stats.ts';
-import { finiteOrNull, intervalOf, type PassGrid, type Summary } from '../summary.ts';
+import type { Summary } from '../summary.ts';
 import type { MakeEnv } from '../world.ts';
 import { exactByT } from './exact.ts';
 

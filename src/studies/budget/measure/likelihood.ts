@@ -5,10 +5,11 @@ import { LIKELIHOOD_NOTE, likelihood, scorer } from '../../../eval/likelihood.ts
 import { contextAt } from '../../../rollout/context.ts';
 import { withEnvs } from '../../../rollout/env-cache.ts';
 import type { StudyConfig } from '../config.ts';
+import { finiteOrNull, intervalOf } from '../figures.ts';
 import type { MemoPolicy } from '../memo.ts';
 import type { PerPolicy } from '../setup.ts';
 import { bootSettings, bootstrapRatios } from '../stats.ts';
-import { finiteOrNull, intervalOf, type Summary } from '../summary.ts';
+import type { Summary } from '../summary.ts';
 import type { MakeEnv } from '../world.ts';
 import type { Episodes } from './episodes.ts';
 

@@ -3,9 +3,10 @@
 import { bootstrapPassKT } from '../../../eval/bootstrap.ts';
 import { passKT } from '../../../eval/passkt.ts';
 import type { StudyConfig } from '../config.ts';
+import { finiteOrNull, intervalOf, type PassGrid } from '../figures.ts';
 import { namesOf, type PolicyName } from '../setup.ts';
 import { bootSettings } from '../stats.ts';
-import { finiteOrNull, intervalOf, type PassGrid, type Summary } from '../summary.ts';
+import type { Summary } from '../summary.ts';
 import type { Episodes } from './episodes.ts';
 
 const nullGrid = (g: readonly (readonly number[])[]) => g.map((row) => row.map(finiteOrNull));

@@ -5,10 +5,11 @@ import { exactPolicyValues } from '../../../eval/exact.ts';
 import { recovery } from '../../../eval/recovery.ts';
 import { type State, turnsLeft } from '../../../eval/states.ts';
 import { largestBudget, type StudyConfig } from '../config.ts';
+import { finiteOrNull, intervalOf, type RecoveryFigure } from '../figures.ts';
 import type { MemoPolicy } from '../memo.ts';
 import { namesOf, type PerPolicy, type PolicyName } from '../setup.ts';
 import { bootSettings, bootstrapSeries, contrastCoefficients, STUDY_KEY } from '../stats.ts';
-import { finiteOrNull, intervalOf, type RecoveryFigure, type Summary } from '../summary.ts';
+import type { Summary } from '../summary.ts';
 import type { MakeEnv } from '../world.ts';
 import { byMove, pairedContrastWhere, preErrorState } from './states.ts';
 

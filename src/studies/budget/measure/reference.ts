@@ -3,8 +3,9 @@
 import type { EnvSpec, Task } from '../../../core/types.ts';
 import { makePolicy } from '../../../policies/spec.ts';
 import type { StudyConfig } from '../config.ts';
+import { finiteOrNull } from '../figures.ts';
 import type { AnyPolicy } from '../setup.ts';
-import { finiteOrNull, type Summary } from '../summary.ts';
+import type { Summary } from '../summary.ts';
 import type { MakeEnv } from '../world.ts';
 import { exactByT, optimalByT } from './exact.ts';
 

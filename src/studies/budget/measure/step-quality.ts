@@ -4,17 +4,17 @@
 import type { ErrorStates, State } from '../../../eval/states.ts';
 import { type PairFigures, stepQuality } from '../../../eval/step-quality.ts';
 import { largestBudget, type StudyConfig } from '../config.ts';
-import type { MemoPolicy } from '../memo.ts';
-import type { PerPolicy } from '../setup.ts';
-import { bootSettings, bootstrapRatios, bootstrapSeries, STUDY_KEY } from '../stats.ts';
 import {
   finiteOrNull,
   intervalOf,
   type StepQualityDetail,
   type StepQualityFigure,
   type StepQualitySubset,
-  type Summary,
-} from '../summary.ts';
+} from '../figures.ts';
+import type { MemoPolicy } from '../memo.ts';
+import type { PerPolicy } from '../setup.ts';
+import { bootSettings, bootstrapRatios, bootstrapSeries, STUDY_KEY } from '../stats.ts';
+import type { Summary } from '../summary.ts';
 import type { MakeEnv } from '../world.ts';
 import { byMove, type DiagnosticStates, pairedContrastWhere, preErrorState } from './states.ts';
 

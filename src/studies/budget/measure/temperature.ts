@@ -1,10 +1,11 @@
 // The summary's `temperature`: the temperature control. Is RL's gain more than sharpening the base?
 import type { Task } from '../../../core/types.ts';
 import type { StudyConfig } from '../config.ts';
+import { finiteOrNull, intervalOf } from '../figures.ts';
 import type { MemoPolicy } from '../memo.ts';
 import type { AnyPolicy, PerPolicy } from '../setup.ts';
 import { bootSettings, bootstrapSeries, STUDY_KEY } from '../stats.ts';
-import { finiteOrNull, intervalOf, type Summary } from '../summary.ts';
+import type { Summary } from '../summary.ts';
 import type { MakeEnv } from '../world.ts';
 import { exactByT } from './exact.ts';
 
