@@ -7,7 +7,6 @@ import {
   escapeText,
   figure,
   findingsTable,
-  formatNumber,
   grid,
   section as htmlSection,
   jsonDetails,
@@ -23,20 +22,15 @@ import {
   stackedBarChart,
   table,
 } from '../../report/index.ts';
-import type { Interval, PassGrid } from './figures.ts';
+import type { PassGrid } from './figures.ts';
 import { oursText } from './findings.ts';
+import { interval, num, withInterval } from './format.ts';
 import { FINDING_IDS, type StudySummary, type Summary } from './summary.ts';
 
 const LABEL: Record<string, string> = { base: 'base', rl: 'RL', budgetmix: 'BudgetMix', gigpo: 'GiGPO' };
 const PAPER = 'Zhu et al. 2026, “What Does Multi-Turn Reinforcement Learning Really Improve in LLM Agents?”';
 
-const f = (x: number | null | undefined, digits = 3) => formatNumber(x, digits);
-const sg = (x: number | null | undefined, digits = 3) => formatNumber(x, digits, { signed: true });
-const ci = (c: Interval, digits = 3, signed = false) =>
-  `[${(signed ? sg : f)(c[0], digits)}, ${(signed ? sg : f)(c[1], digits)}]`;
 const int = (x: number | null) => ({ value: x, digits: 0 });
-const withCi = (value: number | null, c: Interval, digits = 3, signed = false) =>
-  `${(signed ? sg : f)(value, digits)} ${ci(c, digits, signed)}`;
 
 function policiesOf(s: Summary): string[] {
   return ['base', 'rl', 'budgetmix', ...(s.passKT.gigpo ? ['gigpo'] : [])];
@@ -128,11 +122,11 @@ export function runSections(s: Summary, fig: (caption: string, content: string) 
       ['base parameters', String(s.base.parameters)],
       [
         'demonstrations',
-        `${s.base.examples} distinct examples from ${s.base.expertTurns} expert turns (expert episode success ${f(s.base.expertEpisodeSuccess)})`,
+        `${s.base.examples} distinct examples from ${s.base.expertTurns} expert turns (expert episode success ${num(s.base.expertEpisodeSuccess)})`,
       ],
       [
         'BC loss (first → last epoch)',
-        `${f(s.base.bcLoss[0])} → ${f(s.base.bcLoss.at(-1))} over ${s.base.bcLoss.length} epochs`,
+        `${num(s.base.bcLoss[0])} → ${num(s.base.bcLoss.at(-1))} over ${s.base.bcLoss.length} epochs`,
       ],
       [
         'trainer request',
@@ -243,7 +237,7 @@ export function runSections(s: Summary, fig: (caption: string, content: string) 
           { value: s.exactPassKT.diff.passKT[k][j0], format: { signed: true } },
           { value: s.exactPassKT.diff.passKT[k][j1], format: { signed: true } },
           { value: x.value, format: { signed: true } },
-          ci(x.ci95, 3, true),
+          interval(x.ci95, 3, true),
         ];
       }),
       {
@@ -265,7 +259,7 @@ export function runSections(s: Summary, fig: (caption: string, content: string) 
   ];
   const stepQ = section('Step quality at the same state', [
     paragraph(
-      `At each state both policies choose an action; an action is scored by its exact Q*_h(s,a) with h the turns left (of T=${sq.budget}). The win rate is P(RL’s action better) + ½P(tie) over pairs of actions: 0.5 means no difference. Normal states are drawn from the base’s and RL’s own trajectories (the first ${cfg.eval.diagnosticSamples} episodes per map of the sampled runs); error states are one turn after a deliberately bad action forced on such a trajectory — one that loses at least ${f(sq.errorStates.minRelRegret * 100, 0)}% of the state’s value, (V* − Q*)/V* ≥ ${sq.errorStates.minRelRegret} (${sq.errorStates.attempts} attempts: ${sq.errorStates.noBadAction} had no bad action, ${sq.errorStates.belowThreshold} only smaller ones, ${sq.errorStates.terminal} ended the episode at once and were dropped; median relative regret of the forced actions ${f(sq.errorStates.regret.median)}, of the dropped ones ${f(sq.errorStates.terminalRegret.median)}). Exact: the expectation over both policies’ action distributions; sampled: ${cfg.eval.actions} actions each. Intervals: bootstrap over states.`,
+      `At each state both policies choose an action; an action is scored by its exact Q*_h(s,a) with h the turns left (of T=${sq.budget}). The win rate is P(RL’s action better) + ½P(tie) over pairs of actions: 0.5 means no difference. Normal states are drawn from the base’s and RL’s own trajectories (the first ${cfg.eval.diagnosticSamples} episodes per map of the sampled runs); error states are one turn after a deliberately bad action forced on such a trajectory — one that loses at least ${num(sq.errorStates.minRelRegret * 100, 0)}% of the state’s value, (V* − Q*)/V* ≥ ${sq.errorStates.minRelRegret} (${sq.errorStates.attempts} attempts: ${sq.errorStates.noBadAction} had no bad action, ${sq.errorStates.belowThreshold} only smaller ones, ${sq.errorStates.terminal} ended the episode at once and were dropped; median relative regret of the forced actions ${num(sq.errorStates.regret.median)}, of the dropped ones ${num(sq.errorStates.terminalRegret.median)}). Exact: the expectation over both policies’ action distributions; sampled: ${cfg.eval.actions} actions each. Intervals: bootstrap over states.`,
     ),
     fig(
       'RL-vs-base win rate at normal and error states with 95% intervals over states (exact and sampled); the dashed line is 0.5, no difference. The paper found 43–47% at ordinary states and 66–67% at error states.',
@@ -301,13 +295,13 @@ export function runSections(s: Summary, fig: (caption: string, content: string) 
       (['normal', 'error'] as const).map((k) => [
         k,
         int(sq[k].states),
-        withCi(sq[k].value, sq[k].ci95),
+        withInterval(sq[k].value, sq[k].ci95),
         sq[k].rlBetter,
         sq[k].ties,
         sq[k].baseBetter,
         sq[k].regretRl,
         sq[k].regretBase,
-        withCi(sq[k].sampled.value, sq[k].sampled.ci95),
+        withInterval(sq[k].sampled.value, sq[k].sampled.ci95),
       ]),
       { caption: 'Step quality in detail (regret = V*_h(s) − Q*_h(s,a), mean over the policy’s actions)' },
     ),
@@ -344,17 +338,17 @@ export function runSections(s: Summary, fig: (caption: string, content: string) 
       [
         ...names.map((p) => {
           const r = rec[p as 'base'];
-          return [LABEL[p], withCi(r.exact, r.exactCi95), withCi(r.value, r.ci95)];
+          return [LABEL[p], withInterval(r.exact, r.exactCi95), withInterval(r.value, r.ci95)];
         }),
         [
           'RL − base',
-          withCi(rec.rlMinusBase.exact, rec.rlMinusBase.exactCi95, 3, true),
-          withCi(rec.rlMinusBase.value, rec.rlMinusBase.ci95, 3, true),
+          withInterval(rec.rlMinusBase.exact, rec.rlMinusBase.exactCi95, 3, true),
+          withInterval(rec.rlMinusBase.value, rec.rlMinusBase.ci95, 3, true),
         ],
         [
           'BudgetMix − base',
-          withCi(rec.budgetmixMinusBase.exact, rec.budgetmixMinusBase.exactCi95, 3, true),
-          withCi(rec.budgetmixMinusBase.value, rec.budgetmixMinusBase.ci95, 3, true),
+          withInterval(rec.budgetmixMinusBase.exact, rec.budgetmixMinusBase.exactCi95, 3, true),
+          withInterval(rec.budgetmixMinusBase.value, rec.budgetmixMinusBase.ci95, 3, true),
         ],
       ],
       { caption: 'Recovery rates with 95% intervals' },
@@ -368,7 +362,7 @@ export function runSections(s: Summary, fig: (caption: string, content: string) 
       `NLL: mean −log π(a|s) per action over RL’s own actions (the first ${cfg.eval.diagnosticSamples} of its episodes per map at T=${Tmax}), under the base and under RL. LLR: Σ_t [log π_RL(a_t) − log π_base(a_t)] over a whole successful trajectory, for RL’s successes and the base’s. Intervals: bootstrap over maps (ratio estimators, so a map’s actions stay together). −∞ (an action the scorer gives probability 0) is handled as eval/likelihood does: such terms are left out of the means and counted, and a figure is n/a when no term is finite. Both networks are softmax outputs and give every action positive probability, so no term is infinite here (the counts below say so).`,
     ),
     fig(
-      `Left: NLL of RL’s actions under each policy (dashed: ln 4 = ${f(l.uniformNll)}, the uniform policy’s). Right: cumulative LLR of successful trajectories (0 = the base would have played them as readily as RL). Paper: NLL 12.20 (base) vs 10.25 (RL); LLR ≈ 228 (RL’s successes) vs 26 (base’s).`,
+      `Left: NLL of RL’s actions under each policy (dashed: ln 4 = ${num(l.uniformNll)}, the uniform policy’s). Right: cumulative LLR of successful trajectories (0 = the base would have played them as readily as RL). Paper: NLL 12.20 (base) vs 10.25 (RL); LLR ≈ 228 (RL’s successes) vs 26 (base’s).`,
       grid([
         barChart({
           title: 'NLL of RL’s actions',
@@ -426,32 +420,32 @@ export function runSections(s: Summary, fig: (caption: string, content: string) 
         [
           'NLL of RL’s actions under base',
           l.nllRlUnderBase.value,
-          ci(l.nllRlUnderBase.ci95),
+          interval(l.nllRlUnderBase.ci95),
           int(l.nllRlUnderBase.n),
           int(l.nllRlUnderBase.infinite),
         ],
         [
           'NLL of RL’s actions under RL',
           l.nllRlUnderRl.value,
-          ci(l.nllRlUnderRl.ci95),
+          interval(l.nllRlUnderRl.ci95),
           int(l.nllRlUnderRl.n),
           int(l.nllRlUnderRl.infinite),
         ],
         [
           'LLR, RL’s successful trajectories',
           l.llrSuccessRl.value,
-          ci(l.llrSuccessRl.ci95),
+          interval(l.llrSuccessRl.ci95),
           int(l.llrSuccessRl.n),
           int(l.llrSuccessRl.infinite),
         ],
         [
           'LLR, base’s successful trajectories',
           l.llrSuccessBase.value,
-          ci(l.llrSuccessBase.ci95),
+          interval(l.llrSuccessBase.ci95),
           int(l.llrSuccessBase.n),
           int(l.llrSuccessBase.infinite),
         ],
-        ['LLR gap (RL’s − base’s)', l.llrGap.value, ci(l.llrGap.ci95), null, null],
+        ['LLR gap (RL’s − base’s)', l.llrGap.value, interval(l.llrGap.ci95), null, null],
       ],
       { caption: 'Likelihood figures (terms: actions for NLL, successful trajectories for LLR)' },
     ),
@@ -503,12 +497,12 @@ export function runSections(s: Summary, fig: (caption: string, content: string) 
           ? [LABEL[p], null, null, null, null, null, null]
           : [
               LABEL[p],
-              `${f(tr.trajectoryReward.first)} → ${f(tr.trajectoryReward.last)}`,
-              withCi(tr.trajectoryReward.value, tr.trajectoryReward.ci95, 3, true),
-              `${f(tr.stepReward.first)} → ${f(tr.stepReward.last)}`,
-              withCi(tr.stepReward.value, tr.stepReward.ci95, 3, true),
-              `${f(tr.stepRegret.first, 4)} → ${f(tr.stepRegret.last, 4)}`,
-              withCi(tr.stepRegret.value, tr.stepRegret.ci95, 4, true),
+              `${num(tr.trajectoryReward.first)} → ${num(tr.trajectoryReward.last)}`,
+              withInterval(tr.trajectoryReward.value, tr.trajectoryReward.ci95, 3, true),
+              `${num(tr.stepReward.first)} → ${num(tr.stepReward.last)}`,
+              withInterval(tr.stepReward.value, tr.stepReward.ci95, 3, true),
+              `${num(tr.stepRegret.first, 4)} → ${num(tr.stepRegret.last, 4)}`,
+              withInterval(tr.stepRegret.value, tr.stepRegret.ci95, 4, true),
             ];
       }),
       { caption: 'Trends over training (last quarter − first quarter, 95% intervals)' },
@@ -564,9 +558,9 @@ export function runSections(s: Summary, fig: (caption: string, content: string) 
         ...trainedNames.map((p) => [`training: ${LABEL[p]}`, tm[p]] as [string, number | undefined]),
         ['evaluation (Pass@(K,T), exact values)', tm.evaluation],
         ['diagnostics (step quality, recovery, likelihood)', tm.diagnostics],
-        ['study without training', `${f(tm.study, 1)} s (plan ≤ ${cfg.timePlan.study} s)`],
-        ['training', `${f(trainingSeconds, 1)} s (plan ≥ ${cfg.timePlan.training} s available)`],
-        ['total', `${f(s.seconds, 1)} s (plan ≤ ${cfg.timePlan.total} s)`],
+        ['study without training', `${num(tm.study, 1)} s (plan ≤ ${cfg.timePlan.study} s)`],
+        ['training', `${num(trainingSeconds, 1)} s (plan ≥ ${cfg.timePlan.training} s available)`],
+        ['total', `${num(s.seconds, 1)} s (plan ≤ ${cfg.timePlan.total} s)`],
       ],
       { digits: 2 },
     ),
@@ -610,7 +604,7 @@ export function renderBudgetReport(study: StudySummary): string {
           paper: x.paper,
           ours: oursText(x.ours),
           held: x.held,
-          note: `held in ${f(x.heldFraction, 2)} of seeds${x.perSeed ? ` (${x.perSeed.map(mark).join(' ')})` : ''}`,
+          note: `held in ${num(x.heldFraction, 2)} of seeds${x.perSeed ? ` (${x.perSeed.map(mark).join(' ')})` : ''}`,
         })),
         {
           caption: `World ${w}: ${byWorld(w).filter((x) => x.held === true).length} of ${byWorld(w).length} findings held across ${runsOf(w).length} seed(s)`,
@@ -660,9 +654,9 @@ export function renderBudgetReport(study: StudySummary): string {
         [
           ...Object.entries(a.exact).map(([p, xs]) => [
             LABEL[p] ?? p,
-            ...xs.map((x) => withCi(x.value, x.ci95)),
+            ...xs.map((x) => withInterval(x.value, x.ci95)),
           ]),
-          ['RL − base', ...a.lead.map((x) => withCi(x.value, x.ci95, 3, true))],
+          ['RL − base', ...a.lead.map((x) => withInterval(x.value, x.ci95, 3, true))],
         ],
         { caption: `World ${a.world}: exact Pass@(1,T), mean over seeds [95% interval]` },
       ),
@@ -736,12 +730,12 @@ export function renderBudgetReport(study: StudySummary): string {
               k,
               int(k === 'intended' ? m.intended : m.slipped),
               int(k === 'intended' ? m.terminalIntended : m.terminalSlipped),
-              withCi(c.winError.value, c.winError.ci95),
-              withCi(c.winPreError.value, c.winPreError.ci95),
-              withCi(c.delta.value, c.delta.ci95, 3, true),
-              withCi(d.gainError.value, d.gainError.ci95, 3, true),
-              withCi(d.gainPreError.value, d.gainPreError.ci95, 3, true),
-              withCi(d.did.value, d.did.ci95, 3, true),
+              withInterval(c.winError.value, c.winError.ci95),
+              withInterval(c.winPreError.value, c.winPreError.ci95),
+              withInterval(c.delta.value, c.delta.ci95, 3, true),
+              withInterval(d.gainError.value, d.gainError.ci95, 3, true),
+              withInterval(d.gainPreError.value, d.gainPreError.ci95, 3, true),
+              withInterval(d.did.value, d.did.ci95, 3, true),
             ];
           }),
         ),
@@ -756,7 +750,7 @@ export function renderBudgetReport(study: StudySummary): string {
         runsOf(w).map((r) => [
           String(r.config.seed),
           { value: r.temperature.bestTemperature, digits: 2 },
-          ...r.temperature.rlMinusBestBase.map((x) => withCi(x.value, x.ci95, 3, true)),
+          ...r.temperature.rlMinusBestBase.map((x) => withInterval(x.value, x.ci95, 3, true)),
         ]),
         {
           caption: `World ${w}: temperature control — the base sharpened to π^{1/τ}, τ ∈ {${runsOf(w)[0]?.temperature.temperatures.join(', ')}}, best τ at T=${cfg.rl.budget}; RL’s exact lead over that base (Pass@(1,T), paired over maps)`,
@@ -784,12 +778,12 @@ export function renderBudgetReport(study: StudySummary): string {
         ).map(([subset, x]) => [
           `${kind}: ${subset}`,
           int(x.states),
-          withCi(x.rlBetter.value, x.rlBetter.ci95),
-          withCi(x.ties.value, x.ties.ci95),
-          withCi(x.score.value, x.score.ci95),
-          withCi(x.tiesExcluded.value, x.tiesExcluded.ci95),
-          withCi(x.qRl.value, x.qRl.ci95),
-          withCi(x.qBase.value, x.qBase.ci95),
+          withInterval(x.rlBetter.value, x.rlBetter.ci95),
+          withInterval(x.ties.value, x.ties.ci95),
+          withInterval(x.score.value, x.score.ci95),
+          withInterval(x.tiesExcluded.value, x.tiesExcluded.ci95),
+          withInterval(x.qRl.value, x.qRl.ci95),
+          withInterval(x.qBase.value, x.qBase.ci95),
         ]),
       );
       return table(
@@ -848,7 +842,7 @@ export function renderBudgetReport(study: StudySummary): string {
                 return [
                   id,
                   narrow.design!.predictions[id] ?? '',
-                  `${mark(x?.held)} ${f(x?.heldFraction, 2)}`,
+                  `${mark(x?.held)} ${num(x?.heldFraction, 2)}`,
                 ];
               }),
               { caption: `World ${narrow.id}: the predictions and what the runs gave` },
