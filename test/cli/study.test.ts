@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { studyBudget } from '../../src/cli/commands/study.ts';
 import { envConfig, envSpec, makeTasks } from '../../src/envs/index.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
-import { renderBudgetReport } from '../../src/studies/budget/report.ts';
+import { renderBudgetReport } from '../../src/studies/budget/report/page.ts';
 import { parseSummary } from '../../src/studies/budget/summary.ts';
 import { frozenTrainer } from '../../src/studies/budget/trainer.ts';
 import { turnwise } from './run.ts';

@@ -14,7 +14,7 @@ import { parseStudyConfig, profileConfig } from '../../src/studies/budget/config
 import type { PassGrid } from '../../src/studies/budget/figures.ts';
 import { MemoPolicy } from '../../src/studies/budget/memo.ts';
 import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
-import { renderBudgetReport } from '../../src/studies/budget/report.ts';
+import { renderBudgetReport } from '../../src/studies/budget/report/page.ts';
 import { studySummary } from '../../src/studies/budget/study.ts';
 import {
   parseSummary,

@@ -16,7 +16,7 @@ import {
   StudyConfigSchema,
 } from '../../studies/budget/config.ts';
 import type { StudyStage } from '../../studies/budget/pipeline.ts';
-import { renderBudgetReport } from '../../studies/budget/report.ts';
+import { renderBudgetReport } from '../../studies/budget/report/page.ts';
 import type { TrainerName } from '../../studies/budget/run.ts';
 import { runStudy, studyFindings, studyPlan } from '../../studies/budget/study.ts';
 import { parseSummary } from '../../studies/budget/summary.ts';
