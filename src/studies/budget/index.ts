@@ -25,6 +25,7 @@ export * from './measure/states.ts';
 export * from './measure/step-quality.ts';
 export * from './measure/temperature.ts';
 export * from './memo.ts';
+export * from './memory-env.ts';
 export * from './pipeline.ts';
 export * from './report/page.ts';
 export * from './report/run.ts';
