@@ -1,9 +1,9 @@
 // The summary's `temperature`: the temperature control. Is RL's gain more than sharpening the base?
-import type { Task } from '../../../core/types.ts';
+import type { DiscretePolicy, Task, TurnContext } from '../../../core/types.ts';
 import type { StudyConfig } from '../config.ts';
 import { finiteOrNull, intervalOf } from '../figures.ts';
 import type { MemoPolicy } from '../memo.ts';
-import type { AnyPolicy, PerPolicy } from '../setup.ts';
+import type { PerPolicy } from '../setup.ts';
 import { bootSettings, bootstrapSeries, STUDY_KEY } from '../stats.ts';
 import type { Summary } from '../summary.ts';
 import type { MakeEnv } from '../world.ts';
@@ -13,7 +13,7 @@ import { exactByT } from './exact.ts';
 export const BASE_TEMPERATURES = [0.1, 0.25, 0.5, 1] as const;
 
 /** π_τ(a|s) ∝ π(a|s)^{1/τ}: the same network, sharpened (τ < 1). Exact evaluation only. */
-export class TemperedPolicy {
+export class TemperedPolicy implements DiscretePolicy {
   readonly id: string;
   readonly budgetAware: boolean;
   constructor(
@@ -23,7 +23,7 @@ export class TemperedPolicy {
     this.id = `${inner.id}@τ=${tau}`;
     this.budgetAware = inner.budgetAware;
   }
-  probs(ctx: Parameters<MemoPolicy['probs']>[0]): Float64Array {
+  probs(ctx: TurnContext<unknown>): Float64Array {
     const p = this.inner.probs(ctx);
     let z = 0;
     for (let a = 0; a < p.length; a++) {
@@ -33,13 +33,13 @@ export class TemperedPolicy {
     for (let a = 0; a < p.length; a++) p[a] /= z;
     return p;
   }
-  probsBatch(ctxs: Parameters<MemoPolicy['probsBatch']>[0]): Float64Array[] {
+  probsBatch(ctxs: readonly TurnContext<unknown>[]): Float64Array[] {
     return ctxs.map((c) => this.probs(c));
   }
   act(): never {
     throw new Error('TemperedPolicy is for exact evaluation only');
   }
-  logProb(ctx: Parameters<MemoPolicy['probs']>[0], action: number): number {
+  logProb(ctx: TurnContext<unknown>, action: number): number {
     return Math.log(this.probs(ctx)[action] ?? 0);
   }
 }
@@ -59,12 +59,7 @@ export function measureTemperature(
   const jTrain = T.indexOf(config.rl.budget);
   const byTau = BASE_TEMPERATURES.map((tau) =>
     test.map((task) =>
-      exactByT(
-        task,
-        tau === 1 ? policies.base : (new TemperedPolicy(policies.base, tau) as unknown as AnyPolicy),
-        T,
-        envs,
-      ),
+      exactByT(task, tau === 1 ? policies.base : new TemperedPolicy(policies.base, tau), T, envs),
     ),
   );
   const meanAt = (rows: Float64Array[], j: number) => rows.reduce((a, r) => a + r[j], 0) / rows.length;
