@@ -17,7 +17,7 @@
 // decided by directions, intervals and stated thresholds, never by a magnitude read off the paper: its
 // agents are LLMs (an NLL is per response, an LLR sums over tokens), ours choose one of four moves.
 import type { Estimate, Interval, PassGrid } from './figures.ts';
-import { interval, num, signed, withInterval } from './format.ts';
+import { decisiveDigits, interval, num, signed, withInterval } from './format.ts';
 import { holm } from './stats.ts';
 import type { FindingId, StudyFinding, Summary } from './summary.ts';
 
@@ -32,7 +32,24 @@ export const THRESHOLDS = {
   /** lead-reverses: family-wise level of the one-sided tests "base ahead" (= a two-sided 95% interval
    * for a single test). */
   holmAlpha: 0.025,
+  /** normal-states, error-contrast: a win rate of ½, no difference between RL and the base. */
+  evenWin: 0.5,
 } as const;
+
+/** The number each finding's tested quantity (`ours`) is read against: on which side of it its interval
+ * lies decides the verdict (oursText prints the figure so that the side shows). */
+export const OURS_THRESHOLD: Record<FindingId, number> = {
+  'rl-beats-base': 0,
+  'lead-shrinks': 0,
+  'lead-reverses': 0,
+  'normal-states': THRESHOLDS.evenWin,
+  'error-contrast': 0,
+  'recovery-did': 0,
+  'nll-plausible': THRESHOLDS.nllRatio,
+  'llr-sign': 0,
+  'training-curves': 0,
+  'budgetmix-robust': 0,
+};
 
 const est = (e: Estimate, digits = 3, sign = true): string => withInterval(e.value, e.ci95, digits, sign);
 
@@ -127,22 +144,22 @@ export const normalStates: Rule = (s) => {
     claim: 'At ordinary states RL picks the better action less than half the time',
     paper: '43–47%',
     ours: { value: n.value, ci95: n.ci95 },
-    held: below(n.ci95, 0.5),
-    test: 'RL’s exact win rate over the base, P(RL’s action has the higher Q*) + ½P(tie), at states drawn from both policies’ trajectories has its 95% interval over states below 0.5.',
+    held: below(n.ci95, THRESHOLDS.evenWin),
+    test: `RL’s exact win rate over the base, P(RL’s action has the higher Q*) + ½P(tie), at states drawn from both policies’ trajectories has its 95% interval over states below ${THRESHOLDS.evenWin}.`,
     note: `${n.states} states; ties ${num(n.ties)}; sampled ${est(n.sampled, 3, false)}`,
   };
 };
 
 export const errorContrast: Rule = (s) => {
   const c = s.stepQuality.contrast;
-  const winAbove = above(c.winError.ci95, 0.5);
+  const winAbove = above(c.winError.ci95, THRESHOLDS.evenWin);
   return {
     claim: 'RL’s step advantage is at error states, not at ordinary ones',
     paper: '66–67% at error states vs 43–47% at normal ones',
     ours: c.delta,
     held: above(c.delta.ci95, 0),
     test: `Δ = win(error) − win(pre-error): RL’s exact win rate over the base at each error state minus at its own pre-error state (where the bad action was forced), averaged over the ${c.pairs} pairs, has its 95% interval (resampling the ${c.maps} maps) above 0.`,
-    note: `win(error) ${est(c.winError, 3, false)} (${winAbove ? 'above' : 'not above'} 0.5), win(pre-error) ${est(c.winPreError, 3, false)}`,
+    note: `win(error) ${est(c.winError, 3, false)} (${winAbove ? 'above' : 'not above'} ${THRESHOLDS.evenWin}), win(pre-error) ${est(c.winPreError, 3, false)}`,
   };
 };
 
@@ -253,7 +270,11 @@ export function budgetFindings(s: Measurements): StudyFinding[] {
   });
 }
 
-/** A finding's tested quantity as text: value and 95% interval. */
-export function oursText(e: Estimate, digits = 3): string {
-  return e.value === null ? 'n/a' : `${num(e.value, digits)} ${interval(e.ci95, digits)}`;
+/** A finding's tested quantity as text: value and 95% interval, with the decimals that show on which
+ * side of its threshold each lies (decisiveDigits; at least 3). */
+export function oursText(f: Pick<StudyFinding, 'id' | 'ours'>): string {
+  const e = f.ours;
+  if (e.value === null) return 'n/a';
+  const digits = decisiveDigits([e.value, ...e.ci95], OURS_THRESHOLD[f.id]);
+  return `${num(e.value, digits)} ${interval(e.ci95, digits)}`;
 }

@@ -136,7 +136,7 @@ export function findingLines(findings: readonly StudyFinding[], title = 'Finding
   const width = Math.max(...findings.map((x) => x.id.length));
   for (const x of findings) {
     const mark = x.held === true ? 'held    ' : x.held === false ? 'not held' : 'n/a     ';
-    lines.push(`  ${mark}  ${x.id.padEnd(width)}  ${x.claim} — ours ${oursText(x.ours)}; paper ${x.paper}`);
+    lines.push(`  ${mark}  ${x.id.padEnd(width)}  ${x.claim} — ours ${oursText(x)}; paper ${x.paper}`);
     lines.push(`  ${' '.repeat(8)}  ${' '.repeat(width)}  test: ${x.test}`);
   }
   return lines;

@@ -46,7 +46,7 @@ export function renderBudgetReport(study: StudySummary): string {
         byWorld(w).map((x) => ({
           claim: `${x.claim} (${x.id})`,
           paper: x.paper,
-          ours: oursText(x.ours),
+          ours: oursText(x),
           held: x.held,
           note: `held in ${num(x.heldFraction, 2)} of seeds${x.perSeed ? ` (${x.perSeed.map(mark).join(' ')})` : ''}`,
         })),
@@ -87,7 +87,7 @@ export function renderBudgetReport(study: StudySummary): string {
         byWorld(worlds[0]).find((x) => x.id === id)?.claim ?? '',
         ...worlds.map((w) => {
           const x = byWorld(w).find((y) => y.id === id);
-          return x ? `${oursText(x.ours)} ${mark(x.held)}` : 'n/a';
+          return x ? `${oursText(x)} ${mark(x.held)}` : 'n/a';
         }),
       ]),
       { caption: 'Tested quantity per world (✓ held across seeds, · not held)' },

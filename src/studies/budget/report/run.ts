@@ -60,7 +60,7 @@ export function findingsSection({ s, cfg, section }: RunPage): string {
       s.findings.map((x) => ({
         claim: `${x.claim} (${x.id})`,
         paper: x.paper,
-        ours: oursText(x.ours),
+        ours: oursText(x),
         held: x.held,
         note: x.note,
       })),
