@@ -47,6 +47,11 @@ export function studyConfig(flags: StudyFlags): StudyConfig {
   return parseStudyConfig(raw, 'config');
 }
 
+/** Where a study goes without --out: runs/budget-<profile>, relative to the current directory. */
+export function defaultStudyDir(profile: string): string {
+  return join('runs', `budget-${profile}`);
+}
+
 const STAGE_LABEL: Record<StudyStage, string> = {
   base: 'base (BC)',
   rl: 'RL',
@@ -70,7 +75,7 @@ export function registerStudy(program: Command): void {
     )
     .option(
       '--out <dir>',
-      'run directory (default: runs/budget-<profile>-<seed>, replaced on each run); an --out that holds a study is refused without --force',
+      `run directory (default: ${defaultStudyDir('<profile>')} in the current directory, whose summary.json, report.html and policies each run overwrites); an --out that already holds a summary.json is refused without --force`,
     )
     .option('--force', 'replace the study in an existing --out directory')
     .option('--json', 'print the summary (summary.json) instead of the terminal summary')
@@ -156,7 +161,7 @@ export async function studyBudget(flags: StudyFlags, trainer: TrainerName | RlTr
     parseSeeds(flags.seeds as string | undefined) ?? (flags.seed !== undefined ? [config.seed] : undefined);
   const plan = studyPlan(config, seeds, parseWorlds(flags.worlds as string | undefined));
   const parallel = parseParallel(flags.parallel as string | undefined);
-  const dir = flags.out ?? join('runs', `budget-${config.profile}`);
+  const dir = flags.out ?? defaultStudyDir(config.profile);
   checkOutput(dir, '--out', 'dir');
   // Like train: a directory the user named is not silently overwritten (the default one is the
   // study's own scratch place, replaced by every `npm start`).
