@@ -9,7 +9,7 @@ import type { RlResult } from '../trainer.ts';
 type CurveName = 'trajectoryReward' | 'stepReward' | 'stepRegret';
 
 /** windowTrend's key of each (variant, curve): its stream under STUDY_KEY.trend. */
-const TREND_KEY: Record<Variant, Record<CurveName, number>> = {
+export const TREND_KEY: Record<Variant, Record<CurveName, number>> = {
   rl: { trajectoryReward: 0, stepReward: 1, stepRegret: 2 },
   budgetmix: { trajectoryReward: 10, stepReward: 11, stepRegret: 12 },
   gigpo: { trajectoryReward: 20, stepReward: 21, stepRegret: 22 },
