@@ -71,14 +71,13 @@ export async function measureLikelihood(
     value: finiteOrNull(value),
     ci95: intervalOf(ci95),
   });
+  // One of eval/likelihood's means over all maps: its finite terms of `terms`, and the infinite ones
+  // it left out.
+  const mean = (key: keyof typeof lik.infinite, terms: number, ci95: readonly [number, number]) =>
+    figure(lik[key], ci95, terms - lik.infinite[key], lik.infinite[key]);
   // The base's own NLL, and RL's NLL under the base relative to it (paired over maps).
   const own = bootstrapRatios([ratio('nllB'), ratio('nllBB')], boot);
-  const nllBaseUnderBase = figure(
-    lik.nllBunderB,
-    own.ci[1],
-    lik.actions.b - lik.infinite.nllBunderB,
-    lik.infinite.nllBunderB,
-  );
+  const nllBaseUnderBase = mean('nllBunderB', lik.actions.b, own.ci[1]);
   // LLR per trajectory, split by outcome, per map: the sign of the base successes' LLR, its per-turn
   // rate, and successes against failures within each policy.
   const llr = {
@@ -111,30 +110,10 @@ export async function measureLikelihood(
   };
   const [vsBase, vsRl] = [vsFailure(llr.base), vsFailure(llr.rl)];
   return {
-    nllRlUnderBase: figure(
-      lik.nllAunderB,
-      nllCi.ci[0],
-      lik.actions.a - lik.infinite.nllAunderB,
-      lik.infinite.nllAunderB,
-    ),
-    nllRlUnderRl: figure(
-      lik.nllAunderA,
-      nllCi.ci[1],
-      lik.actions.a - lik.infinite.nllAunderA,
-      lik.infinite.nllAunderA,
-    ),
-    llrSuccessRl: figure(
-      lik.llrSuccessA,
-      llrCi.ci[0],
-      lik.successful.a - lik.infinite.llrSuccessA,
-      lik.infinite.llrSuccessA,
-    ),
-    llrSuccessBase: figure(
-      lik.llrSuccessB,
-      llrCi.ci[1],
-      lik.successful.b - lik.infinite.llrSuccessB,
-      lik.infinite.llrSuccessB,
-    ),
+    nllRlUnderBase: mean('nllAunderB', lik.actions.a, nllCi.ci[0]),
+    nllRlUnderRl: mean('nllAunderA', lik.actions.a, nllCi.ci[1]),
+    llrSuccessRl: mean('llrSuccessA', lik.successful.a, llrCi.ci[0]),
+    llrSuccessBase: mean('llrSuccessB', lik.successful.b, llrCi.ci[1]),
     llrGap: { value: finiteOrNull(llrCi.diff), ci95: intervalOf(llrCi.diffCi) },
     nllBaseUnderBase,
     nllRatio: estimate(own.ratio, own.ratioCi),

@@ -2,7 +2,7 @@
 // state, recovery from error states, and the likelihood figures.
 import { barChart, grid, paragraph, table } from '../../../report/index.ts';
 import { interval, num, withInterval } from '../format.ts';
-import { int, LABEL, type RunPage } from './run-page.ts';
+import { band, int, LABEL, type RunPage } from './run-page.ts';
 
 /** Step quality: RL's win rate over the base at normal and error states. */
 export function stepQualitySection({ s, cfg, section, fig }: RunPage): string {
@@ -27,10 +27,7 @@ export function stepQualitySection({ s, cfg, section, fig }: RunPage): string {
         series: ['exact', 'sampled'],
         groups: (['normal', 'error'] as const).map((k) => ({
           label: `${k} states (${sq[k].states})`,
-          values: [
-            { value: sq[k].value, lo: sq[k].ci95[0], hi: sq[k].ci95[1] },
-            { value: sq[k].sampled.value, lo: sq[k].sampled.ci95[0], hi: sq[k].sampled.ci95[1] },
-          ],
+          values: [band(sq[k]), band(sq[k].sampled)],
         })),
         yDomain: winDomain,
         yLabel: 'P(RL better) + ½P(tie)',
@@ -82,10 +79,7 @@ export function recoverySection({ s, names, section, fig }: RunPage): string {
           const r = rec[p as 'base'];
           return {
             label: LABEL[p],
-            values: [
-              { value: r.exact, lo: r.exactCi95[0], hi: r.exactCi95[1] },
-              { value: r.value, lo: r.ci95[0], hi: r.ci95[1] },
-            ],
+            values: [{ value: r.exact, lo: r.exactCi95[0], hi: r.exactCi95[1] }, band(r)],
           };
         }),
         yDomain: [0, 1],
@@ -133,18 +127,8 @@ export function likelihoodSection({ s, cfg, Tmax, section, fig }: RunPage): stri
           height: 300,
           series: ['NLL'],
           groups: [
-            {
-              label: 'under base',
-              values: [
-                { value: l.nllRlUnderBase.value, lo: l.nllRlUnderBase.ci95[0], hi: l.nllRlUnderBase.ci95[1] },
-              ],
-            },
-            {
-              label: 'under RL',
-              values: [
-                { value: l.nllRlUnderRl.value, lo: l.nllRlUnderRl.ci95[0], hi: l.nllRlUnderRl.ci95[1] },
-              ],
-            },
+            { label: 'under base', values: [band(l.nllRlUnderBase)] },
+            { label: 'under RL', values: [band(l.nllRlUnderRl)] },
           ],
           yLabel: 'nats per action',
           xLabel: 'scored under',
@@ -157,18 +141,8 @@ export function likelihoodSection({ s, cfg, Tmax, section, fig }: RunPage): stri
           height: 300,
           series: ['LLR'],
           groups: [
-            {
-              label: 'RL',
-              values: [
-                { value: l.llrSuccessRl.value, lo: l.llrSuccessRl.ci95[0], hi: l.llrSuccessRl.ci95[1] },
-              ],
-            },
-            {
-              label: 'base',
-              values: [
-                { value: l.llrSuccessBase.value, lo: l.llrSuccessBase.ci95[0], hi: l.llrSuccessBase.ci95[1] },
-              ],
-            },
+            { label: 'RL', values: [band(l.llrSuccessRl)] },
+            { label: 'base', values: [band(l.llrSuccessBase)] },
           ],
           yLabel: 'LLR (nats)',
           xLabel: 'successful trajectories of',

@@ -2,7 +2,7 @@
 // and figure makers (RunPage), and the labels and chart helpers of more than one section.
 import { section as htmlSection, type PassKTGrid, slug } from '../../../report/index.ts';
 import type { StudyConfig } from '../config.ts';
-import type { PassGrid } from '../figures.ts';
+import type { Estimate, PassGrid } from '../figures.ts';
 import type { Summary } from '../summary.ts';
 
 export const LABEL: Record<string, string> = {
@@ -13,6 +13,9 @@ export const LABEL: Record<string, string> = {
 };
 export const PAPER =
   'Zhu et al. 2026, “What Does Multi-Turn Reinforcement Learning Really Improve in LLM Agents?”';
+
+/** An estimate as a chart point with its interval as the error bar or band. */
+export const band = (e: Estimate) => ({ value: e.value, lo: e.ci95[0], hi: e.ci95[1] });
 
 /** A table cell holding an integer. */
 export const int = (x: number | null) => ({ value: x, digits: 0 });
