@@ -153,34 +153,14 @@ export function likelihoodSection({ s, cfg, Tmax, section, fig }: RunPage): stri
     table(
       ['figure', 'value', '95% interval', 'terms', 'infinite (left out)'],
       [
-        [
-          'NLL of RL’s actions under base',
-          l.nllRlUnderBase.value,
-          interval(l.nllRlUnderBase.ci95),
-          int(l.nllRlUnderBase.n),
-          int(l.nllRlUnderBase.infinite),
-        ],
-        [
-          'NLL of RL’s actions under RL',
-          l.nllRlUnderRl.value,
-          interval(l.nllRlUnderRl.ci95),
-          int(l.nllRlUnderRl.n),
-          int(l.nllRlUnderRl.infinite),
-        ],
-        [
-          'LLR, RL’s successful trajectories',
-          l.llrSuccessRl.value,
-          interval(l.llrSuccessRl.ci95),
-          int(l.llrSuccessRl.n),
-          int(l.llrSuccessRl.infinite),
-        ],
-        [
-          'LLR, base’s successful trajectories',
-          l.llrSuccessBase.value,
-          interval(l.llrSuccessBase.ci95),
-          int(l.llrSuccessBase.n),
-          int(l.llrSuccessBase.infinite),
-        ],
+        ...(
+          [
+            ['NLL of RL’s actions under base', l.nllRlUnderBase],
+            ['NLL of RL’s actions under RL', l.nllRlUnderRl],
+            ['LLR, RL’s successful trajectories', l.llrSuccessRl],
+            ['LLR, base’s successful trajectories', l.llrSuccessBase],
+          ] as const
+        ).map(([label, x]) => [label, x.value, interval(x.ci95), int(x.n), int(x.infinite)]),
         ['LLR gap (RL’s − base’s)', l.llrGap.value, interval(l.llrGap.ci95), null, null],
       ],
       { caption: 'Likelihood figures (terms: actions for NLL, successful trajectories for LLR)' },
