@@ -2,14 +2,16 @@
 // the real CLI); the quick profile end to end (in-process, with the null-control trainer: the CLI's
 // GRPO run is tested in test/studies/budget.test.ts) writes its files; `report` re-renders the very page the study wrote.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { studyBudget } from '../../src/cli/commands/study.ts';
 import { envConfig, envSpec, makeTasks } from '../../src/envs/index.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
-import { renderBudgetReport } from '../../src/studies/budget/report.ts';
+import { renderBudgetReport } from '../../src/studies/budget/report/page.ts';
 import { parseSummary } from '../../src/studies/budget/summary.ts';
 import { frozenTrainer } from '../../src/studies/budget/trainer.ts';
 import { turnwise } from './run.ts';
@@ -26,6 +28,40 @@ test('study budget: bad flags are refused in one line with exit code 2', async (
   assert.equal(seed.code, 2);
   assert.ok(oneLine(seed.stderr) && /--seed/.test(seed.stderr), seed.stderr);
   assert.equal(profile.stdout + seed.stdout, '');
+});
+
+test('study budget --help says where the run goes without --out, and the command writes exactly there', async () => {
+  const help = await turnwise(['study', 'budget', '--help']);
+  assert.equal(help.code, 0, help.stderr);
+  const text = help.stdout.replace(/\s+/g, ' ');
+  assert.ok(
+    text.includes(
+      '--out <dir> run directory (default: runs/budget-<profile> in the current directory, whose summary.json, report.html and policies each run overwrites); an --out that already holds a summary.json is refused without --force',
+    ),
+    text,
+  );
+  // Without --out the command takes runs/budget-<profile> of the current directory: where `runs` is a
+  // file, it names that very folder in its one-line refusal, before any work.
+  const cwd = mkdtempSync(join(tmpdir(), 'turnwise-study-cwd-'));
+  writeFileSync(join(cwd, 'runs'), '');
+  const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const bin = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
+    execFile(
+      process.execPath,
+      [bin, 'study', 'budget', '--profile', 'quick'],
+      { cwd },
+      (error, stdout, stderr) => {
+        if (error !== null && typeof error.code !== 'number') reject(error);
+        else resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });
+      },
+    );
+  });
+  assert.equal(r.code, 2);
+  assert.equal(
+    r.stderr,
+    `turnwise: --out: got "runs/budget-quick"; ${join(realpathSync(cwd), 'runs')} is a file, not a directory\n`,
+  );
+  assert.equal(r.stdout, '');
 });
 
 test('study budget --profile quick with a stand-in trainer writes summary, report and loadable policies; report RUN re-renders; bad files are one-line errors', async () => {

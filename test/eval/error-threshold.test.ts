@@ -8,7 +8,7 @@ import { envConfig, envs, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { runPassCounts } from '../../src/eval/evaluate.ts';
 import { errorActions, makeErrorStates, type Recorded, TIE } from '../../src/eval/states.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
-import { regretDistribution } from '../../src/studies/budget/measure.ts';
+import { regretDistribution } from '../../src/studies/budget/measure/step-quality.ts';
 
 const slippery4 = envConfig('frozenlake', { map: '4x4', slippery: true });
 const tasks = (n: number, seed = 0): Task[] => makeTasks(slippery4, n, seed);

@@ -11,12 +11,12 @@ import { stepQuality } from '../../src/eval/step-quality.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../../src/policies/neural.ts';
 import { rollout } from '../../src/rollout/batch.ts';
 import { parseStudyConfig, profileConfig } from '../../src/studies/budget/config.ts';
+import type { PassGrid } from '../../src/studies/budget/figures.ts';
 import { MemoPolicy } from '../../src/studies/budget/memo.ts';
 import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
-import { renderBudgetReport } from '../../src/studies/budget/report.ts';
+import { renderBudgetReport } from '../../src/studies/budget/report/page.ts';
 import { studySummary } from '../../src/studies/budget/study.ts';
 import {
-  type PassGrid,
   parseSummary,
   RunSummarySchema,
   type StudySummary,

@@ -10,7 +10,8 @@ import { envConfig, envs, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { runPassCounts } from '../../src/eval/evaluate.ts';
 import { makeErrorStates, type Recorded, type State } from '../../src/eval/states.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
-import { byMove, moveCounts, pairedContrastWhere } from '../../src/studies/budget/measure.ts';
+import { byMove, pairedContrastWhere } from '../../src/studies/budget/measure/states.ts';
+import { moveCounts } from '../../src/studies/budget/measure/step-quality.ts';
 import { movedAsIntended, worldEnvs } from '../../src/studies/budget/world.ts';
 
 const MAP = 'SFFF,FHFH,FFFH,HFFG';

@@ -1,26 +1,27 @@
-// The budget study's stages on their own (setup.ts, measure.ts): each one, called with explicit inputs,
+// The budget study's stages on their own (setup.ts, measure/): each one, called with explicit inputs,
 // gives exactly the section the whole pipeline put in the summary; the env factory argument is where
 // every env of a stage comes from; the training-curve trend on hand-built curves.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Task } from '../../src/core/types.ts';
 import { envs, makeEnv } from '../../src/envs/index.ts';
+import { EVAL_KEY } from '../../src/eval/seeds.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { parseStudyConfig } from '../../src/studies/budget/config.ts';
-import {
-  diagnosticStates,
-  measureExactPass,
-  measureLikelihood,
-  measurePass,
-  measureRecovery,
-  measureReference,
-  measureStepQuality,
-  measureTrainingCurves,
-  sampleEpisodes,
-} from '../../src/studies/budget/measure.ts';
+import { measureTrainingCurves, TREND_KEY } from '../../src/studies/budget/measure/curves.ts';
+import { sampleEpisodes } from '../../src/studies/budget/measure/episodes.ts';
+import { measureExactPass } from '../../src/studies/budget/measure/exact-pass.ts';
+import { measureLikelihood } from '../../src/studies/budget/measure/likelihood.ts';
+import { measurePass } from '../../src/studies/budget/measure/pass.ts';
+import { measureRecovery } from '../../src/studies/budget/measure/recovery.ts';
+import { measureReference } from '../../src/studies/budget/measure/reference.ts';
+import { diagnosticStates } from '../../src/studies/budget/measure/states.ts';
+import { measureStepQuality } from '../../src/studies/budget/measure/step-quality.ts';
 import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
-import { actingViews, type MakeEnv, makeStudyTasks, trainBase } from '../../src/studies/budget/setup.ts';
+import { actingViews, makeStudyTasks, trainBase } from '../../src/studies/budget/setup.ts';
+import { STUDY_KEY } from '../../src/studies/budget/stats.ts';
 import { type CurvePoint, grpoTrainer } from '../../src/studies/budget/trainer.ts';
+import type { MakeEnv } from '../../src/studies/budget/world.ts';
 import { TINY } from './fixtures.ts';
 
 const noop = () => {};
@@ -140,4 +141,13 @@ test('measureTrainingCurves on hand-built curves: quarter windows, exact trends,
     [0.25, 0.25, 0.5, 0.9, 0.1, 0.5, 0.75, 0.75],
   );
   assert.equal(c.trajectoryReward.gigpo, undefined);
+});
+
+test('stream keys: each bootstrap of the study draws from its own named key, none of eval’s', () => {
+  const keys = Object.values(STUDY_KEY);
+  assert.equal(new Set(keys).size, keys.length, 'STUDY_KEY values are distinct');
+  const evalKeys = new Set<number>(Object.values(EVAL_KEY));
+  for (const k of keys) assert.ok(!evalKeys.has(k), `${k} is one of eval's keys`);
+  const trend = Object.values(TREND_KEY).flatMap((byCurve) => Object.values(byCurve));
+  assert.equal(new Set(trend).size, trend.length, 'TREND_KEY values are distinct');
 });

@@ -12,13 +12,9 @@ import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { type State, turnsLeft } from '../../src/eval/states.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../../src/policies/neural.ts';
 import { budgetFindings, THRESHOLDS } from '../../src/studies/budget/findings.ts';
-import {
-  PAPER_K,
-  pairedContrast,
-  preErrorState,
-  sliceK,
-  TemperedPolicy,
-} from '../../src/studies/budget/measure.ts';
+import { PAPER_K, sliceK } from '../../src/studies/budget/measure/exact-pass.ts';
+import { pairedContrast, preErrorState } from '../../src/studies/budget/measure/states.ts';
+import { TemperedPolicy } from '../../src/studies/budget/measure/temperature.ts';
 import { MemoPolicy } from '../../src/studies/budget/memo.ts';
 import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
 import { holm } from '../../src/studies/budget/stats.ts';

@@ -1,12 +1,14 @@
-// The second world (world.ts) and the step-quality detail (measure.ts stepQualityDetail): the
+// The second world (world.ts) and the step-quality detail (measure/step-quality.ts stepQualityDetail): the
 // (memory, cell) MDP keeps FrozenLake's values exactly, its memory is what happened, intended-only play
 // never slips; the detail's figures on a constructed case with a known answer; the relative tie.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Oracle, Task } from '../../src/core/types.ts';
+import type { Oracle, StepResult, Task } from '../../src/core/types.ts';
 import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
-import { occupancy, stepQualityDetail } from '../../src/studies/budget/measure.ts';
-import { MEMORIES, WORLD_SETTINGS, worldEnvs } from '../../src/studies/budget/world.ts';
+import { occupancy } from '../../src/studies/budget/measure/states.ts';
+import { stepQualityDetail } from '../../src/studies/budget/measure/step-quality.ts';
+import { MEMORIES } from '../../src/studies/budget/memory-env.ts';
+import { WORLD_SETTINGS, worldEnvs } from '../../src/studies/budget/world.ts';
 import { TINY } from './fixtures.ts';
 
 const narrow = envConfig('frozenlake', { random: true, size: 4, p: 0.8, slippery: true, successRate: 0.9 });
@@ -62,6 +64,42 @@ test('narrow world: the memory records the last action and whether it went as in
     }
     if (!intendedOnly) assert.ok(slips > 0, 'the real ice slips');
   }
+});
+
+test('narrow world: MemoryEnv moves as FrozenLake itself (same cells, rewards, endings, draws), adds the memory, restores from a snapshot', () => {
+  const memory = worldEnvs(true);
+  let intendedMoves = 0;
+  let slips = 0;
+  for (const task of tasks) {
+    const env = memory.make(task);
+    const plain = makeEnv(task);
+    const n = plain.spec.observations!;
+    for (let seed = 0; seed < 60; seed++) {
+      assert.equal(env.reset(seed), plain.reset(seed));
+      for (let t = 0; t < 40; t++) {
+        const a = (seed * 7 + t * 3) % 4;
+        const before = env.snapshot!();
+        const r = env.step(a) as StepResult<number>;
+        const q = plain.step(a) as StepResult<number>;
+        assert.equal(r.observation % n, q.observation, 'the cell is FrozenLake’s');
+        assert.deepEqual([r.reward, r.terminated, r.info], [q.reward, q.terminated, q.info]);
+        const m = Math.floor(r.observation / n);
+        assert.equal((m - 1) % 4, a, 'the memory holds the action');
+        if (m >= 5) slips++;
+        else intendedMoves++;
+        // The snapshot taken before the step replays it exactly.
+        env.restore!(before);
+        assert.deepEqual(env.step(a), r);
+        if (r.terminated) break;
+      }
+    }
+  }
+  // Ice that moves the intended way with probability 0.9 (each way across it 0.05).
+  assert.ok(slips > 0 && intendedMoves > 5 * slips, `${intendedMoves} intended, ${slips} slipped`);
+  assert.throws(() => memory.make(tasks[0]).step(0), /step\(\) before reset\(\)/);
+  // Its scope is FrozenLake: another env's task is refused by name, not cast.
+  const sql = { env: 'sql', seed: 0, params: {} } as Task;
+  assert.throws(() => memory.make(sql), /^InputError: task\.env: got "sql"; expected frozenlake/);
 });
 
 test('stepQualityDetail on a constructed case: strict, ties, ½-tie, ties-excluded, E[Q*], consequential and per-pool subsets', () => {

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import { renderBudgetReport } from '../../studies/budget/report.ts';
+import { renderBudgetReport } from '../../studies/budget/report/page.ts';
 import { parseSummary } from '../../studies/budget/summary.ts';
 import { json, out } from '../io.ts';
 

@@ -16,8 +16,9 @@ import {
   StudyConfigSchema,
 } from '../../studies/budget/config.ts';
 import type { StudyStage } from '../../studies/budget/pipeline.ts';
-import { renderBudgetReport } from '../../studies/budget/report.ts';
-import { runStudy, studyFindings, studyPlan, type TrainerName } from '../../studies/budget/study.ts';
+import { renderBudgetReport } from '../../studies/budget/report/page.ts';
+import type { TrainerName } from '../../studies/budget/run.ts';
+import { runStudy, studyFindings, studyPlan } from '../../studies/budget/study.ts';
 import { parseSummary } from '../../studies/budget/summary.ts';
 import { findingLines, terminalSummary } from '../../studies/budget/terminal.ts';
 import type { RlTrainer } from '../../studies/budget/trainer.ts';
@@ -46,6 +47,11 @@ export function studyConfig(flags: StudyFlags): StudyConfig {
   return parseStudyConfig(raw, 'config');
 }
 
+/** Where a study goes without --out: runs/budget-<profile>, relative to the current directory. */
+export function defaultStudyDir(profile: string): string {
+  return join('runs', `budget-${profile}`);
+}
+
 const STAGE_LABEL: Record<StudyStage, string> = {
   base: 'base (BC)',
   rl: 'RL',
@@ -69,7 +75,7 @@ export function registerStudy(program: Command): void {
     )
     .option(
       '--out <dir>',
-      'run directory (default: runs/budget-<profile>-<seed>, replaced on each run); an --out that holds a study is refused without --force',
+      `run directory (default: ${defaultStudyDir('<profile>')} in the current directory, whose summary.json, report.html and policies each run overwrites); an --out that already holds a summary.json is refused without --force`,
     )
     .option('--force', 'replace the study in an existing --out directory')
     .option('--json', 'print the summary (summary.json) instead of the terminal summary')
@@ -155,7 +161,7 @@ export async function studyBudget(flags: StudyFlags, trainer: TrainerName | RlTr
     parseSeeds(flags.seeds as string | undefined) ?? (flags.seed !== undefined ? [config.seed] : undefined);
   const plan = studyPlan(config, seeds, parseWorlds(flags.worlds as string | undefined));
   const parallel = parseParallel(flags.parallel as string | undefined);
-  const dir = flags.out ?? join('runs', `budget-${config.profile}`);
+  const dir = flags.out ?? defaultStudyDir(config.profile);
   checkOutput(dir, '--out', 'dir');
   // Like train: a directory the user named is not silently overwritten (the default one is the
   // study's own scratch place, replaced by every `npm start`).

@@ -169,6 +169,7 @@ export class FrozenLakeEnv implements Env<number, number> {
   readonly world: FrozenLakeWorld;
   readonly spec: EnvSpec;
   private s = -1;
+  private outcome = -1;
   private rng: Rng = Rng.derive(0, STREAM.env);
 
   constructor(world: FrozenLakeWorld) {
@@ -181,8 +182,16 @@ export class FrozenLakeEnv implements Env<number, number> {
     return this.s;
   }
 
+  /** Which outcome the last step drew: its index in the transition table's list for (state, action),
+   * in Gymnasium's order (a slippery move lists (a−1, a, a+1)); -1 when no step drew one since the last
+   * reset or restore (or the last action was malformed). */
+  get lastOutcome(): number {
+    return this.outcome;
+  }
+
   reset(seed: number): number {
     this.rng = Rng.derive(seed, STREAM.env);
+    this.outcome = -1;
     const starts = this.world.starts;
     this.s = starts.length === 1 ? starts[0] : starts[this.rng.int(starts.length)];
     return this.s;
@@ -192,6 +201,7 @@ export class FrozenLakeEnv implements Env<number, number> {
     if (this.s < 0) throw new Error('frozenlake: step() before reset()');
     if (typeof action !== 'number' || !Number.isInteger(action) || action < 0 || action > 3) {
       // A malformed action is an observation for the agent, not a crash: nothing moves.
+      this.outcome = -1;
       return { observation: this.s, reward: 0, terminated: false, info: INVALID };
     }
     const m = this.world.model;
@@ -205,6 +215,7 @@ export class FrozenLakeEnv implements Env<number, number> {
     }
     const next = m.next[k];
     this.s = next;
+    this.outcome = k - m.offset[sa];
     const terminated = m.terminated[k] === 1;
     const kind = this.world.kind[next];
     return {
@@ -233,6 +244,7 @@ export class FrozenLakeEnv implements Env<number, number> {
       throw new InputError('snapshot', snapshot, `expected {s: 0..${this.world.nS - 1}, rng: [4 integers]}`);
     }
     this.s = snap.s;
+    this.outcome = -1;
     this.rng = seed === undefined ? Rng.fromState(snap.rng) : Rng.derive(seed, STREAM.env);
   }
 

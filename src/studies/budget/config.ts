@@ -284,6 +284,11 @@ export function worldConfig(config: StudyConfig, world: WorldId, seed: number): 
   return parseStudyConfig({ ...structuredClone(config), world, seed, env }, 'config');
 }
 
+/** The largest budget of eval.T: the one the diagnostics run at. */
+export function largestBudget(config: Pick<StudyConfig, 'eval'>): number {
+  return config.eval.T[config.eval.T.length - 1];
+}
+
 /** A profile as config input (a copy, to edit before parsing: the CLI's flags and `--set`). */
 export function profileInput(profile: string): Record<string, unknown> {
   if (!(PROFILE_NAMES as readonly string[]).includes(profile)) {

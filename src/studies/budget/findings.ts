@@ -16,9 +16,10 @@
 // so `turnwise study verdicts --in summary.json` recomputes them and anyone can audit one. A verdict is
 // decided by directions, intervals and stated thresholds, never by a magnitude read off the paper: its
 // agents are LLMs (an NLL is per response, an LLR sums over tokens), ours choose one of four moves.
-import { formatNumber } from '../../report/html.ts';
+import type { Estimate, Interval, PassGrid } from './figures.ts';
+import { decisiveDigits, interval, num, signed, withInterval } from './format.ts';
 import { holm } from './stats.ts';
-import type { Estimate, FindingId, Interval, PassGrid, StudyFinding, Summary } from './summary.ts';
+import type { FindingId, StudyFinding, Summary } from './summary.ts';
 
 export type Measurements = Omit<Summary, 'findings' | 'timings' | 'seconds'>;
 
@@ -31,15 +32,26 @@ export const THRESHOLDS = {
   /** lead-reverses: family-wise level of the one-sided tests "base ahead" (= a two-sided 95% interval
    * for a single test). */
   holmAlpha: 0.025,
+  /** normal-states, error-contrast: a win rate of ½, no difference between RL and the base. */
+  evenWin: 0.5,
 } as const;
 
-const fmt = (x: number | null | undefined, digits = 3): string => formatNumber(x, digits);
-const signed = (x: number | null | undefined, digits = 3): string =>
-  formatNumber(x, digits, { signed: true });
-const ci = (c: Interval, digits = 3, sign = false): string =>
-  `[${(sign ? signed : fmt)(c[0], digits)}, ${(sign ? signed : fmt)(c[1], digits)}]`;
-const est = (e: Estimate, digits = 3, sign = true): string =>
-  `${(sign ? signed : fmt)(e.value, digits)} ${ci(e.ci95, digits, sign)}`;
+/** The number each finding's tested quantity (`ours`) is read against: on which side of it its interval
+ * lies decides the verdict (oursText prints the figure so that the side shows). */
+export const OURS_THRESHOLD: Record<FindingId, number> = {
+  'rl-beats-base': 0,
+  'lead-shrinks': 0,
+  'lead-reverses': 0,
+  'normal-states': THRESHOLDS.evenWin,
+  'error-contrast': 0,
+  'recovery-did': 0,
+  'nll-plausible': THRESHOLDS.nllRatio,
+  'llr-sign': 0,
+  'training-curves': 0,
+  'budgetmix-robust': 0,
+};
+
+const est = (e: Estimate, digits = 3, sign = true): string => withInterval(e.value, e.ci95, digits, sign);
 
 /** The interval lies strictly above / below x (a missing end never decides anything). */
 export const above = (c: Interval, x: number): boolean => c[0] !== null && c[0] > x;
@@ -122,7 +134,7 @@ export const leadReverses: Rule = (s) => {
     note:
       tighter.length === 0
         ? 'no budget below the training budget'
-        : `Holm-adjusted p ${tighter.map((x, i) => `T=${x.T}: ${fmt(adjusted[i])}`).join(', ')}${reversed.length > 0 ? `; base ahead at T = ${reversed.join(', ')}` : ''}`,
+        : `Holm-adjusted p ${tighter.map((x, i) => `T=${x.T}: ${num(adjusted[i])}`).join(', ')}${reversed.length > 0 ? `; base ahead at T = ${reversed.join(', ')}` : ''}`,
   };
 };
 
@@ -132,22 +144,22 @@ export const normalStates: Rule = (s) => {
     claim: 'At ordinary states RL picks the better action less than half the time',
     paper: '43–47%',
     ours: { value: n.value, ci95: n.ci95 },
-    held: below(n.ci95, 0.5),
-    test: 'RL’s exact win rate over the base, P(RL’s action has the higher Q*) + ½P(tie), at states drawn from both policies’ trajectories has its 95% interval over states below 0.5.',
-    note: `${n.states} states; ties ${fmt(n.ties)}; sampled ${est(n.sampled, 3, false)}`,
+    held: below(n.ci95, THRESHOLDS.evenWin),
+    test: `RL’s exact win rate over the base, P(RL’s action has the higher Q*) + ½P(tie), at states drawn from both policies’ trajectories has its 95% interval over states below ${THRESHOLDS.evenWin}.`,
+    note: `${n.states} states; ties ${num(n.ties)}; sampled ${est(n.sampled, 3, false)}`,
   };
 };
 
 export const errorContrast: Rule = (s) => {
   const c = s.stepQuality.contrast;
-  const winAbove = above(c.winError.ci95, 0.5);
+  const winAbove = above(c.winError.ci95, THRESHOLDS.evenWin);
   return {
     claim: 'RL’s step advantage is at error states, not at ordinary ones',
     paper: '66–67% at error states vs 43–47% at normal ones',
     ours: c.delta,
     held: above(c.delta.ci95, 0),
     test: `Δ = win(error) − win(pre-error): RL’s exact win rate over the base at each error state minus at its own pre-error state (where the bad action was forced), averaged over the ${c.pairs} pairs, has its 95% interval (resampling the ${c.maps} maps) above 0.`,
-    note: `win(error) ${est(c.winError, 3, false)} (${winAbove ? 'above' : 'not above'} 0.5), win(pre-error) ${est(c.winPreError, 3, false)}`,
+    note: `win(error) ${est(c.winError, 3, false)} (${winAbove ? 'above' : 'not above'} ${THRESHOLDS.evenWin}), win(pre-error) ${est(c.winPreError, 3, false)}`,
   };
 };
 
@@ -159,7 +171,7 @@ export const recoveryDid: Rule = (s) => {
     ours: d.did,
     held: above(d.did.ci95, 0),
     test: 'Difference in differences: RL’s exact continuation gain V^RL − V^base at each error state minus its gain at the paired pre-error state has its 95% interval (resampling maps) above 0.',
-    note: `gain at error states ${est(d.gainError)}, at pre-error states ${est(d.gainPreError)}; exact recovery RL ${fmt(s.recovery.rl.exact)} vs base ${fmt(s.recovery.base.exact)}`,
+    note: `gain at error states ${est(d.gainError)}, at pre-error states ${est(d.gainPreError)}; exact recovery RL ${num(s.recovery.rl.exact)} vs base ${num(s.recovery.base.exact)}`,
   };
 };
 
@@ -171,7 +183,7 @@ export const nllPlausible: Rule = (s) => {
     ours: l.nllRatio,
     held: below(l.nllRatio.ci95, THRESHOLDS.nllRatio),
     test: `The base’s mean NLL of RL’s actions divided by the base’s mean NLL of its own actions has its 95% interval (paired over maps) below ${THRESHOLDS.nllRatio}.`,
-    note: `NLL under the base: of RL’s actions ${fmt(l.nllRlUnderBase.value)}, of its own ${fmt(l.nllBaseUnderBase.value)}; of RL’s actions under RL ${fmt(l.nllRlUnderRl.value)}`,
+    note: `NLL under the base: of RL’s actions ${num(l.nllRlUnderBase.value)}, of its own ${num(l.nllBaseUnderBase.value)}; of RL’s actions under RL ${num(l.nllRlUnderRl.value)}`,
   };
 };
 
@@ -202,7 +214,7 @@ export const trainingCurves: Rule = (s) => {
     ours: { value: tr.stepRegret.value, ci95: tr.stepRegret.ci95 },
     held: tr.stepRegret.value === null ? null : rose && worse,
     test,
-    note: `trajectory reward ${fmt(tr.trajectoryReward.first)} → ${fmt(tr.trajectoryReward.last)} ${est(tr.trajectoryReward)}; regret ${fmt(tr.stepRegret.first, 4)} → ${fmt(tr.stepRegret.last, 4)}; Q*/V* ${fmt(tr.stepReward.first)} → ${fmt(tr.stepReward.last)}`,
+    note: `trajectory reward ${num(tr.trajectoryReward.first)} → ${num(tr.trajectoryReward.last)} ${est(tr.trajectoryReward)}; regret ${num(tr.stepRegret.first, 4)} → ${num(tr.stepRegret.last, 4)}; Q*/V* ${num(tr.stepReward.first)} → ${num(tr.stepReward.last)}`,
   };
 };
 
@@ -258,7 +270,11 @@ export function budgetFindings(s: Measurements): StudyFinding[] {
   });
 }
 
-/** A finding's tested quantity as text: value and 95% interval. */
-export function oursText(e: Estimate, digits = 3): string {
-  return e.value === null ? 'n/a' : `${fmt(e.value, digits)} ${ci(e.ci95, digits)}`;
+/** A finding's tested quantity as text: value and 95% interval, with the decimals that show on which
+ * side of its threshold each lies (decisiveDigits; at least 3). */
+export function oursText(f: Pick<StudyFinding, 'id' | 'ours'>): string {
+  const e = f.ours;
+  if (e.value === null) return 'n/a';
+  const digits = decisiveDigits([e.value, ...e.ci95], OURS_THRESHOLD[f.id]);
+  return `${num(e.value, digits)} ${interval(e.ci95, digits)}`;
 }

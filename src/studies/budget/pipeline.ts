@@ -3,7 +3,7 @@
 //   1. tasks: training maps and disjoint held-out maps (config.seeds);
 //   2. base: a neural policy behaviour-cloned from a good but imperfect expert's rollouts (train/bc);
 //   3. RL (fixed budget) and BudgetMix (mixed budgets), optionally GiGPO, from the injected trainer;
-//   4. on the held-out maps, for every policy, one `measure…` per summary section (measure.ts):
+//   4. on the held-out maps, for every policy, one `measure…` per summary section (measure/):
 //      Pass@(K,T) sampled (prefix mode) and exact (dynamic programming per map), RL − base paired;
 //      step quality at normal and error states; recovery from error states; NLL and LLR; failure
 //      kinds; and the trainer's training curves;
@@ -14,23 +14,20 @@ import type { NeuralPolicy } from '../../policies/neural.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { parseStudyConfig, type StudyConfig } from './config.ts';
 import { budgetFindings, type Measurements } from './findings.ts';
-import {
-  diagnosticStates,
-  measureExactPass,
-  measureLikelihood,
-  measurePass,
-  measureRecovery,
-  measureReference,
-  measureStepQuality,
-  measureTemperature,
-  measureTrainingCurves,
-  sampleEpisodes,
-} from './measure.ts';
+import { measureTrainingCurves } from './measure/curves.ts';
+import { sampleEpisodes } from './measure/episodes.ts';
+import { measureExactPass } from './measure/exact-pass.ts';
+import { measureLikelihood } from './measure/likelihood.ts';
+import { measurePass } from './measure/pass.ts';
+import { measureRecovery } from './measure/recovery.ts';
+import { measureReference } from './measure/reference.ts';
+import { diagnosticStates } from './measure/states.ts';
+import { measureStepQuality } from './measure/step-quality.ts';
+import { measureTemperature } from './measure/temperature.ts';
 import {
   actingViews,
   type BaseRun,
   describePolicies,
-  type MakeEnv,
   makeStudyTasks,
   type PerVariant,
   type StageHooks,
@@ -43,6 +40,7 @@ import {
 } from './setup.ts';
 import type { Summary } from './summary.ts';
 import type { RlResult, RlTrainer } from './trainer.ts';
+import type { MakeEnv } from './world.ts';
 
 export type { StudyStage, Variant } from './setup.ts';
 

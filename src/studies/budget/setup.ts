@@ -1,17 +1,18 @@
 // The budget study's first stages: what it measures. The maps (training and held-out), the base
 // behaviour-cloned from an expert, and the RL variants the injected trainer fine-tunes from it. The
-// measurements (measure.ts) receive what these return; nothing here looks at the held-out maps.
+// measurements (measure/) receive what these return; nothing here looks at the held-out maps.
 import { InputError } from '../../core/errors.ts';
-import type { Env, EnvConfig, EnvFactory, EnvSpec, Policy, Task } from '../../core/types.ts';
+import type { EnvConfig, EnvSpec, Policy, Task } from '../../core/types.ts';
 import { envConfig, makeTasks, envs as registry } from '../../envs/index.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../../policies/neural.ts';
 import { collectDemonstrations, trainBc } from '../../train/bc.ts';
 import type { BudgetSchedule } from '../../train/schedule.ts';
 import type { StudyConfig } from './config.ts';
+import { finiteOrNull } from './figures.ts';
 import { MemoPolicy } from './memo.ts';
-import { finiteOrNull, type Summary } from './summary.ts';
+import type { Summary } from './summary.ts';
 import type { RlRequest, RlResult, RlTrainer } from './trainer.ts';
-import { WORLD_SETTINGS, worldEnvs } from './world.ts';
+import { type MakeEnv, WORLD_SETTINGS, worldEnvs } from './world.ts';
 
 export type AnyPolicy = Policy<unknown, unknown>;
 export type Variant = 'rl' | 'budgetmix' | 'gigpo';
@@ -29,12 +30,6 @@ export type PerPolicy<X> = PerVariant<X> & { base: X };
 /** The names present in a per-policy (or per-variant) record, in POLICY_NAMES order. */
 export function namesOf<X>(r: Partial<Record<PolicyName, X>>): PolicyName[] {
   return POLICY_NAMES.filter((n) => r[n] !== undefined);
-}
-
-/** Where every env of the study comes from: an env factory whose `make` is synchronous (the exact
- * stages read oracles directly). The registry (envs/index.ts's `envs`) is one. */
-export interface MakeEnv extends EnvFactory {
-  make(task: Task): Env<unknown, unknown>;
 }
 
 /** What a stage may tell the caller: the library never prints. */

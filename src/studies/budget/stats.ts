@@ -6,12 +6,41 @@
 import { Rng, STREAM } from '../../core/rng.ts';
 import { type Interval, percentileInterval } from '../../eval/bootstrap.ts';
 
-/** Stream keys of this file, above eval's EVAL_KEY range. */
-export const STUDY_KEY = { maps: 101, ratio: 102, trend: 103, states: 104 } as const;
+/**
+ * The stream keys of the study's bootstraps, above eval's EVAL_KEY range: one name per set of
+ * resamples, so two figures share resampled clusters exactly when they are meant to be paired. The
+ * numbers are the ones the study has always drawn with (a new number is a new draw: other figures).
+ */
+export const STUDY_KEY = {
+  /** Exact Pass@(K,T) of every policy, the contrasts between them and the shrink contrast (paired). */
+  maps: 101,
+  /** Every ratio estimator over maps (bootstrapRatios). */
+  ratio: 102,
+  /** Training-curve trends (windowTrend; each curve has its own key under it). */
+  trend: 103,
+  /** Step quality over the normal states, the error states and their pre-error states. */
+  normalStates: 104,
+  errorStates: 114,
+  preErrorStates: 124,
+  /** The temperature control: RL − the base at its best τ, over maps. */
+  temperature: 108,
+  /** Exact continuation values at the error states (recovery). */
+  recovery: 109,
+} as const;
 
 export interface BootstrapSettings {
   resamples: number;
   seed: number;
+}
+
+/** A run's bootstrap settings: its config's resamples and seed. */
+export function bootSettings(config: { eval: { resamples: number }; seed: number }): BootstrapSettings {
+  return { resamples: config.eval.resamples, seed: config.seed };
+}
+
+/** Coefficients of the contrast plus − minus over the series `names` (for bootstrapSeries). */
+export function contrastCoefficients<N extends string>(names: readonly N[], plus: N, minus: N): number[] {
+  return names.map((n) => (n === plus ? 1 : n === minus ? -1 : 0));
 }
 
 /** Draws one resample of m clusters as multiplicities w (Σ w = m). */

@@ -10,25 +10,22 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { PROFILE_RUNS, type ProfileName, type StudyConfig, worldConfig } from './config.ts';
+import type { AcrossSeedsFigure, Estimate, PassGrid } from './figures.ts';
+import { finiteOrNull } from './figures.ts';
 import { budgetFindings } from './findings.ts';
-import { runBudgetStudy, type StudyProgress, type StudyStage } from './pipeline.ts';
-import type {
-  AcrossSeedsFigure,
-  Estimate,
-  FindingId,
-  PassGrid,
-  StudyFinding,
-  StudySummary,
-  Summary,
-  WorldInfo,
-} from './summary.ts';
-import { FINDING_IDS, finiteOrNull } from './summary.ts';
-import { frozenTrainer, grpoTrainer, type RlTrainer } from './trainer.ts';
+import {
+  type RunEvent,
+  type RunJob,
+  type RunKey,
+  type RunOutput,
+  runOne,
+  TRAINERS,
+  type TrainerName,
+} from './run.ts';
+import type { FindingId, StudyFinding, StudySummary, Summary, WorldInfo } from './summary.ts';
+import { FINDING_IDS } from './summary.ts';
+import type { RlTrainer } from './trainer.ts';
 import { NARROW_DESIGN, WORLD_SETTINGS, type WorldId } from './world.ts';
-
-/** Trainers a worker thread can rebuild by name (a function cannot cross a thread boundary). */
-export const TRAINERS = { grpo: grpoTrainer, frozen: frozenTrainer } as const;
-export type TrainerName = keyof typeof TRAINERS;
 
 export interface StudyPlan {
   /** The profile's config (its `seed` and `world` are replaced per run). */
@@ -48,18 +45,6 @@ export function studyPlan(
     worlds: [config.world],
   };
   return { config, seeds: seeds ?? runs.seeds, worlds: worlds ?? runs.worlds };
-}
-
-export interface RunKey {
-  world: WorldId;
-  seed: number;
-}
-
-export interface RunEvent extends RunKey {
-  /** A stage began (detail for a log line), or progress within one. */
-  stage: StudyStage;
-  detail?: string;
-  progress?: Omit<StudyProgress, 'stage'>;
 }
 
 export interface StudyRunOptions {
@@ -232,43 +217,7 @@ function acrossSeeds(world: string, runs: readonly Summary[]): StudySummary['acr
   return { world, T: [...T], exact, lead };
 }
 
-// ── Running ──────────────────────────────────────────────────────────────────────────────────────
-
-export interface RunJob extends RunKey {
-  config: StudyConfig;
-}
-
-interface RunOutput {
-  summary: Summary;
-  files: Record<string, Uint8Array>;
-}
-
-/** One run in this thread. Progress is passed on when its whole percent changes (a thread posts it). */
-export async function runOne(
-  job: RunJob,
-  trainer: RlTrainer,
-  onEvent: (e: RunEvent) => void,
-): Promise<RunOutput> {
-  const key = { world: job.world, seed: job.seed };
-  let last = '';
-  const r = await runBudgetStudy(job.config, {
-    trainer,
-    onStage: (stage, detail) => onEvent({ ...key, stage, detail }),
-    onProgress: ({ stage, done, total }) => {
-      const at = `${stage}/${Math.floor((100 * done) / total)}`;
-      if (at === last) return;
-      last = at;
-      onEvent({ ...key, stage, progress: { done, total } });
-    },
-  });
-  const files = Object.fromEntries(
-    Object.entries(r.policies).map(([role, p]) => [
-      role,
-      p.checkpoint(undefined, { study: 'budget', role, world: job.world, seed: String(job.seed) }),
-    ]),
-  );
-  return { summary: r.summary, files };
-}
+// ── Running on worker threads ────────────────────────────────────────────────────────────────────
 
 const BOOT = new URL('../../rollout/worker-boot.mjs', import.meta.url);
 const JOB_MODULE = new URL('./run-worker.ts', import.meta.url);

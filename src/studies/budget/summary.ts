@@ -1,149 +1,37 @@
-// summary.json of a budget-study run: one zod schema, the TypeScript types inferred from it. The
-// pipeline builds a Summary, the report and the terminal summary render one, and `turnwise report RUN`
-// re-renders a run from its file after validating it here.
+// summary.json of a budget study: one zod schema, the TypeScript types inferred from it. The pipeline
+// builds each run's Summary, the study gathers them (study.ts), the report and the terminal summary
+// render one, and `turnwise report RUN` re-renders a run from its file after validating it here.
 //
 // Conventions. Numbers that are not finite (an empty mean, an interval without data) are stored as
 // null, so the object in memory is the object read back from JSON. An estimate with an interval is
 // `{value, ci95: [lo, hi]}`: 95% percentile bootstrap intervals (over held-out maps, states or
 // iterations, as each field says). Pass@(K,T) grids are `{K, T, passKT, ci95}` with rows K and
-// columns T, as `turnwise eval` prints them.
+// columns T, as `turnwise eval` prints them. The figures these are made of are in figures.ts.
 import { z } from 'zod';
 import { InputError } from '../../core/errors.ts';
 import { fromZod } from '../../core/validate.ts';
 import { StudyConfigSchema } from './config.ts';
-
-const Num = z.number().nullable();
-const Int = z.number().int();
-export const IntervalSchema = z.tuple([Num, Num]);
-
-const Estimate = z.object({ value: Num, ci95: IntervalSchema }).strict();
-
-export const PassGridSchema = z
-  .object({
-    K: z.array(Int),
-    T: z.array(Int),
-    passKT: z.array(z.array(Num)),
-    ci95: z.array(z.array(IntervalSchema)),
-  })
-  .strict();
-
-const Policies = <S extends z.ZodType>(s: S) =>
-  z.object({ base: s, rl: s, budgetmix: s, gigpo: s.optional() }).strict();
-
-const StepQualitySide = z
-  .object({
-    /** P(RL's action has the higher Q*) + ½ P(tie), exact expectation over both policies' distributions. */
-    value: Num,
-    ci95: IntervalSchema,
-    rlBetter: Num,
-    ties: Num,
-    baseBetter: Num,
-    /** Mean V*_h(s) − Q*_h(s,a) of each policy's actions. */
-    regretRl: Num,
-    regretBase: Num,
-    states: Int,
-    /** The same win rate from M actions drawn by each policy (M × M pairs per state). */
-    sampled: Estimate,
-    /** The relative tie tolerance the comparisons used: |ΔQ*| ≤ relTie · V* is a tie. */
-    relTie: z.number(),
-    detail: z.lazy(() => StepQualityDetailSchema),
-  })
-  .strict();
-
-/** Exact step-quality figures of one subset of states, intervals resampling maps. */
-const StepQualitySubsetSchema = z
-  .object({
-    states: Int,
-    rlBetter: Estimate,
-    ties: Estimate,
-    /** P(RL better) + ½ P(tie). */
-    score: Estimate,
-    /** P(RL better) / (P(RL better) + P(base better)): the win rate among pairs that are not ties. */
-    tiesExcluded: Estimate,
-    /** E_π[Q*_h(s, ·)] of each policy's action distribution, and its mean regret V* − E_π[Q*]. */
-    qRl: Estimate,
-    qBase: Estimate,
-    regretRl: Estimate,
-    regretBase: Estimate,
-  })
-  .strict();
-
-const StepQualityDetailSchema = z
-  .object({
-    /** Consequential states: max − min of Q*_h(s, ·) ≥ this. */
-    consequentialGap: z.number(),
-    all: StepQualitySubsetSchema,
-    consequential: StepQualitySubsetSchema,
-    /** The states drawn from the base's trajectories, and from RL's. */
-    fromBase: StepQualitySubsetSchema,
-    fromRl: StepQualitySubsetSchema,
-  })
-  .strict();
-
-const RecoverySide = z
-  .object({
-    /** Continuation success rate from sampled continuations. */
-    value: Num,
-    ci95: IntervalSchema,
-    /** Exact continuation value V^π_h(s) at the same states, h = turns left. */
-    exact: Num,
-    exactCi95: IntervalSchema,
-  })
-  .strict();
-
-const LikelihoodFigure = z
-  .object({
-    value: Num,
-    ci95: IntervalSchema,
-    /** Terms the mean is over (actions for NLL, successful trajectories for LLR). */
-    n: Int,
-    /** Terms left out because they were infinite (eval/likelihood's convention). */
-    infinite: Int,
-  })
-  .strict();
-
-const RegretDistribution = z
-  .object({
-    n: Int,
-    mean: Num,
-    p10: Num,
-    median: Num,
-    p90: Num,
-    /** Histogram edges and counts (bins [e_i, e_{i+1}), the last one closed). */
-    bins: z.array(z.number()),
-    counts: z.array(Int),
-  })
-  .strict();
-
-/** Δ = win(error) − win(pre-error), paired state by state, intervals resampling maps. */
-const Contrast = z
-  .object({ delta: Estimate, winError: Estimate, winPreError: Estimate, pairs: Int, maps: Int })
-  .strict();
-
-const Did = z.object({ gainError: Estimate, gainPreError: Estimate, did: Estimate, maps: Int }).strict();
-const DidOfMove = Did.extend({ states: Int }).strict();
-
-const Point = z.object({ iter: Int, value: Num }).strict();
-
-const Trend = z
-  .object({
-    /** Mean over the first and the last `window` iterations, and last − first with its interval. */
-    first: Num,
-    last: Num,
-    value: Num,
-    ci95: IntervalSchema,
-  })
-  .strict();
-
-const Failures = z
-  .object({
-    episodes: Int,
-    successes: Int,
-    byKind: z.record(z.string(), Int),
-    meanTurnsSuccess: Num,
-    meanTurnsFailure: Num,
-  })
-  .strict();
+import {
+  AcrossSeedsSchema,
+  ByKSchema,
+  ContrastSchema,
+  DidOfMoveSchema,
+  DidSchema,
+  EstimateSchema,
+  FailuresSchema,
+  Int,
+  IntervalSchema,
+  LikelihoodFigureSchema,
+  Num,
+  PassGridSchema,
+  PointSchema,
+  perPolicySchema,
+  RecoverySideSchema,
+  RegretDistributionSchema,
+  StepQualitySideSchema,
+  TestedSchema,
+  TrendSchema,
+} from './figures.ts';
 
 /** The findings, in the order the summary lists them. */
 export const FINDING_IDS = [
@@ -168,7 +56,7 @@ export const FindingSchema = z
     /** The paper's figure, in words. */
     paper: z.string(),
     /** The quantity the verdict tests, with its 95% interval, as stored elsewhere in the summary. */
-    ours: Estimate,
+    ours: EstimateSchema,
     held: z.boolean().nullable(),
     /** Fraction of seeds in which it held (null when it could not be decided in any). */
     heldFraction: Num,
@@ -181,11 +69,6 @@ export const FindingSchema = z
     perSeed: z.array(z.boolean().nullable()).optional(),
   })
   .strict();
-
-/** An estimate with the one-sided bootstrap p-value of "it is < 0" (for Holm's correction). */
-const Tested = z.object({ value: Num, ci95: IntervalSchema, pNonNeg: Num }).strict();
-
-const ByK = z.array(z.object({ K: Int, value: Num, ci95: IntervalSchema }).strict());
 
 /** One run of the study: one world, one seed (the `runs` of summary.json). */
 export const RunSummarySchema = z
@@ -250,15 +133,15 @@ export const RunSummarySchema = z
         budgetmixDiff: PassGridSchema,
         budgetmixVsRl: PassGridSchema,
         /** Per K: [RL − base at the tightest T] − [RL − base at the training budget]; < 0 = the lead shrinks. */
-        shrink: z.object({ Ttight: Int, Ttrain: Int, byK: ByK }).strict(),
+        shrink: z.object({ Ttight: Int, Ttrain: Int, byK: ByKSchema }).strict(),
         /** The paper's slice: K = 8 (or the largest K ≤ 8 of the grid). Per T: RL − base with its
          * p-value, and the headroom-normalised lead (RL − base)/(1 − base) (a ratio of means over maps);
          * `shrink` = lead(T_tight) − lead(T_train) at this K, paired over maps. */
         slice: z
           .object({
             K: Int,
-            byT: z.array(z.object({ T: Int, lead: Tested, headroom: Estimate }).strict()),
-            shrink: Estimate,
+            byT: z.array(z.object({ T: Int, lead: TestedSchema, headroom: EstimateSchema }).strict()),
+            shrink: EstimateSchema,
           })
           .strict(),
       })
@@ -271,23 +154,23 @@ export const RunSummarySchema = z
         temperatures: z.array(z.number()),
         base: z.array(z.array(Num)),
         bestTemperature: z.number(),
-        rlMinusBestBase: z.array(Estimate),
+        rlMinusBestBase: z.array(EstimateSchema),
       })
       .strict(),
     stepQuality: z
       .object({
-        normal: StepQualitySide,
-        error: StepQualitySide,
+        normal: StepQualitySideSchema,
+        error: StepQualitySideSchema,
         /** The same at each error state's own pre-error state (the state where the bad action was forced,
          * with its turns left), in the error states' order. */
-        preError: StepQualitySide,
+        preError: StepQualitySideSchema,
         /** The error contrast Δ = win(error) − win(pre-error), paired state by state; win rates and Δ
          * with intervals that resample maps (all states of a map together). */
-        contrast: Contrast,
+        contrast: ContrastSchema,
         /** The same contrast over the error states whose forced move went the intended way, and over those
          * where it slipped (world.ts movedAsIntended); the two add up to `contrast` (pairs, and the means
          * weighted by pairs). Reported beside the findings, not a verdict. */
-        contrastByMove: z.object({ intended: Contrast, slipped: Contrast }).strict(),
+        contrastByMove: z.object({ intended: ContrastSchema, slipped: ContrastSchema }).strict(),
         /** Share of the normal and of the error states whose (map, observation) the base's, and RL's,
          * diagnostic trajectories visited (for error states: 1 − novelty). */
         occupancy: z
@@ -312,8 +195,8 @@ export const RunSummarySchema = z
             moves: z
               .object({ intended: Int, slipped: Int, terminalIntended: Int, terminalSlipped: Int })
               .strict(),
-            regret: RegretDistribution,
-            terminalRegret: RegretDistribution,
+            regret: RegretDistributionSchema,
+            terminalRegret: RegretDistributionSchema,
           })
           .strict(),
         /** The budget the states come from (the largest T). */
@@ -322,18 +205,18 @@ export const RunSummarySchema = z
       .strict(),
     recovery: z
       .object({
-        base: RecoverySide,
-        rl: RecoverySide,
-        budgetmix: RecoverySide,
-        gigpo: RecoverySide.optional(),
-        rlMinusBase: RecoverySide,
-        budgetmixMinusBase: RecoverySide,
+        base: RecoverySideSchema,
+        rl: RecoverySideSchema,
+        budgetmix: RecoverySideSchema,
+        gigpo: RecoverySideSchema.optional(),
+        rlMinusBase: RecoverySideSchema,
+        budgetmixMinusBase: RecoverySideSchema,
         /** Difference in differences: RL's exact gain V^RL − V^base at each error state, at its pre-error
          * state (one more turn left), and gain(error) − gain(pre-error); intervals resample maps. */
-        did: Did,
+        did: DidSchema,
         /** The same over the error states whose forced move went the intended way, and over those where it
          * slipped (`states` of each); weighted by `states` they add up to `did`. Not a verdict. */
-        didByMove: z.object({ intended: DidOfMove, slipped: DidOfMove }).strict(),
+        didByMove: z.object({ intended: DidOfMoveSchema, slipped: DidOfMoveSchema }).strict(),
         states: Int,
         continuations: Int,
       })
@@ -341,24 +224,24 @@ export const RunSummarySchema = z
     likelihood: z
       .object({
         /** Mean −log π_base over RL's actions, and −log π_RL over the same actions. */
-        nllRlUnderBase: LikelihoodFigure,
-        nllRlUnderRl: LikelihoodFigure,
+        nllRlUnderBase: LikelihoodFigureSchema,
+        nllRlUnderRl: LikelihoodFigureSchema,
         /** Mean Σ_t [log π_RL − log π_base] over RL's successful trajectories, and over the base's. */
-        llrSuccessRl: LikelihoodFigure,
-        llrSuccessBase: LikelihoodFigure,
+        llrSuccessRl: LikelihoodFigureSchema,
+        llrSuccessBase: LikelihoodFigureSchema,
         /** llrSuccessRl − llrSuccessBase, paired over maps. */
-        llrGap: Estimate,
+        llrGap: EstimateSchema,
         /** Mean −log π_base over the base's own actions (the reference for RL's NLL under the base). */
-        nllBaseUnderBase: LikelihoodFigure,
+        nllBaseUnderBase: LikelihoodFigureSchema,
         /** nllRlUnderBase / nllBaseUnderBase, paired over maps. */
-        nllRatio: Estimate,
+        nllRatio: EstimateSchema,
         /** Per turn: Σ LLR / Σ turns over the base's successful trajectories; the mean LLR of each
          * policy's failed trajectories, and successes − failures within each policy (paired over maps). */
-        llrPerTurnSuccessBase: Estimate,
-        llrFailureBase: LikelihoodFigure,
-        llrFailureRl: LikelihoodFigure,
-        llrSuccessMinusFailureBase: Estimate,
-        llrSuccessMinusFailureRl: Estimate,
+        llrPerTurnSuccessBase: EstimateSchema,
+        llrFailureBase: LikelihoodFigureSchema,
+        llrFailureRl: LikelihoodFigureSchema,
+        llrSuccessMinusFailureBase: EstimateSchema,
+        llrSuccessMinusFailureRl: EstimateSchema,
         /** ln |A|: the NLL of any action under the uniform policy. */
         uniformNll: z.number(),
         note: z.string(),
@@ -366,28 +249,27 @@ export const RunSummarySchema = z
       .strict(),
     curves: z
       .object({
-        trajectoryReward: Policies(z.array(Point)).partial({ base: true }),
-        stepReward: Policies(z.array(Point)).partial({ base: true }),
-        stepRegret: Policies(z.array(Point)).partial({ base: true }),
+        trajectoryReward: perPolicySchema(z.array(PointSchema)).partial({ base: true }),
+        stepReward: perPolicySchema(z.array(PointSchema)).partial({ base: true }),
+        stepRegret: perPolicySchema(z.array(PointSchema)).partial({ base: true }),
         /** Iterations per window of the trend (a quarter of the run). */
         window: Int,
         trend: z.record(
           z.string(),
-          z.object({ trajectoryReward: Trend, stepReward: Trend, stepRegret: Trend }).strict(),
+          z
+            .object({ trajectoryReward: TrendSchema, stepReward: TrendSchema, stepRegret: TrendSchema })
+            .strict(),
         ),
       })
       .strict(),
     /** How the sampled episodes at the largest T ended. */
-    failures: Policies(Failures),
+    failures: perPolicySchema(FailuresSchema),
     findings: z.array(FindingSchema),
     /** Wall-clock seconds per stage (machine-dependent; the only numbers that differ between reruns). */
     timings: z.record(z.string(), z.number()),
     seconds: z.number(),
   })
   .strict();
-
-/** A mean over seeds with its 95% interval across seeds (t over seeds; one seed: that run's own). */
-const AcrossSeeds = z.object({ value: Num, ci95: IntervalSchema, perSeed: z.array(Num) }).strict();
 
 const WorldSchema = z
   .object({
@@ -421,8 +303,8 @@ export const SummarySchema = z
         .object({
           world: z.string(),
           T: z.array(Int),
-          exact: z.record(z.string(), z.array(AcrossSeeds)),
-          lead: z.array(AcrossSeeds),
+          exact: z.record(z.string(), z.array(AcrossSeedsSchema)),
+          lead: z.array(AcrossSeedsSchema),
         })
         .strict(),
     ),
@@ -437,17 +319,7 @@ export const SummarySchema = z
 export type Summary = z.infer<typeof RunSummarySchema>;
 export type StudySummary = z.infer<typeof SummarySchema>;
 export type WorldInfo = z.infer<typeof WorldSchema>;
-export type AcrossSeedsFigure = z.infer<typeof AcrossSeeds>;
-export type PassGrid = z.infer<typeof PassGridSchema>;
-export type Interval = z.infer<typeof IntervalSchema>;
 export type StudyFinding = z.infer<typeof FindingSchema>;
-export type RecoveryFigure = z.infer<typeof RecoverySide>;
-export type StepQualityFigure = z.infer<typeof StepQualitySide>;
-export type StepQualityDetail = z.infer<typeof StepQualityDetailSchema>;
-export type StepQualitySubset = z.infer<typeof StepQualitySubsetSchema>;
-export type LikelihoodValue = z.infer<typeof LikelihoodFigure>;
-export type TrendFigure = z.infer<typeof Trend>;
-export type Estimate = z.infer<typeof Estimate>;
 export type FindingId = (typeof FINDING_IDS)[number];
 
 /** A summary read from disk: JSON, then the schema; one-line InputError naming the file otherwise. */
@@ -467,13 +339,4 @@ export function parseSummary(text: string, file: string): StudySummary {
     );
   }
   return fromZod(SummarySchema, raw, file);
-}
-
-/** x when finite, else null (JSON has no NaN or Infinity). */
-export function finiteOrNull(x: number | null | undefined): number | null {
-  return x === null || x === undefined || !Number.isFinite(x) ? null : x;
-}
-
-export function intervalOf(ci: readonly [number, number] | readonly number[] | null | undefined): Interval {
-  return ci === null || ci === undefined ? [null, null] : [finiteOrNull(ci[0]), finiteOrNull(ci[1])];
 }

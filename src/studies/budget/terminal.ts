@@ -1,12 +1,11 @@
 // The compact terminal summary of a budget-study run (what `turnwise study budget` prints on stdout):
 // the exact success curves, RL − base, the findings with their verdicts, the time taken. A pure
 // function of the summary; the report has everything else.
-import { formatNumber } from '../../report/html.ts';
+import type { Interval } from './figures.ts';
 import { oursText } from './findings.ts';
-import { FINDING_IDS, type Interval, type StudyFinding, type StudySummary } from './summary.ts';
+import { num, signed } from './format.ts';
+import { FINDING_IDS, type StudyFinding, type StudySummary } from './summary.ts';
 
-const f = (x: number | null | undefined, digits = 3) => formatNumber(x, digits);
-const sg = (x: number | null | undefined, digits = 3) => formatNumber(x, digits, { signed: true });
 const LABEL: Record<string, string> = { base: 'base', rl: 'RL', budgetmix: 'BudgetMix', gigpo: 'GiGPO' };
 
 /** Aligned columns, first column left, the rest right. */
@@ -30,7 +29,7 @@ function columns(rows: readonly (readonly string[])[]): string {
 /** A difference with a star when its interval excludes 0. */
 function starred(x: number | null, c: Interval): string {
   const sig = (c[0] !== null && c[0] > 0) || (c[1] !== null && c[1] < 0);
-  return `${sg(x)}${sig ? '*' : ' '}`;
+  return `${signed(x)}${sig ? '*' : ' '}`;
 }
 
 /** What `turnwise study budget` prints: per world the exact success curves (means over seeds) and the
@@ -58,18 +57,18 @@ export function terminalSummary(study: StudySummary, reportPath?: string): strin
     lines.push(
       columns([
         ['', ...a.T.map((t) => `T=${t}`)],
-        ['optimal (knows T)', ...runs[0].reference.optimal.map((x) => f(x))],
-        ...names.map((p) => [LABEL[p] ?? p, ...a.exact[p].map((x) => f(x.value))]),
+        ['optimal (knows T)', ...runs[0].reference.optimal.map((x) => num(x))],
+        ...names.map((p) => [LABEL[p] ?? p, ...a.exact[p].map((x) => num(x.value))]),
         ['RL − base', ...a.lead.map((x) => starred(x.value, x.ci95))],
       ]),
     );
     const tc = runs.map((r) => r.temperature);
     const jT = tc[0].T.indexOf(cfg.rl.budget);
     lines.push(
-      `temperature control: the base at its best τ (per seed ${tc.map((x) => x.bestTemperature).join(', ')}) at T=${cfg.rl.budget}: ${tc.map((x) => f(x.base[x.temperatures.indexOf(x.bestTemperature)][jT])).join(', ')}; RL − that base ${tc.map((x) => starred(x.rlMinusBestBase[jT].value, x.rlMinusBestBase[jT].ci95).trim()).join(', ')}`,
+      `temperature control: the base at its best τ (per seed ${tc.map((x) => x.bestTemperature).join(', ')}) at T=${cfg.rl.budget}: ${tc.map((x) => num(x.base[x.temperatures.indexOf(x.bestTemperature)][jT])).join(', ')}; RL − that base ${tc.map((x) => starred(x.rlMinusBestBase[jT].value, x.rlMinusBestBase[jT].ci95).trim()).join(', ')}`,
     );
     const sq = runs.map((r) => r.stepQuality);
-    const per = (g: (x: (typeof sq)[number]) => number | null) => sq.map((x) => f(g(x))).join(', ');
+    const per = (g: (x: (typeof sq)[number]) => number | null) => sq.map((x) => num(g(x))).join(', ');
     lines.push(
       `step quality, RL vs base (exact, ties |ΔQ*| ≤ ${sq[0].normal.relTie}·V*; per seed): win normal ${per((x) => x.normal.value)}, error ${per((x) => x.contrast.winError.value)}, pre-error ${per((x) => x.contrast.winPreError.value)}; ties at normal states ${per((x) => x.normal.detail.all.ties.value)}; ties excluded at consequential normal states ${per((x) => x.normal.detail.consequential.tiesExcluded.value)}`,
     );
@@ -77,7 +76,7 @@ export function terminalSummary(study: StudySummary, reportPath?: string): strin
     const sum = (k: 'attempts' | 'belowThreshold' | 'terminal' | 'noBadAction') =>
       e.reduce((a, x) => a + x[k], 0);
     lines.push(
-      `injected errors (forced action loses ≥ ${f(e[0].minRelRegret * 100, 0)}% of V*): ${e.reduce((a, x) => a + x.regret.n, 0)} error states from ${sum('attempts')} attempts (${sum('belowThreshold')} had only smaller errors, ${sum('noBadAction')} none, ${sum('terminal')} ended the episode and were dropped); median relative regret ${e.map((x) => f(x.regret.median)).join(', ')} (per seed)`,
+      `injected errors (forced action loses ≥ ${num(e[0].minRelRegret * 100, 0)}% of V*): ${e.reduce((a, x) => a + x.regret.n, 0)} error states from ${sum('attempts')} attempts (${sum('belowThreshold')} had only smaller errors, ${sum('noBadAction')} none, ${sum('terminal')} ended the episode and were dropped); median relative regret ${e.map((x) => num(x.regret.median)).join(', ')} (per seed)`,
     );
     lines.push(moveLine(runs));
     lines.push('');
@@ -92,7 +91,7 @@ export function terminalSummary(study: StudySummary, reportPath?: string): strin
   lines.push(...perSeedLines(study));
   lines.push('');
   lines.push(
-    `time: ${f(study.seconds, 1)} s for ${study.runs.length} runs, ${study.parallel} at a time (per run: ${study.runs.map((r) => f(r.seconds, 0)).join(', ')} s)`,
+    `time: ${num(study.seconds, 1)} s for ${study.runs.length} runs, ${study.parallel} at a time (per run: ${study.runs.map((r) => num(r.seconds, 0)).join(', ')} s)`,
   );
   if (reportPath !== undefined) lines.push(`report: ${reportPath}`);
   return lines.join('\n');
@@ -102,8 +101,8 @@ export function terminalSummary(study: StudySummary, reportPath?: string): strin
  * exact gain at error states with its difference in differences, intended against slipped. */
 export function moveLine(runs: readonly StudySummary['runs'][number][]): string {
   const seeds = (g: (r: (typeof runs)[number]) => string) => runs.map(g).join(', ');
-  const vs = (g: (r: (typeof runs)[number], k: 'intended' | 'slipped') => number | null, signed = false) =>
-    `${seeds((r) => (signed ? sg : f)(g(r, 'intended')))} vs ${seeds((r) => (signed ? sg : f)(g(r, 'slipped')))}`;
+  const vs = (g: (r: (typeof runs)[number], k: 'intended' | 'slipped') => number | null, sign = false) =>
+    `${seeds((r) => (sign ? signed : num)(g(r, 'intended')))} vs ${seeds((r) => (sign ? signed : num)(g(r, 'slipped')))}`;
   const m = (r: (typeof runs)[number]) => r.stepQuality.errorStates.moves;
   return `forced moves, intended vs slipped (per seed): error states ${seeds((r) => String(m(r).intended))} vs ${seeds((r) => String(m(r).slipped))} (dropped terminal ${seeds((r) => String(m(r).terminalIntended))} vs ${seeds((r) => String(m(r).terminalSlipped))}); win(error) ${vs((r, k) => r.stepQuality.contrastByMove[k].winError.value)}; Δ ${vs((r, k) => r.stepQuality.contrastByMove[k].delta.value, true)}; RL’s exact gain at error states ${vs((r, k) => r.recovery.didByMove[k].gainError.value, true)}, DiD ${vs((r, k) => r.recovery.didByMove[k].did.value, true)} (beside the findings, not a verdict)`;
 }
@@ -117,7 +116,7 @@ export function perSeedLines(study: StudySummary): string[] {
     id,
     ...worlds.flatMap((w) => {
       const x = study.findings.find((y) => y.world === w && y.id === id);
-      return [...(x?.perSeed ?? []).map(mark), f(x?.heldFraction, 2)];
+      return [...(x?.perSeed ?? []).map(mark), num(x?.heldFraction, 2)];
     }),
   ]);
   return [
@@ -137,7 +136,7 @@ export function findingLines(findings: readonly StudyFinding[], title = 'Finding
   const width = Math.max(...findings.map((x) => x.id.length));
   for (const x of findings) {
     const mark = x.held === true ? 'held    ' : x.held === false ? 'not held' : 'n/a     ';
-    lines.push(`  ${mark}  ${x.id.padEnd(width)}  ${x.claim} — ours ${oursText(x.ours)}; paper ${x.paper}`);
+    lines.push(`  ${mark}  ${x.id.padEnd(width)}  ${x.claim} — ours ${oursText(x)}; paper ${x.paper}`);
     lines.push(`  ${' '.repeat(8)}  ${' '.repeat(width)}  test: ${x.test}`);
   }
   return lines;

@@ -7,7 +7,7 @@ import { parseTrainConfig } from '../../train/config.ts';
 import { trainPolicyGradient } from '../../train/loop.ts';
 import { type BudgetSchedule, budgetAt, validateSchedule } from '../../train/schedule.ts';
 import { MemoPolicy } from './memo.ts';
-import type { MakeEnv } from './setup.ts';
+import type { MakeEnv } from './world.ts';
 
 export interface RlRequest {
   /** rl: a fixed budget; budgetmix: mixed budgets; gigpo: the fixed budget with GiGPO credit. */
