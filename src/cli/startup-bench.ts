@@ -4,9 +4,6 @@
 // /proc/self/stat's cutime/cstime where Linux has it: what a busy machine disturbs least).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-
-const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
 
 /** The commands timed, beside bare node: the help, a light command, and a refusal (bad input). */
 export const STARTUP_COMMANDS: Record<string, string[]> = {
@@ -57,14 +54,15 @@ const median = (xs: number[]) => {
 };
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-export function startupBench(rounds: number): StartupResult {
+/** `bin`: the CLI's script (the running one: process.argv[1] when `turnwise bench cli` runs). */
+export function startupBench(bin: string, rounds: number): StartupResult {
   const runs: Record<string, ReturnType<typeof timeOnce>[]> = { bare: [] };
   for (const name of Object.keys(STARTUP_COMMANDS)) runs[name] = [];
   // One untimed start first: a stale precompiled copy is rebuilt there, not in a timed run.
-  timeOnce([BIN, '--version']);
+  timeOnce([bin, '--version']);
   for (let r = 0; r < rounds; r++) {
     runs.bare!.push(timeOnce(['-e', '0']));
-    for (const [name, args] of Object.entries(STARTUP_COMMANDS)) runs[name]!.push(timeOnce([BIN, ...args]));
+    for (const [name, args] of Object.entries(STARTUP_COMMANDS)) runs[name]!.push(timeOnce([bin, ...args]));
   }
   const figure = (xs: ReturnType<typeof timeOnce>[]): Figure => {
     const cpu = xs.map((x) => x.cpuMs);

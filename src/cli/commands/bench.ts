@@ -140,7 +140,7 @@ export function registerBench(program: Command): void {
     .option('--rounds <n>', 'rounds; each starts every command once, in turn', '15')
     .option('--json', 'machine-readable output')
     .action((flags: { rounds: string; json?: boolean }) => {
-      const r = startupBench(int('--rounds', flags.rounds, 1, 1000));
+      const r = startupBench(process.argv[1]!, int('--rounds', flags.rounds, 1, 1000));
       if (flags.json) return json(r);
       const ms = (x: number | undefined) => (x === undefined ? '–' : fmt(x, 0));
       out(
