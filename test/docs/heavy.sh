@@ -2,8 +2,8 @@
 # The docs' heavy commands — the blocks marked `<!-- docs-test: heavy test/docs/heavy.sh — … -->`,
 # too slow for `npm test` — run as a reader runs them: in a fresh directory, `turnwise` on PATH, each
 # command verbatim (test/docs/docs.test.ts checks that every such command is written here). About
-# 5 CPU-minutes. `TURNWISE_DOCS_HEAVY=1 node --import tsx --test test/docs/docs.test.ts` runs them too,
-# and compares their output with the pages. (`npm start`'s study is package.json's.)
+# 5 CPU-minutes. `TURNWISE_DOCS_HEAVY=test/docs/heavy.sh node --import tsx --test test/docs/docs.test.ts`
+# runs them too, and compares their output with the pages (=1: the default study of `npm start` too).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d)
