@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The docs' heavy commands — the blocks marked `<!-- docs-test: heavy test/docs/heavy.sh — … -->`,
+# too slow for `npm test` — run as a reader runs them: in a fresh directory, `turnwise` on PATH, each
+# command verbatim (test/docs/docs.test.ts checks that every such command is written here). About
+# 5 CPU-minutes. `TURNWISE_DOCS_HEAVY=test/docs/heavy.sh node --import tsx --test test/docs/docs.test.ts`
+# runs them too, and compares their output with the pages (=1: the default study of `npm start` too).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+dir=$(mktemp -d)
+mkdir "$dir/bin"
+printf '#!/bin/sh\nexec node %s/bin/turnwise.js "$@"\n' "$repo" >"$dir/bin/turnwise"
+chmod +x "$dir/bin/turnwise"
+export PATH="$dir/bin:$PATH" NO_COLOR=1
+cd "$dir"
+mkdir runs
+
+# README.md and docs/study.md: the quick study, and what reads its run.
+turnwise study budget --profile quick 2>/dev/null
+turnwise study verdicts --in runs/budget-quick/summary.json
+turnwise report runs/budget-quick
+
+# docs/training.md: ES, the MLP over random maps, behaviour cloning.
+turnwise train --map 4x4 --slippery --policy tabular --algo es --seed 1 --out runs/es1 2>/dev/null
+turnwise train --policy mlp --random --size 4 --p 0.8 --slippery --train-seeds 0:5000 --test-seeds 1000000:1000200 --seed 1 --out runs/n1 2>/dev/null
+turnwise bc --random --size 4 --p 0.8 --slippery --expert oracle:horizon=100 \
+    --train-seeds 0:5000 --test-seeds 1000000:1000200 --budget 100 --out runs/bc --seed 0
+
+echo "heavy commands ran in $dir"
