@@ -81,3 +81,15 @@ test('a marker the test cannot read is refused, naming its line', () => {
     /docs\/y\.md:1: marker "skip"/,
   );
 });
+
+test('a block whose output varies is run and shows nothing; its stray command lines still count', () => {
+  const p = parsePage(
+    'docs/z.md',
+    '<!-- docs-test: output varies — timings -->\n```\nturnwise bench env\n$ turnwise bench cli --json\n```\n',
+  );
+  assert.deepEqual(
+    p.commands.map((c) => [c.text, c.marker.kind]),
+    [['turnwise bench cli --json', 'output varies']],
+  );
+  assert.deepEqual(p.unrun, [{ line: 3, text: 'turnwise bench env' }]);
+});

@@ -2,8 +2,13 @@
 // shown output, the markers before blocks, and the relative links with their anchors.
 
 /** A marker on the line before a fenced block: `<!-- docs-test: heavy SCRIPT — reason -->` (not run in
- * the suite; SCRIPT runs each command) or `<!-- docs-test: not run — reason -->` (illustrative). */
-export type Marker = { kind: 'run' } | { kind: 'heavy'; script: string } | { kind: 'not run' };
+ * the suite; SCRIPT runs each command), `<!-- docs-test: output varies — reason -->` (run, must exit 0,
+ * shows no output: timings) or `<!-- docs-test: not run — reason -->` (illustrative). */
+export type Marker =
+  | { kind: 'run' }
+  | { kind: 'heavy'; script: string }
+  | { kind: 'output varies' }
+  | { kind: 'not run' };
 
 export interface Command {
   page: string;
@@ -41,7 +46,10 @@ function parseMarker(text: string, where: string): Marker {
   const heavy = /^heavy (\S+) — .+/.exec(text);
   if (heavy) return { kind: 'heavy', script: heavy[1] };
   if (/^not run — .+/.test(text)) return { kind: 'not run' };
-  throw new Error(`${where}: marker "${text}": expected "heavy SCRIPT — reason" or "not run — reason"`);
+  if (/^output varies — .+/.test(text)) return { kind: 'output varies' };
+  throw new Error(
+    `${where}: marker "${text}": expected "heavy SCRIPT — reason", "output varies — reason" or "not run — reason"`,
+  );
 }
 
 /** GitHub's heading anchor: lower case, punctuation dropped (hyphens and underscores kept), spaces to
@@ -98,7 +106,7 @@ function readBlock(page: Page, start: number, end: number, marker: Marker) {
   const { lines } = page;
   let i = start;
   while (i < end && !lines[i].startsWith('$ ')) {
-    if (marker.kind === 'run' && LOOKS_LIKE_COMMAND.test(lines[i]))
+    if ((marker.kind === 'run' || marker.kind === 'output varies') && LOOKS_LIKE_COMMAND.test(lines[i]))
       page.unrun.push({ line: i + 1, text: lines[i] });
     i++;
   }
