@@ -24,6 +24,7 @@ export * from './common.ts';
 export * from './discounted.ts';
 export * from './drgrpo.ts';
 export * from './fidelity.ts';
+export * from './file.ts';
 export * from './gae.ts';
 export * from './gigpo.ts';
 export * from './groups.ts';

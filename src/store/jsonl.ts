@@ -275,23 +275,49 @@ export function noTrajectories(path: string, field: string, skipped: SkippedLine
   );
 }
 
-/** The trajectories of a file, one at a time; `check` may refuse one by its place (refuses an empty
- * file once it has been read through). With `skipped`, a line that would be refused is counted there
- * and skipped instead. */
+/**
+ * A trajectory file read in passes without holding it: `scan()` gives each valid trajectory with its
+ * place (line number, byte offset and length; `check` may refuse one by its place; with `skipped`, a
+ * line that would be refused is counted there and skipped instead; a file with none is refused once
+ * read through), and `open()` a reader of trajectories back by that place (credit/file.ts).
+ */
+export class TrajectoryFile {
+  constructor(
+    readonly path: string,
+    readonly field = '--in',
+    private readonly check?: (t: Trajectory, where: string) => void,
+    private readonly skipped?: SkippedLines,
+  ) {}
+
+  *scan(): Generator<[trajectory: Trajectory, line: number, offset: number, bytes: number]> {
+    let any = false;
+    for (const [line, number, offset, bytes] of fileLines(this.path, this.field)) {
+      const where = `${this.path}:${number}`;
+      const t = orSkip(() => parseTrajectoryLine(line, where, this.check), number, this.skipped);
+      if (t === undefined) continue;
+      any = true;
+      yield [t, number, offset, bytes];
+    }
+    if (!any) throw noTrajectories(this.path, this.field, this.skipped);
+  }
+
+  open(): { read(line: number, offset: number, bytes: number): Trajectory; close(): void } {
+    const reader = new LineReader(this.path, this.field);
+    return {
+      read: (line, offset, bytes) => parseTrajectoryLine(reader.read(offset, bytes), `${this.path}:${line}`),
+      close: () => reader.close(),
+    };
+  }
+}
+
+/** The trajectories of a file, one at a time (TrajectoryFile's scan without the places). */
 export function* iterateTrajectories(
   path: string,
   field = '--in',
   check?: (t: Trajectory, where: string) => void,
   skipped?: SkippedLines,
 ): Generator<Trajectory> {
-  let any = false;
-  for (const [line, number] of fileLines(path, field)) {
-    const t = orSkip(() => parseTrajectoryLine(line, `${path}:${number}`, check), number, skipped);
-    if (t === undefined) continue;
-    any = true;
-    yield t;
-  }
-  if (!any) throw noTrajectories(path, field, skipped);
+  for (const [t] of new TrajectoryFile(path, field, check, skipped).scan()) yield t;
 }
 
 export function readTrajectories(
