@@ -14,6 +14,7 @@
 // cannot have been reused (POSIX keeps a process-group id reserved while the group has members).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 
 /** The pid file of a run directory: the groups of the agents that were running, one JSON object a line. */
@@ -163,7 +164,8 @@ export class AgentGroups {
       this.pipe?.on('error', () => {});
       // Neither keeps the harness alive: the watchdog is the harness's, not the other way round.
       this.watchdog.unref();
-      (this.pipe as unknown as { unref?: () => void } | undefined)?.unref?.();
+      // (A child's stdio pipe is a net.Socket, which alone can be unref'd.)
+      if (this.pipe instanceof Socket) this.pipe.unref();
     } catch {
       this.watchdog = undefined;
     }

@@ -81,22 +81,27 @@ export function header(x: unknown): x is Omit<Trajectory, 'turns' | 'outcome'> {
   return isInt(x.budget, 1) && task(x.task);
 }
 
-/** The trajectory a parsed JSONL line holds, when it has the common shape and is valid; undefined
- * otherwise (then ask the schema). Never changes `x` unless it returns it. */
-export function fastTrajectory(x: unknown): Trajectory | undefined {
-  if (!isObj(x) || !keysInOrder(x, TRAJECTORY_KEYS, 7)) return undefined;
+/** Whether a parsed JSONL line is a valid trajectory of the common shape; when it is, a null log-prob
+ * (JSON has no −∞) has been replaced by the −∞ the schema reads it as. Changes nothing otherwise. */
+function isCommonTrajectory(x: unknown): x is Trajectory {
+  if (!isObj(x) || !keysInOrder(x, TRAJECTORY_KEYS, 7)) return false;
   if (typeof x.id !== 'string' || typeof x.policy !== 'string' || typeof x.revealBudget !== 'boolean')
-    return undefined;
-  if (!isInt(x.budget, 1) || !task(x.task) || !outcome(x.outcome)) return undefined;
+    return false;
+  if (!isInt(x.budget, 1) || !task(x.task) || !outcome(x.outcome)) return false;
   const turns = x.turns;
-  if (!Array.isArray(turns) || turns.length !== x.outcome.turns || turns.length > x.budget) return undefined;
+  if (!Array.isArray(turns) || turns.length !== x.outcome.turns || turns.length > x.budget) return false;
   let nulls = false;
   for (let i = 0; i < turns.length; i++) {
     const r = turn(turns[i]);
-    if (r === 0) return undefined;
+    if (r === 0) return false;
     if (r === 2) nulls = true;
   }
-  // JSON has no −∞: the schema reads a null log-prob as one.
-  if (nulls) for (const t of turns as Obj[]) if (t.logp === null) t.logp = Number.NEGATIVE_INFINITY;
-  return x as unknown as Trajectory;
+  if (nulls) for (const t of turns) if (t.logp === null) t.logp = Number.NEGATIVE_INFINITY;
+  return true;
+}
+
+/** The trajectory a parsed JSONL line holds, when it has the common shape and is valid; undefined
+ * otherwise (then ask the schema). Never changes `x` unless it returns it. */
+export function fastTrajectory(x: unknown): Trajectory | undefined {
+  return isCommonTrajectory(x) ? x : undefined;
 }
