@@ -32,7 +32,7 @@ after(async () => {
 });
 
 /** The CLI as a child process (asynchronously: the server it calls lives in this process). */
-async function harness(name: string, mode: string, budget: number): Promise<Trajectory[]> {
+async function harness(name: string, mode: string, budget: number, model = 'oracle'): Promise<Trajectory[]> {
   const out = join(root, name);
   const child = spawn(
     process.execPath,
@@ -41,7 +41,7 @@ async function harness(name: string, mode: string, budget: number): Promise<Traj
       'harness',
       'run',
       '--cmd',
-      `AGENT_MODE=${mode} AGENT_MODEL=oracle python3 ${AGENT}`,
+      `AGENT_MODE=${mode} AGENT_MODEL=${model} python3 ${AGENT}`,
       '--env',
       'frozenlake',
       '--map',
@@ -117,5 +117,23 @@ test('a Python MCP agent under budget 4: truncated as budget; a crashing one: er
   for (const t of await harness('crash', 'crash', 4)) {
     assert.equal(t.outcome.end, 'error');
     assert.match(t.outcome.error ?? '', /the agent exited with 3; stderr: model call refused/);
+  }
+});
+
+test('a Python MCP agent whose model calls are all refused (400): error, with the status and its stderr — not budget with 0 turns', {
+  skip,
+}, async () => {
+  // The served model is `oracle`: `nosuch` is refused; the agent closes its MCP session and exits 0,
+  // and the env's record of the episode is cut short (truncated, 0 turns).
+  for (const [idx, t] of (await harness('refused', 'mcp', 4, 'nosuch')).entries()) {
+    const env = JSON.parse(
+      readFileSync(join(root, 'refused', 'episodes', `e${idx}-a0.mcp.jsonl`), 'utf8'),
+    ) as Trajectory;
+    assert.deepEqual([env.turns.length, env.outcome.end], [0, 'truncated']);
+    assert.deepEqual([t.turns.length, t.outcome.end, t.outcome.failure], [0, 'error', 'error']);
+    assert.match(
+      t.outcome.error ?? '',
+      /^no model call answered \(1 refused: 400\); the agent exited with 0; stderr: .*model call refused: .*model \\"nosuch\\" is not served/s,
+    );
   }
 });
