@@ -44,9 +44,10 @@ export interface HarnessOptions {
   timeoutMs: number;
   /** Passed as OPENAI_API_KEY (a placeholder otherwise). */
   apiKey?: string;
-  /** The command line that serves a task's env over MCP and appends its trajectory to `store`
-   * (composed by the CLI, which alone knows the env registry); absent: TURNWISE_MCP is not set. */
-  mcpCommand?: (task: Task, store: string) => string;
+  /** The command line that serves sample `sample` of a task's env over MCP — with that (task, sample)'s
+   * own env stream, as an in-process rollout seeds it — and appends its trajectory to `store` (composed
+   * by the CLI, which alone knows the env registry); absent: TURNWISE_MCP is not set. */
+  mcpCommand?: (task: Task, sample: number, store: string) => string;
   /** What identifies the run in its store; a resumed run must match it. */
   config: Record<string, unknown>;
   /** Called as each episode finishes (done so far, total). */
@@ -362,7 +363,7 @@ export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
         TURNWISE_SAMPLE: String(sample),
       };
       if (o.revealBudget) env.TURNWISE_BUDGET = String(o.budget);
-      if (o.mcpCommand !== undefined) env.TURNWISE_MCP = o.mcpCommand(task, mcpStore);
+      if (o.mcpCommand !== undefined) env.TURNWISE_MCP = o.mcpCommand(task, sample, mcpStore);
       const spawned: Spawned = { groups: gs, label: session, signal: o.signal };
       const exit = await runCommand(o.cmd, env, o.timeoutMs, spawned);
       const ok = !exit.timedOut && !exit.aborted && exit.code === 0;

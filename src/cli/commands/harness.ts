@@ -45,8 +45,14 @@ export function paramFlags(params: Record<string, unknown>): string[] {
   return flags;
 }
 
-/** The TURNWISE_MCP command line of one episode. */
-export function mcpCommand(task: Task, budget: number, revealBudget: boolean, store: string): string {
+/** The TURNWISE_MCP command line of one episode: sample `sample` of `task` in a run of seed `runSeed`,
+ * with the env seeds `rollout --seed runSeed --samples …` gives that (task, sample). */
+export function mcpCommand(
+  task: Task,
+  sample: number,
+  o: { runSeed: number; budget: number; revealBudget: boolean; store: string },
+): string {
+  const { budget, revealBudget, store } = o;
   const words = [
     process.execPath,
     BIN,
@@ -56,6 +62,10 @@ export function mcpCommand(task: Task, budget: number, revealBudget: boolean, st
     ...paramFlags(task.params),
     '--task-seed',
     String(task.seed),
+    '--seed',
+    String(o.runSeed),
+    '--sample',
+    String(sample),
     '--budget',
     String(budget),
     ...(revealBudget ? ['--reveal-budget'] : []),
@@ -154,7 +164,9 @@ SIGINT/SIGTERM (the interrupted episodes are left for the resume) or, if the har
         concurrency,
         timeoutMs: timeout * 1000,
         apiKey,
-        mcpCommand: flags.mcp ? (task, store) => mcpCommand(task, budget, revealBudget, store) : undefined,
+        mcpCommand: flags.mcp
+          ? (task, sample, store) => mcpCommand(task, sample, { runSeed: first, budget, revealBudget, store })
+          : undefined,
         config: {
           cmd: flags.cmd,
           ...config,
