@@ -4,16 +4,15 @@
 // trajectories turn for turn. (With one stream per task, the samples of a task replay identical slips
 // and Pass@K from harness runs is biased.)
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { envConfig, envs, makePolicy, makeTasks, rollout, type Trajectory } from '../../src/index.ts';
 import { startUpstream, type Upstream } from '../fixtures/chat-upstream.ts';
+import { harnessRun } from './run-cli.ts';
 
 const AGENT = resolve('test/fixtures/agent.py');
-const BIN = resolve('bin/turnwise.js');
 const root = mkdtempSync(join(tmpdir(), 'turnwise-env-streams-'));
 let up: Upstream;
 before(async () => {
@@ -51,12 +50,9 @@ test('replaying the in-process actions through the harness gives the in-process 
     actions[`${t.task.seed}-${i % samples}`] = t.turns.map((u) => u.action);
   });
   const out = join(root, 'replay');
-  const child = spawn(
-    process.execPath,
+  const harness = await harnessRun(
+    out,
     [
-      BIN,
-      'harness',
-      'run',
       '--cmd',
       `python3 ${AGENT}`,
       '--env',
@@ -74,24 +70,9 @@ test('replaying the in-process actions through the harness gives the in-process 
       String(seed),
       '--upstream',
       up.url,
-      '--out',
-      out,
-      '--json',
     ],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, AGENT_MODE: 'replay', AGENT_ACTIONS: JSON.stringify(actions) },
-    },
+    { AGENT_MODE: 'replay', AGENT_ACTIONS: JSON.stringify(actions) },
   );
-  let stderr = '';
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  assert.equal(await new Promise((r) => child.on('exit', r)), 0, stderr);
-  const harness = readFileSync(join(out, 'trajectories.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Trajectory);
   assert.equal(harness.length, tasks * samples);
   inProcess.forEach((t, idx) => {
     const env = JSON.parse(readFileSync(join(out, 'episodes', `e${idx}-a0.mcp.jsonl`), 'utf8')) as Trajectory;
