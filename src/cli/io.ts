@@ -43,6 +43,13 @@ export class Progress {
   }
 }
 
+/** One row of an aligned text table with the given column widths (the first column left-aligned). */
+export const tableRow = (cells: readonly string[], widths: readonly number[]): string =>
+  cells
+    .map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+    .join('  ')
+    .trimEnd();
+
 /** Formats rows as an aligned text table (first row = header). */
 export function table(rows: readonly (readonly (string | number)[])[]): string {
   const cells = rows.map((r) => r.map(String));
@@ -52,14 +59,28 @@ export function table(rows: readonly (readonly (string | number)[])[]): string {
       widths[i] = Math.max(widths[i] ?? 0, [...c].length);
     });
   }
-  const line = (r: string[]) =>
-    r
-      .map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
-      .join('  ')
-      .trimEnd();
-  const lines = cells.map(line);
+  const lines = cells.map((r) => tableRow(r, widths));
   if (lines.length > 1) lines.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
   return lines.join('\n');
+}
+
+/** Writes text to stdout in ~1 MiB pieces (stdout is synchronous for files and pipes: memory stays
+ * bounded however long the output). */
+export class Chunked {
+  private parts: string[] = [];
+  private size = 0;
+
+  write(text: string): void {
+    this.parts.push(text);
+    this.size += text.length;
+    if (this.size >= 1 << 20) this.flush();
+  }
+
+  flush(): void {
+    if (this.parts.length > 0) process.stdout.write(this.parts.join(''));
+    this.parts = [];
+    this.size = 0;
+  }
 }
 
 export function fmt(x: number | null | undefined, digits = 4): string {

@@ -24,6 +24,7 @@ export function describe(value: unknown): string {
   if (typeof value === 'string')
     return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
   if (value === undefined) return 'nothing';
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value); // JSON would say null
   try {
     const s = JSON.stringify(value);
     return s === undefined ? String(value) : s.length > 80 ? `${s.slice(0, 77)}...` : s;

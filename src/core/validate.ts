@@ -11,6 +11,12 @@ export function fromZod<S extends z.ZodType>(schema: S, value: unknown, root: st
   let v: unknown = value;
   for (const k of path)
     v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+  // JSON has no infinity: a number beyond the largest double (1e400) is read as ±Infinity.
+  if (typeof v === 'number' && !Number.isFinite(v) && !Number.isNaN(v))
+    return fail(
+      field,
+      `got a number beyond the largest double, ±1.8e308 (it reads as ${v}); expected a finite number`,
+    );
   if (issue.code === 'unrecognized_keys') {
     return fail(field, `unknown field(s) ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`);
   }

@@ -3,7 +3,7 @@
 // (docs/methods.md §1) — are counted per batch, and DAPO's dynamic sampling (Yu et al. 2025, "DAPO", §3.2)
 // drops them and reports how many groups must be sampled again to refill the batch.
 import type { Trajectory } from '../core/types.ts';
-import { allEqual, type OutcomeFn, outcomeReward } from './common.ts';
+import { type OutcomeFn, outcomeReward } from './common.ts';
 
 /** JSON with object keys sorted, so that two JSON-equal values give the same string. */
 export function canonicalJson(value: unknown): string {
@@ -23,19 +23,35 @@ export interface Group {
   indices: number[];
 }
 
+/** Groups met one trajectory at a time: each trajectory's group index, in order of first appearance
+ * (what groupByTask and the bounded-memory credit of a file, file.ts, both number groups by). */
+export class TaskGroups {
+  private readonly byKey = new Map<string, number>();
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  /** The group of a trajectory's task, its key, and whether this trajectory opened it. */
+  add(t: Trajectory): { group: number; key: string; first: boolean } {
+    const key = canonicalJson(t.task);
+    const g = this.byKey.get(key);
+    if (g !== undefined) return { group: g, key, first: false };
+    this.byKey.set(key, this.byKey.size);
+    return { group: this.byKey.size - 1, key, first: true };
+  }
+}
+
 /** The batch's groups in order of first appearance; trajectories need not be contiguous. */
 export function groupByTask(batch: readonly Trajectory[]): Group[] {
-  const byKey = new Map<string, Group>();
+  const seen = new TaskGroups();
+  const groups: Group[] = [];
   batch.forEach((t, i) => {
-    const key = canonicalJson(t.task);
-    let g = byKey.get(key);
-    if (g === undefined) {
-      g = { key, indices: [] };
-      byKey.set(key, g);
-    }
-    g.indices.push(i);
+    const { group, key, first } = seen.add(t);
+    if (first) groups.push({ key, indices: [] });
+    groups[group].indices.push(i);
   });
-  return [...byKey.values()];
+  return groups;
 }
 
 export interface DeadGroupCounts {
@@ -55,22 +71,64 @@ export interface DeadGroupReport {
   groups: Group[];
 }
 
+/**
+ * Dead-group counting, one trajectory at a time (memory: three flags per group), so that a batch in
+ * memory (deadGroups) and a file read in bounded memory (file.ts) count with the same code: a group is
+ * dead when its outcome rewards are all equal; a dead group is all-fail when none succeeded, else
+ * all-succeed when every one did (a dead group of mixed success and equal rewards is neither).
+ */
+export class DeadGroupTally {
+  private readonly firstReward: number[] = [];
+  private readonly equal: boolean[] = [];
+  private readonly fails: boolean[] = [];
+  private readonly succeeds: boolean[] = [];
+
+  /** A trajectory of group `g` (groups numbered 0, 1, … in order of first appearance). */
+  add(g: number, reward: number, success: boolean): void {
+    if (g === this.equal.length) {
+      this.firstReward.push(reward);
+      this.equal.push(true);
+      this.fails.push(true);
+      this.succeeds.push(true);
+    } else if (reward !== this.firstReward[g]) this.equal[g] = false;
+    if (success) this.fails[g] = false;
+    else this.succeeds[g] = false;
+  }
+
+  isDead(g: number): boolean {
+    return this.equal[g];
+  }
+
+  counts(): DeadGroupCounts {
+    const counts: DeadGroupCounts = {
+      groups: this.equal.length,
+      live: 0,
+      dead: 0,
+      allFail: 0,
+      allSucceed: 0,
+    };
+    for (let g = 0; g < this.equal.length; g++) {
+      if (!this.equal[g]) counts.live++;
+      else {
+        counts.dead++;
+        if (this.fails[g]) counts.allFail++;
+        else if (this.succeeds[g]) counts.allSucceed++;
+      }
+    }
+    return counts;
+  }
+}
+
 export function deadGroups(
   batch: readonly Trajectory[],
   outcome: OutcomeFn = outcomeReward,
 ): DeadGroupReport {
   const groups = groupByTask(batch);
-  const counts: DeadGroupCounts = { groups: groups.length, live: 0, dead: 0, allFail: 0, allSucceed: 0 };
-  const dead = groups.map((g) => {
-    const isDead = allEqual(g.indices.map((i) => outcome(batch[i])));
-    if (isDead) {
-      counts.dead++;
-      if (g.indices.every((i) => !batch[i].outcome.success)) counts.allFail++;
-      else if (g.indices.every((i) => batch[i].outcome.success)) counts.allSucceed++;
-    } else counts.live++;
-    return isDead;
+  const tally = new DeadGroupTally();
+  groups.forEach((g, k) => {
+    for (const i of g.indices) tally.add(k, outcome(batch[i]), batch[i].outcome.success);
   });
-  return { counts, dead, groups };
+  return { counts: tally.counts(), dead: groups.map((_, k) => tally.isDead(k)), groups };
 }
 
 /** The counts as namespaced metrics (docs/style.md: `credit/dead_groups`). */

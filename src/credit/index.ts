@@ -14,7 +14,7 @@ import { type GigpoOptions, gigpo } from './gigpo.ts';
 import { groupByTask } from './groups.ts';
 import { type GrpoOptions, grpo } from './grpo.ts';
 import { type OutcomeOptions, outcome } from './outcome.ts';
-import { METHOD_PARAMS, SPEC_PARAMS, type ValueSource } from './params.ts';
+import { CREDIT_PARAM_NAMES, METHOD_PARAMS, SPEC_PARAMS, type ValueSource } from './params.ts';
 import { type ReverseTurnOptions, reverseTurn } from './reverse-turn.ts';
 import { type RlooOptions, rloo } from './rloo.ts';
 import { type TaskNormOptions, taskNorm } from './task-norm.ts';
@@ -24,6 +24,7 @@ export * from './common.ts';
 export * from './discounted.ts';
 export * from './drgrpo.ts';
 export * from './fidelity.ts';
+export * from './file.ts';
 export * from './gae.ts';
 export * from './gigpo.ts';
 export * from './groups.ts';
@@ -279,6 +280,35 @@ export function splitMethodList(list: string, field = '--methods'): string[] {
   return specs;
 }
 
+/** The estimator parameters a spec may set (GAE's value source and --task-norm are not options). */
+type Settable = Omit<ParsedParams, 'values' | 'taskNorm'>;
+
+/** The parameters of `p` that method `m` reads (its declaration, credit/params.ts), those given only. */
+function declared(m: MethodName, p: Settable): Settable {
+  const out: Settable = {};
+  const set = <K extends keyof Settable>(k: K) => {
+    if (p[k] !== undefined && Object.hasOwn(METHOD_PARAMS[m].shape, k)) out[k] = p[k];
+  };
+  for (const k of CREDIT_PARAM_NAMES) set(k);
+  return out;
+}
+
+/** Per method, its typed options from the parsed parameters (GAE's values must be resolved). */
+const OPTIONS: { [M in MethodName]: (p: Settable, values?: ValueFn) => MethodOptions[M] } = {
+  outcome: () => ({}),
+  discounted: (p) => declared('discounted', p),
+  gae: (p, values) => {
+    if (values === undefined) throw new RangeError('gae needs a ValueFn');
+    return { ...declared('gae', p), values };
+  },
+  grpo: (p) => declared('grpo', p),
+  drgrpo: () => ({}),
+  rloo: () => ({}),
+  gigpo: (p) => declared('gigpo', p),
+  'turn-level': (p) => declared('turn-level', p),
+  'reverse-turn': (p) => declared('reverse-turn', p),
+};
+
 /** The typed options of a parsed spec; GAE's `values` must be resolved by the caller. */
 export function methodOptions<M extends MethodName>(
   name: M,
@@ -286,11 +316,5 @@ export function methodOptions<M extends MethodName>(
   values?: ValueFn,
 ): MethodOptions[M] {
   const { values: _source, taskNorm: _post, ...rest } = params;
-  const options: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(rest)) if (v !== undefined) options[k] = v;
-  if (name === 'gae') {
-    if (values === undefined) throw new RangeError('gae needs a ValueFn');
-    options.values = values;
-  }
-  return options as unknown as MethodOptions[M];
+  return OPTIONS[name](rest, values);
 }

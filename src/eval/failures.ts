@@ -13,27 +13,43 @@ export interface Failures {
   meanTurnsFailure: number | null;
 }
 
-export function failures(trajectories: readonly Trajectory[]): Failures {
-  const byKind = Object.fromEntries(FAILURE_KINDS.map((k) => [k, 0])) as Record<FailureKind, number>;
-  let successes = 0;
-  let turnsSuccess = 0;
-  let turnsFailure = 0;
-  for (const t of trajectories) {
-    const o = t.outcome;
+/** The breakdown accumulated one outcome at a time (a file is streamed, eval/recorded.ts; a batch in
+ * memory goes through the same `add`). */
+export class FailureTally {
+  private episodes = 0;
+  private successes = 0;
+  private turnsSuccess = 0;
+  private turnsFailure = 0;
+  private readonly byKind = Object.fromEntries(FAILURE_KINDS.map((k) => [k, 0])) as Record<
+    FailureKind,
+    number
+  >;
+
+  add(o: Trajectory['outcome']): void {
+    this.episodes++;
     if (o.success) {
-      successes++;
-      turnsSuccess += o.turns;
+      this.successes++;
+      this.turnsSuccess += o.turns;
     } else {
-      byKind[o.failure ?? 'error']++;
-      turnsFailure += o.turns;
+      this.byKind[o.failure ?? 'error']++;
+      this.turnsFailure += o.turns;
     }
   }
-  const failed = trajectories.length - successes;
-  return {
-    episodes: trajectories.length,
-    successes,
-    byKind,
-    meanTurnsSuccess: successes > 0 ? turnsSuccess / successes : null,
-    meanTurnsFailure: failed > 0 ? turnsFailure / failed : null,
-  };
+
+  result(): Failures {
+    const failed = this.episodes - this.successes;
+    return {
+      episodes: this.episodes,
+      successes: this.successes,
+      byKind: { ...this.byKind },
+      meanTurnsSuccess: this.successes > 0 ? this.turnsSuccess / this.successes : null,
+      meanTurnsFailure: failed > 0 ? this.turnsFailure / failed : null,
+    };
+  }
+}
+
+export function failures(trajectories: readonly Trajectory[]): Failures {
+  const tally = new FailureTally();
+  for (const t of trajectories) tally.add(t.outcome);
+  return tally.result();
 }

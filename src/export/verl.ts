@@ -14,7 +14,7 @@
 //   token_advantages  list<double>   each token's turn advantage (the same length); null like response_ids
 // The token arrays hold the responses only: the prompts' tokens are the trainer's tokenizer's business
 // (it re-tokenizes `messages`), and no tokenizer lives here to guess them.
-import { parquetWriteBuffer } from 'hyparquet-writer';
+import { parquetWriteBuffer, type SchemaElement } from 'hyparquet-writer';
 import type { Trajectory } from '../core/types.ts';
 import type { Conversation } from './conversation.ts';
 import { openaiExample } from './openai.ts';
@@ -71,21 +71,24 @@ export function verlRow(
   };
 }
 
-type Element = Record<string, unknown>;
-const required = (name: string, type: string, converted_type?: string): Element => ({
+const required = (
+  name: string,
+  type: NonNullable<SchemaElement['type']>,
+  converted_type?: SchemaElement['converted_type'],
+): SchemaElement => ({
   name,
   type,
   repetition_type: 'REQUIRED',
   ...(converted_type === undefined ? {} : { converted_type }),
 });
 /** Parquet's three-level LIST (what pyarrow, pandas and verl's datasets read as list<…>), nullable. */
-const list = (name: string, type: string): Element[] => [
+const list = (name: string, type: NonNullable<SchemaElement['type']>): SchemaElement[] => [
   { name, repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
   { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
   { name: 'element', type, repetition_type: 'REQUIRED' },
 ];
 
-const SCHEMA: Element[] = [
+const SCHEMA: SchemaElement[] = [
   { name: 'root', num_children: 9 },
   required('id', 'BYTE_ARRAY', 'UTF8'),
   required('task', 'BYTE_ARRAY', 'UTF8'),
@@ -114,8 +117,7 @@ const COLUMNS = [
 export function verlParquet(rows: readonly VerlRow[]): Uint8Array {
   const buffer = parquetWriteBuffer({
     columnData: COLUMNS.map((name) => ({ name, data: rows.map((r) => r[name]) })),
-    // The writer's own types describe its schema elements loosely; ours follow parquet.thrift.
-    schema: SCHEMA as unknown as Parameters<typeof parquetWriteBuffer>[0]['schema'],
+    schema: SCHEMA,
     createdBy: 'turnwise export',
   });
   return new Uint8Array(buffer);

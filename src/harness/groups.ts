@@ -13,7 +13,8 @@
 // start time is a stranger, never killed. A group whose leader has exited but whose members live on
 // cannot have been reused (POSIX keeps a process-group id reserved while the group has members).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 
 /** The pid file of a run directory: the groups of the agents that were running, one JSON object a line. */
@@ -28,34 +29,59 @@ export interface GroupEntry {
   session: string;
 }
 
-/** The start time of a process (clock ticks since boot), or undefined when it does not exist (or no /proc). */
-export function procStart(pid: number): number | undefined {
+/** A process's state letter, process group and start time (/proc/PID/stat fields 3, 5 and 22, in
+ * clock ticks since boot), or undefined when it does not exist (or there is no /proc). */
+function procStat(pid: number): { state: string; pgrp: number; start: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[19]); // field 22 overall: 3 is fields[0]
+    return { state: fields[0], pgrp: Number(fields[2]), start: Number(fields[19]) };
   } catch {
     return undefined;
   }
 }
 
-/** Whether process group `pid` has any member left (ESRCH: none; EPERM: it exists, not ours). */
+/** The start time of a process (clock ticks since boot), or undefined when it does not exist (or no /proc). */
+export function procStart(pid: number): number | undefined {
+  return procStat(pid)?.start;
+}
+
+/**
+ * Whether process group `pid` has a member left that is alive. kill(-pid, 0) answers for the kernel's
+ * group (ESRCH: none; EPERM: it exists, not ours), but that group also holds zombies — dead processes
+ * waiting for their parent to reap them; an orphaned agent's parent is init, which may take seconds —
+ * so where /proc can tell, a group whose members are all zombies has ended: nothing in it runs.
+ */
 export function groupExists(pid: number): boolean {
   try {
     process.kill(-pid, 0);
-    return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  const leader = procStat(pid);
+  if (leader !== undefined && leader.pgrp === pid && leader.state !== 'Z') return true;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return true; // no /proc: the kernel's word
+  }
+  for (const d of entries) {
+    if (d.charCodeAt(0) < 48 || d.charCodeAt(0) > 57) continue; // not a process
+    const s = procStat(Number(d));
+    if (s !== undefined && s.pgrp === pid && s.state !== 'Z') return true;
+  }
+  return false;
 }
 
-/** Whether group `e` is still the group the harness started: its leader with the same start time, or,
- * the leader gone, members left in the group (a group id is not reused while it has members). */
+/** Whether group `e` is still the group the harness started, with a member alive: its leader with the
+ * same start time, or, the leader gone, members left in the group (a group id is not reused while it
+ * has members). */
 export function sameGroup(e: Pick<GroupEntry, 'pid' | 'start'>): boolean {
+  if (e.start === null) return false;
   const start = procStart(e.pid);
-  if (start !== undefined) return e.start !== null && start === e.start;
-  return e.start !== null && groupExists(e.pid);
+  return (start === undefined || start === e.start) && groupExists(e.pid);
 }
 
 /** For a group the harness still holds: where there is no /proc to tell, the group's existence. */
@@ -163,7 +189,8 @@ export class AgentGroups {
       this.pipe?.on('error', () => {});
       // Neither keeps the harness alive: the watchdog is the harness's, not the other way round.
       this.watchdog.unref();
-      (this.pipe as unknown as { unref?: () => void } | undefined)?.unref?.();
+      // (A child's stdio pipe is a net.Socket, which alone can be unref'd.)
+      if (this.pipe instanceof Socket) this.pipe.unref();
     } catch {
       this.watchdog = undefined;
     }

@@ -7,7 +7,13 @@ import { augmentRequest, StreamAssembler, stripAnswer } from '../serve/proxy-rec
 import { asJson, type TraceSession } from './trace.ts';
 
 type Json = Record<string, unknown>;
-type Create = (body: Json, options?: unknown) => Promise<unknown>;
+
+type Body = OpenAI.Chat.ChatCompletionCreateParams;
+
+/** What is patched: `create` as one signature (the SDK's last overload: either body, any answer). */
+interface Completions {
+  create(body: Body, options?: unknown): Promise<unknown>;
+}
 
 /** The SDK's stream (openai/core/streaming): an async iterable of chunks built from an iterator. */
 interface SdkStream {
@@ -32,15 +38,15 @@ export function traceOpenAI<C extends Pick<OpenAI, 'chat'>>(
   session: TraceSession,
   o: TraceOpenAIOptions = {},
 ): C {
-  const completions = client.chat.completions as unknown as { create: Create };
+  const completions: Completions = client.chat.completions;
   const create = completions.create.bind(completions);
-  completions.create = async (body: Json, options?: unknown) => {
+  completions.create = async (body: Body, options?: unknown) => {
     const stream = body.stream === true;
     const call = session.begin(asJson(body), stream);
     const { forwarded, asked } = augmentRequest(body, o.askLogprobs !== false);
     let answer: unknown;
     try {
-      answer = await create(forwarded as Json, options);
+      answer = await create(forwarded as Body, options);
     } catch (e) {
       const err = e as { status?: number; message?: string };
       call.end({ status: typeof err.status === 'number' ? err.status : 0, error: String(err.message ?? e) });

@@ -18,7 +18,7 @@ import { InputError } from '../core/errors.ts';
 import type { Task, Trajectory } from '../core/types.ts';
 import { type RunningProxy, startProxy } from '../serve/proxy.ts';
 import type { CallEvent, SessionMeta } from '../serve/proxy-record.ts';
-import { sessionTrajectory } from '../serve/proxy-record.ts';
+import { isTurnCall, sessionTrajectory } from '../serve/proxy-record.ts';
 import { DirLock } from '../store/lock.ts';
 import { asTrajectory, TrajectorySchema } from '../store/schema.ts';
 import { RunStore } from '../store/sqlite.ts';
@@ -44,9 +44,10 @@ export interface HarnessOptions {
   timeoutMs: number;
   /** Passed as OPENAI_API_KEY (a placeholder otherwise). */
   apiKey?: string;
-  /** The command line that serves a task's env over MCP and appends its trajectory to `store`
-   * (composed by the CLI, which alone knows the env registry); absent: TURNWISE_MCP is not set. */
-  mcpCommand?: (task: Task, store: string) => string;
+  /** The command line that serves sample `sample` of a task's env over MCP — with that (task, sample)'s
+   * own env stream, as an in-process rollout seeds it — and appends its trajectory to `store` (composed
+   * by the CLI, which alone knows the env registry); absent: TURNWISE_MCP is not set. */
+  mcpCommand?: (task: Task, sample: number, store: string) => string;
   /** What identifies the run in its store; a resumed run must match it. */
   config: Record<string, unknown>;
   /** Called as each episode finishes (done so far, total). */
@@ -80,7 +81,7 @@ const MCP_LINE_WAIT_MS = 5000;
 export const shellQuote = (s: string): string =>
   /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 
-interface Exit {
+export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
   timedOut: boolean;
@@ -207,10 +208,53 @@ async function scorerReward(
   return x;
 }
 
+/** The statuses of refused calls, counted: "400", "400 ×3, 429". */
+function statusList(events: readonly CallEvent[]): string {
+  const counts = new Map<number, number>();
+  for (const e of events) counts.set(e.status, (counts.get(e.status) ?? 0) + 1);
+  return [...counts].map(([s, n]) => (n === 1 ? String(s) : `${s} ×${n}`)).join(', ');
+}
+
+/**
+ * Why an episode failed on the agent's side, or undefined. It crashed or timed out — unless the proxy
+ * had refused a call past the budget (`budgetRefused`): an agent that does not handle the refusal exits
+ * non-zero, and the budget, not the agent, ended the episode. Or it ended without a model call answered
+ * (every call refused — the refused calls' statuses are said — or none made): it never acted, so
+ * neither a budget nor a verdict applies, whatever its env's record says.
+ */
+function agentError(
+  events: readonly CallEvent[],
+  exit: Exit | undefined,
+  timeoutMs: number,
+  budgetRefused: boolean,
+): string | undefined {
+  if (exit === undefined) return undefined;
+  const crashed = !budgetRefused && (exit.timedOut || exit.code !== 0);
+  const acted = events.some(isTurnCall);
+  if (!crashed && acted) return undefined;
+  const parts: string[] = [];
+  if (!acted) {
+    const refused = events.filter((e) => e.status < 200 || e.status >= 300);
+    parts.push(
+      refused.length === 0
+        ? 'the agent made no model call'
+        : `no model call answered (${refused.length} refused: ${statusList(refused)})`,
+    );
+  }
+  parts.push(
+    exit.timedOut
+      ? `the agent timed out after ${timeoutMs / 1000} s`
+      : `the agent exited with ${exit.code ?? exit.signal}`,
+  );
+  const tail = exit.stderr.trim().split('\n').slice(-20).join('\n');
+  return `${parts.join('; ')}; stderr: ${tail}`;
+}
+
 /**
  * The episode's trajectory: turns = the proxy session's model calls; the outcome from, in order, the
- * budget (a refused call truncates: `budget`), the agent's end (a crash or a timeout: `error`, with the
- * stderr tail), then the reward: the env's verifier (MCP line: its success, return and failure kind), or
+ * agent's end (a crash or a timeout, or no model call answered: `error`, with the refused calls'
+ * statuses and the stderr tail), the budget (a call refused past it, or the env's own budget spent:
+ * `budget`), then the reward: the env's verifier (MCP line: its success, return and failure kind), or
  * the scorer, or the session's posted reward.
  */
 export function episodeTrajectory(
@@ -219,26 +263,25 @@ export function episodeTrajectory(
   o: { id: string; exit?: Exit; timeoutMs: number; env?: Trajectory; scorer?: number | string },
 ): Trajectory {
   const m: SessionMeta = { ...meta };
+  // The env's own budget ran out (its turns are tool calls, which an agent may make several of per
+  // model call): the episode is truncated as much as a refused model call would have made it. An MCP
+  // episode truncated short of its budget ended because its client (the agent) left: neither a budget
+  // nor a verdict of the env.
+  const envSpent = o.env?.outcome.end === 'truncated' && o.env.outcome.turns >= o.env.budget;
+  const envVerdict = o.env?.outcome.end === 'terminated' || envSpent;
   if (o.env !== undefined) {
     m.reward = { value: o.env.outcome.return, success: o.env.outcome.success, reason: 'env verifier (MCP)' };
-    // The env's own budget ran out (its turns are tool calls, which an agent may make several of per
-    // model call): the episode is truncated as much as a refused model call would have made it.
-    if (o.env.outcome.end === 'truncated') m.truncated = true;
+    if (envSpent) m.truncated = true;
   } else if (typeof o.scorer === 'number') {
     m.reward = { value: o.scorer, reason: '--reward' };
   }
-  let error: string | undefined;
-  const exit = o.exit;
-  if (!m.truncated && exit !== undefined) {
-    const tail = exit.stderr.trim().split('\n').slice(-20).join('\n');
-    if (exit.timedOut) error = `the agent timed out after ${o.timeoutMs / 1000} s; stderr: ${tail}`;
-    else if (exit.code !== 0) error = `the agent exited with ${exit.code ?? exit.signal}; stderr: ${tail}`;
-  }
-  if (error === undefined && typeof o.scorer === 'string') error = o.scorer;
+  const error =
+    agentError(events, o.exit, o.timeoutMs, meta.truncated) ??
+    (typeof o.scorer === 'string' ? o.scorer : undefined);
   const { mergeMismatches: _, ...t } = sessionTrajectory(m, events, error === undefined ? {} : { error });
   t.id = o.id;
   // The env's verdict on a failure (wrong-answer, irreversible, its own budget) beats the default kind.
-  const envFailure = o.env?.outcome.failure;
+  const envFailure = envVerdict ? o.env?.outcome.failure : undefined;
   if (
     t.outcome.end === 'terminated' &&
     !t.outcome.success &&
@@ -320,7 +363,7 @@ export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
         TURNWISE_SAMPLE: String(sample),
       };
       if (o.revealBudget) env.TURNWISE_BUDGET = String(o.budget);
-      if (o.mcpCommand !== undefined) env.TURNWISE_MCP = o.mcpCommand(task, mcpStore);
+      if (o.mcpCommand !== undefined) env.TURNWISE_MCP = o.mcpCommand(task, sample, mcpStore);
       const spawned: Spawned = { groups: gs, label: session, signal: o.signal };
       const exit = await runCommand(o.cmd, env, o.timeoutMs, spawned);
       const ok = !exit.timedOut && !exit.aborted && exit.code === 0;

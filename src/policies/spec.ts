@@ -346,6 +346,14 @@ export async function openPolicy(
   return policy;
 }
 
+/** The file a policy spec reads — a replay file or a checkpoint, as makePolicy tells them — or
+ * undefined: what an output of the same command must not be (store/paths.ts checkOutput). */
+export function specFile(spec: string): string | undefined {
+  if (spec.startsWith('openai:')) return undefined;
+  if (spec.startsWith('replay:')) return spec.slice('replay:'.length);
+  return looksLikePath(spec) ? spec : undefined;
+}
+
 /** Builds a policy from its spec for an env, or throws an InputError naming the spec. */
 export function makePolicy(spec: string, env: EnvSpec, field = '--policy'): AnyPolicy {
   if (spec.startsWith('openai:')) return makeOpenAIPolicy(spec, env, field) as AnyPolicy;

@@ -7,6 +7,7 @@
 // valid and invalid lines (fast-check generated ones included): whenever this returns a value, zod
 // accepts the line and returns the same value, key order included.
 import { FAILURE_KINDS, type Trajectory } from '../core/types.ts';
+import { LONE_SURROGATE } from './schema.ts';
 
 const FAILURES: ReadonlySet<unknown> = new Set(FAILURE_KINDS);
 const ENDS: ReadonlySet<unknown> = new Set(['terminated', 'truncated', 'error']);
@@ -17,6 +18,8 @@ const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !
 const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 const isInt = (x: unknown, min: number): x is number =>
   typeof x === 'number' && Number.isSafeInteger(x) && x >= min;
+/** An id, env or policy name as the schema takes it: a string of well-formed Unicode. */
+const isName = (x: unknown): x is string => typeof x === 'string' && !LONE_SURROGATE.test(x);
 
 /** True when the keys of `o` are all in `order` (required ones present), in that order. */
 function keysInOrder(o: Obj, order: readonly string[], required: number): boolean {
@@ -41,8 +44,7 @@ const OUTCOME_KEYS = ['success', 'return', 'turns', 'firstSuccessTurn', 'end', '
 
 function task(x: unknown): x is Trajectory['task'] {
   if (!isObj(x) || !keysInOrder(x, TASK_KEYS, 3)) return false;
-  if (typeof x.env !== 'string' || x.env.length === 0 || !isInt(x.seed, Number.MIN_SAFE_INTEGER))
-    return false;
+  if (!isName(x.env) || x.env.length === 0 || !isInt(x.seed, Number.MIN_SAFE_INTEGER)) return false;
   // A record of unknown values: any plain object (a __proto__ key is left to zod).
   return isObj(x.params) && !Object.hasOwn(x.params, '__proto__');
 }
@@ -76,27 +78,30 @@ export function outcome(x: unknown): x is Trajectory['outcome'] {
  * in that order, nothing else). */
 export function header(x: unknown): x is Omit<Trajectory, 'turns' | 'outcome'> {
   if (!isObj(x) || !keysInOrder(x, TRAJECTORY_KEYS.slice(0, 5), 5)) return false;
-  if (typeof x.id !== 'string' || typeof x.policy !== 'string' || typeof x.revealBudget !== 'boolean')
-    return false;
+  if (!isName(x.id) || !isName(x.policy) || typeof x.revealBudget !== 'boolean') return false;
   return isInt(x.budget, 1) && task(x.task);
+}
+
+/** Whether a parsed JSONL line is a valid trajectory of the common shape; when it is, a null log-prob
+ * (JSON has no −∞) has been replaced by the −∞ the schema reads it as. Changes nothing otherwise. */
+function isCommonTrajectory(x: unknown): x is Trajectory {
+  if (!isObj(x) || !keysInOrder(x, TRAJECTORY_KEYS, 7)) return false;
+  if (!isName(x.id) || !isName(x.policy) || typeof x.revealBudget !== 'boolean') return false;
+  if (!isInt(x.budget, 1) || !task(x.task) || !outcome(x.outcome)) return false;
+  const turns = x.turns;
+  if (!Array.isArray(turns) || turns.length !== x.outcome.turns || turns.length > x.budget) return false;
+  let nulls = false;
+  for (let i = 0; i < turns.length; i++) {
+    const r = turn(turns[i]);
+    if (r === 0) return false;
+    if (r === 2) nulls = true;
+  }
+  if (nulls) for (const t of turns) if (t.logp === null) t.logp = Number.NEGATIVE_INFINITY;
+  return true;
 }
 
 /** The trajectory a parsed JSONL line holds, when it has the common shape and is valid; undefined
  * otherwise (then ask the schema). Never changes `x` unless it returns it. */
 export function fastTrajectory(x: unknown): Trajectory | undefined {
-  if (!isObj(x) || !keysInOrder(x, TRAJECTORY_KEYS, 7)) return undefined;
-  if (typeof x.id !== 'string' || typeof x.policy !== 'string' || typeof x.revealBudget !== 'boolean')
-    return undefined;
-  if (!isInt(x.budget, 1) || !task(x.task) || !outcome(x.outcome)) return undefined;
-  const turns = x.turns;
-  if (!Array.isArray(turns) || turns.length !== x.outcome.turns || turns.length > x.budget) return undefined;
-  let nulls = false;
-  for (let i = 0; i < turns.length; i++) {
-    const r = turn(turns[i]);
-    if (r === 0) return undefined;
-    if (r === 2) nulls = true;
-  }
-  // JSON has no −∞: the schema reads a null log-prob as one.
-  if (nulls) for (const t of turns as Obj[]) if (t.logp === null) t.logp = Number.NEGATIVE_INFINITY;
-  return x as unknown as Trajectory;
+  return isCommonTrajectory(x) ? x : undefined;
 }

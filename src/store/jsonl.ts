@@ -1,7 +1,7 @@
 // JSON Lines: one value per line. Writes are buffered and flushed in large chunks (a trajectory stream
 // of millions of turns must not be bound by syscalls); reads validate every line against a schema and
 // report the file and line of the first bad one.
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { closeSync, fsyncSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import type { z } from 'zod';
 import { InputError } from '../core/errors.ts';
@@ -71,20 +71,34 @@ export function readText(path: string, field = '--in'): string {
   }
 }
 
+/** The longest line the reader takes: a trajectory line is far shorter, so a longer one is an unbounded
+ * stream or not a trajectory file, refused with its number before memory grows without limit (a line
+ * of V8's longest string, ~512 MiB, could not even be decoded). An object so that a test can lower it. */
+export const LINE_LIMIT = { bytes: 128 * 1024 * 1024 };
+
 /** The lines of a file, read in 1 MiB chunks (never the whole file as one string: V8 strings stop at
  * ~512 MB), with their 1-based numbers; blank lines are skipped. A chunk is cut at its last newline byte
  * (0x0A never occurs inside a multi-byte UTF-8 character) and the rest carried over as bytes, so each
  * chunk decodes on its own — as Latin-1 when it is ASCII, the usual case (the same string, ~4× faster
- * than UTF-8 decoding) — and a line longer than the buffer grows it. */
+ * than UTF-8 decoding) — and a line longer than the buffer grows it, up to LINE_LIMIT. With `utf8`,
+ * a line that is not valid UTF-8 (JSON text is UTF-8, RFC 8259 §8.1; decoding would silently turn its
+ * bad bytes into U+FFFD, and two different names into one) is refused, or counted in `utf8.skipped`
+ * and skipped; without, it is decoded so. */
 export function* fileLines(
   path: string,
   field = '--in',
+  utf8?: { skipped?: SkippedLines },
 ): Generator<[line: string, number: number, offset: number, bytes: number]> {
   const refuse = (e: unknown) =>
     new InputError(
       field,
       path,
       `cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
+  const tooLong = (number: number) =>
+    InputError.raw(
+      `${path}:${number}`,
+      `line longer than ${LINE_LIMIT.bytes} bytes, the longest a line may be (is ${field} a trajectory file?)`,
     );
   let fd: number;
   try {
@@ -107,9 +121,11 @@ export function* fileLines(
       const end = carried + n;
       const cut = n === 0 ? end : buf.lastIndexOf(10, end - 1);
       if (cut < 0) {
-        // No newline yet: read on (into a bigger buffer when this one is full).
+        // No newline yet: buf[0, end) is one unfinished line. Read on (into a bigger buffer when this
+        // one is full), unless it is too long already.
+        if (end > LINE_LIMIT.bytes) throw tooLong(number + 1);
         if (end === buf.length) {
-          const bigger = Buffer.allocUnsafe(buf.length * 2);
+          const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, LINE_LIMIT.bytes + 1));
           buf.copy(bigger, 0, 0, end);
           buf = bigger;
         }
@@ -122,6 +138,17 @@ export function* fileLines(
         let q = text === undefined ? buf.indexOf(10, p) : text.indexOf('\n', p);
         if (q === -1 || q > cut) q = cut;
         number++;
+        if (q - p > LINE_LIMIT.bytes) throw tooLong(number);
+        if (utf8 !== undefined && text === undefined && !isUtf8(buf.subarray(p, q))) {
+          const bad = InputError.raw(
+            `${path}:${number}`,
+            'not valid UTF-8 (a trajectory file is UTF-8 text, as JSON is)',
+          );
+          if (utf8.skipped === undefined) throw bad;
+          utf8.skipped.add(number, bad.message);
+          p = q + 1;
+          continue;
+        }
         const line = trim(text === undefined ? buf.toString('utf8', p, q) : text.slice(p, q));
         if (line.length > 0) yield [line, number, base + p, q - p];
         p = q + 1;
@@ -188,7 +215,7 @@ function* validatedLines<S extends z.ZodType>(
   schema: S,
   field: string,
 ): Generator<[value: z.infer<S>, where: string]> {
-  for (const [line, number] of fileLines(path, field)) {
+  for (const [line, number] of fileLines(path, field, {})) {
     const where = `${path}:${number}`;
     let value: unknown;
     try {
@@ -275,23 +302,51 @@ export function noTrajectories(path: string, field: string, skipped: SkippedLine
   );
 }
 
-/** The trajectories of a file, one at a time; `check` may refuse one by its place (refuses an empty
- * file once it has been read through). With `skipped`, a line that would be refused is counted there
- * and skipped instead. */
+/**
+ * A trajectory file read in passes without holding it: `scan()` gives each valid trajectory with its
+ * place (line number, byte offset and length; `check` may refuse one by its place; with `skipped`, a
+ * line that would be refused is counted there and skipped instead; a file with none is refused once
+ * read through), and `open()` a reader of trajectories back by that place (credit/file.ts).
+ */
+export class TrajectoryFile {
+  constructor(
+    readonly path: string,
+    readonly field = '--in',
+    private readonly check?: (t: Trajectory, where: string) => void,
+    private readonly skipped?: SkippedLines,
+  ) {}
+
+  *scan(): Generator<[trajectory: Trajectory, line: number, offset: number, bytes: number]> {
+    let any = false;
+    for (const [line, number, offset, bytes] of fileLines(this.path, this.field, {
+      skipped: this.skipped,
+    })) {
+      const where = `${this.path}:${number}`;
+      const t = orSkip(() => parseTrajectoryLine(line, where, this.check), number, this.skipped);
+      if (t === undefined) continue;
+      any = true;
+      yield [t, number, offset, bytes];
+    }
+    if (!any) throw noTrajectories(this.path, this.field, this.skipped);
+  }
+
+  open(): { read(line: number, offset: number, bytes: number): Trajectory; close(): void } {
+    const reader = new LineReader(this.path, this.field);
+    return {
+      read: (line, offset, bytes) => parseTrajectoryLine(reader.read(offset, bytes), `${this.path}:${line}`),
+      close: () => reader.close(),
+    };
+  }
+}
+
+/** The trajectories of a file, one at a time (TrajectoryFile's scan without the places). */
 export function* iterateTrajectories(
   path: string,
   field = '--in',
   check?: (t: Trajectory, where: string) => void,
   skipped?: SkippedLines,
 ): Generator<Trajectory> {
-  let any = false;
-  for (const [line, number] of fileLines(path, field)) {
-    const t = orSkip(() => parseTrajectoryLine(line, `${path}:${number}`, check), number, skipped);
-    if (t === undefined) continue;
-    any = true;
-    yield t;
-  }
-  if (!any) throw noTrajectories(path, field, skipped);
+  for (const [t] of new TrajectoryFile(path, field, check, skipped).scan()) yield t;
 }
 
 export function readTrajectories(

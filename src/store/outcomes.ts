@@ -216,7 +216,7 @@ export function* iterateOutcomes(
   skipped?: SkippedLines,
 ): Generator<TrajectoryOutcome> {
   let any = false;
-  for (const [line, number] of fileLines(path, field)) {
+  for (const [line, number] of fileLines(path, field, { skipped })) {
     const fast = quick(line, spacesOf);
     if (fast !== undefined) {
       any = true;

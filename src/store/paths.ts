@@ -1,7 +1,8 @@
 // Output paths checked before any work starts: a run that trains for minutes and then fails to write
 // (or spins on a special file system) has lost the user's time. `checkOutput` refuses, in well under a
 // second, a path whose parent is missing or not a directory, a path of the wrong kind, an unwritable
-// location, and the kernel's virtual file systems (/proc, /sys, /dev, where writes are not files).
+// location, the kernel's virtual file systems (/proc, /sys, /dev, where writes are not files), and any
+// input of the same command under whatever name (writing it would replace what the command reads).
 import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve, sep } from 'node:path';
 import { InputError } from '../core/errors.ts';
@@ -19,17 +20,22 @@ function existingAncestor(path: string): string {
   return p;
 }
 
+/** The inputs of a command, each by its flag and path (undefined: not given). */
+export type Inputs = readonly (readonly [field: string, path: string | undefined])[];
+
 /**
  * Refuses an output path that cannot be written: `kind` file (a file written whole or appended) or dir
  * (a directory created with its parents). Directories that do not exist yet are fine when their nearest
- * existing ancestor is a writable directory.
+ * existing ancestor is a writable directory. An output that is one of `inputs` — the same file, by
+ * path, hard link or symbolic link — is refused too.
  */
-export function checkOutput(path: string, field: string, kind: 'file' | 'dir'): void {
+export function checkOutput(path: string, field: string, kind: 'file' | 'dir', inputs: Inputs = []): void {
   if (path.length === 0) throw new InputError(field, path, 'expected a path');
   const abs = resolve(path);
   const real = existsSync(abs) ? realpathSync(abs) : abs;
   // /dev/null is the one special file a user may mean: "discard it".
   if (kind === 'file' && real === '/dev/null') return;
+  refuseInput(path, field, inputs);
   const special = SPECIAL.find((s) => real === s || real.startsWith(s + sep));
   if (special !== undefined) {
     throw new InputError(
@@ -64,5 +70,30 @@ function writable(target: string, field: string, path: string): void {
     accessSync(target, constants.W_OK);
   } catch {
     throw new InputError(field, path, `${target} is not writable`);
+  }
+}
+
+/** The device and inode of a path (links followed), or undefined when there is nothing there. */
+function identity(path: string): string | undefined {
+  try {
+    const st = statSync(path, { bigint: true });
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An output that is an input (same device and inode: the same path, a hard or a symbolic link). */
+function refuseInput(path: string, field: string, inputs: Inputs): void {
+  const out = identity(path);
+  if (out === undefined) return; // nothing there yet: no input can be it
+  for (const [inField, inPath] of inputs) {
+    if (inPath === undefined || identity(inPath) !== out) continue;
+    const same = resolve(inPath) === resolve(path) ? '' : ` (${inPath}, the same file by a link)`;
+    throw new InputError(
+      field,
+      path,
+      `is the file ${inField} reads${same}: writing it would replace the input; give another path`,
+    );
   }
 }

@@ -13,8 +13,18 @@ import {
 
 const FailureKindSchema = z.enum(FAILURE_KINDS as [FailureKind, ...FailureKind[]]);
 
+/** A lone UTF-16 surrogate: what a \ud800–\udfff escape with no partner gives (Python's
+ * surrogateescape writes invalid UTF-8 bytes so), a string no UTF-8 output can hold. */
+export const LONE_SURROGATE = /\p{Cs}/u;
+
+/** A name results are grouped and labelled by (id, env, policy): well-formed Unicode, or two names that
+ * print the same would be two rows. */
+const Name = z
+  .string()
+  .refine((s) => !LONE_SURROGATE.test(s), 'not well-formed Unicode: a lone surrogate (\\ud800–\\udfff)');
+
 export const TaskSchema = z.object({
-  env: z.string().min(1),
+  env: Name.min(1),
   params: z.record(z.string(), z.unknown()),
   seed: z.number().int(),
 });
@@ -93,9 +103,9 @@ export const OutcomeSchema = z.object({
 
 export const TrajectorySchema = z
   .object({
-    id: z.string(),
+    id: Name,
     task: TaskSchema,
-    policy: z.string(),
+    policy: Name,
     budget: z.number().int().min(1),
     revealBudget: z.boolean(),
     turns: z.array(TurnSchema),

@@ -6,16 +6,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CREDIT_CACHE, creditOfFile } from '../../src/cli/commands/credit.ts';
 import { fmt, table } from '../../src/cli/io.ts';
 import { checkSpacesOfRegistered } from '../../src/cli/options.ts';
 import type { Trajectory } from '../../src/core/types.ts';
-import { applyFlags, deadGroups, parseMethodSpec } from '../../src/credit/index.ts';
+import { applyFlags, CREDIT_CACHE, deadGroups, parseMethodSpec } from '../../src/credit/index.ts';
 import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { rollout } from '../../src/rollout/batch.ts';
-import { readTrajectories, SkippedLines } from '../../src/store/jsonl.ts';
+import { readTrajectories, SkippedLines, TrajectoryFile } from '../../src/store/jsonl.ts';
 import { creditForSpec, exactValuesFromSpecs } from '../../src/studies/credit-fidelity.ts';
+import { creditOfFile } from '../../src/studies/credit-file.ts';
 import { turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-credit-file-'));
@@ -109,7 +109,10 @@ test('a cache too small for any group: each group computed again for each of its
   try {
     for (const m of ['grpo', 'gigpo', 'turn-level', 'gae:values=zero', 'rloo:task-norm=env']) {
       const ref = reference(m);
-      const { index, rows } = creditOfFile(file, ref.spec, undefined);
+      const { index, rows } = creditOfFile(
+        new TrajectoryFile(file, '--in', checkSpacesOfRegistered),
+        ref.spec,
+      );
       assert.equal(index.n, dealt.length);
       assert.equal(index.counts.groups, byTask.size);
       const got = [...rows()];
@@ -128,7 +131,10 @@ test('skipped lines are not rows; a refusal of the exact values comes before any
     `${[lines[0], '{"id":', lines[1], lines[2].replace('"action":', '"action":9,"a":')].join('\n')}\n`,
   );
   const s = new SkippedLines();
-  const { index, rows } = creditOfFile(bad, reference('grpo').spec, s);
+  const { index, rows } = creditOfFile(
+    new TrajectoryFile(bad, '--in', checkSpacesOfRegistered, s),
+    reference('grpo').spec,
+  );
   assert.equal(index.n, 2);
   assert.equal(s.count, 2);
   assert.equal([...rows()].length, 2);

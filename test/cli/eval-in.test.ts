@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { passFromFile } from '../../src/cli/commands/harness.ts';
+import { passFromFile } from '../../src/cli/commands/eval.ts';
 import { failures } from '../../src/eval/failures.ts';
 import {
   envConfig,

@@ -545,6 +545,7 @@ function specs(valid: () => string): Spec[] {
         '--env': PASS_FLAGS['--env'],
         '--task-seed': badInt(0),
         '--seed': badInt(0),
+        '--sample': badInt(0),
         '--budget': badInt(1),
         '--store': badOutFile,
       },

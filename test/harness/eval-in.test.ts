@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { passFromFile } from '../../src/cli/commands/harness.ts';
+import { passFromFile } from '../../src/cli/commands/eval.ts';
 import { InputError } from '../../src/core/errors.ts';
 import {
   envConfig,

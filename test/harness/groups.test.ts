@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { makeTasks } from '../../src/core/tasks.ts';
-import { PID_FILE, procStart, readPidFile, sweepGroups } from '../../src/harness/groups.ts';
+import { groupExists, PID_FILE, procStart, readPidFile, sweepGroups } from '../../src/harness/groups.ts';
 import { runHarness } from '../../src/harness/run.ts';
 import { startUpstream, type Upstream } from '../fixtures/chat-upstream.ts';
 
@@ -189,7 +189,8 @@ test('kill -9 of the harness: the watchdog stops the hung agents and their MCP s
   db.close();
   assert.deepEqual(sessions, ['e0-a0', 'e1-a0', 'e1-a1', 'e2-a0', 'e3-a0', 'e3-a1']);
   assert.deepEqual(readPidFile(join(out, PID_FILE)), []);
-  assert.deepEqual(watchdogs(out), [], 'the resumed run let its watchdog go');
+  // The watchdog exits when it reads the end of its pipe, a moment after the harness: waited for.
+  await until(() => watchdogs(out).length === 0, 10_000, 'the resumed run let its watchdog go');
 });
 
 test('SIGTERM to the harness: it stops its agents itself, records nothing half-done, and ends by SIGTERM', async () => {
@@ -284,6 +285,42 @@ test('the sweep on resume stops a group a dead harness left, and not a process w
         process.kill(-p, 'SIGKILL');
       } catch {}
     }
+  }
+});
+
+/** A process group whose only member is a zombie: its leader has exited and its parent never reaps
+ * it (an `exec sleep`), as an orphaned agent is until init reaps it — which can take seconds. */
+async function zombieGroup(): Promise<{ zombie: number; reaper: number }> {
+  // The inner shell leads a group of its own (setsid), prints its pid and waits for fd 3 to close; the
+  // outer one becomes `sleep`, which never waits for children.
+  const outer = spawn('sh', ['-c', `setsid sh -c 'echo $$; read x <&3' & exec sleep 300`], {
+    stdio: ['ignore', 'pipe', 'ignore', 'pipe'],
+    detached: true,
+  });
+  outer.unref();
+  const run = collect(outer);
+  const reaper = outer.pid as number;
+  await until(() => run.out().endsWith('\n'), 10_000, 'the inner shell started');
+  const zombie = Number(run.out().trim());
+  const comm = () => readFileSync(`/proc/${reaper}/comm`, 'utf8').trim();
+  await until(() => comm() === 'sleep', 10_000, 'the outer shell is sleep');
+  (outer.stdio[3] as NodeJS.WritableStream).end();
+  await until(() => gone(zombie), 10_000, 'the inner shell exited');
+  return { zombie, reaper };
+}
+
+test('a group of zombies has ended: not swept, not "running", though kill(-pgid, 0) still reaches it', async () => {
+  const { zombie, reaper } = await zombieGroup();
+  try {
+    const stat = readFileSync(`/proc/${zombie}/stat`, 'utf8');
+    assert.equal(stat[stat.lastIndexOf(')') + 2], 'Z', 'a zombie, not reaped');
+    assert.doesNotThrow(() => process.kill(-zombie, 0), 'the kernel still knows its group');
+    assert.equal(groupExists(zombie), false);
+    const file = join(root, 'zombie.pids');
+    writeFileSync(file, `${JSON.stringify({ pid: zombie, start: procStart(zombie), session: 'e0-a0' })}\n`);
+    assert.deepEqual(await sweepGroups(file, 100), [], 'nothing left running to stop');
+  } finally {
+    process.kill(-reaper, 'SIGKILL');
   }
 });
 

@@ -4,7 +4,6 @@
 // model calls, the reward from the env's verifier, a budget overrun truncated as `budget`, a crash as
 // `error`. Needs `turnwise mcp` (src/cli/commands/mcp.ts, issue 12): skipped, saying so, without it.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,9 +16,9 @@ import {
   startServer,
   type Trajectory,
 } from '../../src/index.ts';
+import { harnessRun } from './run-cli.ts';
 
 const AGENT = resolve('test/fixtures/agent.py');
-const BIN = resolve('bin/turnwise.js');
 const skip = existsSync('src/cli/commands/mcp.ts') ? false : 'needs turnwise mcp (src/cli/commands/mcp.ts)';
 const root = mkdtempSync(join(tmpdir(), 'turnwise-harness-mcp-'));
 let server: RunningServer;
@@ -31,48 +30,26 @@ after(async () => {
   await server?.close();
 });
 
-/** The CLI as a child process (asynchronously: the server it calls lives in this process). */
-async function harness(name: string, mode: string, budget: number): Promise<Trajectory[]> {
-  const out = join(root, name);
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      'harness',
-      'run',
-      '--cmd',
-      `AGENT_MODE=${mode} AGENT_MODEL=oracle python3 ${AGENT}`,
-      '--env',
-      'frozenlake',
-      '--map',
-      '4x4',
-      '--tasks',
-      '2',
-      '--samples',
-      '2',
-      '--budget',
-      String(budget),
-      '--upstream',
-      server.url,
-      '--out',
-      out,
-      '--timeout',
-      '60',
-      '--json',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  const code = await new Promise((r) => child.on('exit', r));
-  assert.equal(code, 0, stderr);
-  return readFileSync(join(out, 'trajectories.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Trajectory);
-}
+/** The CLI on 2 FrozenLake tasks × 2 samples, its upstream the served oracle (in this process). */
+const harness = (name: string, mode: string, budget: number, model = 'oracle'): Promise<Trajectory[]> =>
+  harnessRun(join(root, name), [
+    '--cmd',
+    `AGENT_MODE=${mode} AGENT_MODEL=${model} python3 ${AGENT}`,
+    '--env',
+    'frozenlake',
+    '--map',
+    '4x4',
+    '--tasks',
+    '2',
+    '--samples',
+    '2',
+    '--budget',
+    String(budget),
+    '--upstream',
+    server.url,
+    '--timeout',
+    '60',
+  ]);
 
 test('a Python MCP agent on FrozenLake: the env verifier decides, turns are its model calls', {
   skip,
@@ -117,5 +94,23 @@ test('a Python MCP agent under budget 4: truncated as budget; a crashing one: er
   for (const t of await harness('crash', 'crash', 4)) {
     assert.equal(t.outcome.end, 'error');
     assert.match(t.outcome.error ?? '', /the agent exited with 3; stderr: model call refused/);
+  }
+});
+
+test('a Python MCP agent whose model calls are all refused (400): error, with the status and its stderr — not budget with 0 turns', {
+  skip,
+}, async () => {
+  // The served model is `oracle`: `nosuch` is refused; the agent closes its MCP session and exits 0,
+  // and the env's record of the episode is cut short (truncated, 0 turns).
+  for (const [idx, t] of (await harness('refused', 'mcp', 4, 'nosuch')).entries()) {
+    const env = JSON.parse(
+      readFileSync(join(root, 'refused', 'episodes', `e${idx}-a0.mcp.jsonl`), 'utf8'),
+    ) as Trajectory;
+    assert.deepEqual([env.turns.length, env.outcome.end], [0, 'truncated']);
+    assert.deepEqual([t.turns.length, t.outcome.end, t.outcome.failure], [0, 'error', 'error']);
+    assert.match(
+      t.outcome.error ?? '',
+      /^no model call answered \(1 refused: 400\); the agent exited with 0; stderr: .*model call refused: .*model \\"nosuch\\" is not served/s,
+    );
   }
 });

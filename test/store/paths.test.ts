@@ -1,10 +1,20 @@
 // Output paths are refused before any work starts, naming the flag, the path and why.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { InputError } from '../../src/core/errors.ts';
+import type { Trajectory } from '../../src/core/types.ts';
 import { checkOutput } from '../../src/store/paths.ts';
 import { turnwise } from '../cli/run.ts';
 
@@ -110,4 +120,70 @@ test('every command that writes refuses a bad --out before working, and writes n
   }
   assert.deepEqual(readdirSync(dir).sort(), before);
   assert.equal(existsSync('/dev/null/x'), false);
+});
+
+test('an output that is an input of the same command — same path, hard link, symbolic link — is refused', () => {
+  const input = join(dir, 'in.jsonl');
+  writeFileSync(input, '{}\n');
+  linkSync(input, join(dir, 'hard.jsonl'));
+  symlinkSync(input, join(dir, 'soft.jsonl'));
+  const inputs = [
+    ['--policy', undefined],
+    ['--in', input],
+  ] as const;
+  for (const [out, how] of [
+    [input, ''],
+    [join(dir, '.', 'in.jsonl'), ''],
+    [join(dir, 'hard.jsonl'), ` (${input}, the same file by a link)`],
+    [join(dir, 'soft.jsonl'), ` (${input}, the same file by a link)`],
+  ]) {
+    assert.throws(
+      () => checkOutput(out, '--out', 'file', inputs),
+      (e: unknown) =>
+        e instanceof InputError &&
+        e.message ===
+          `--out: got ${JSON.stringify(out)}; is the file --in reads${how}: writing it would replace the input; give another path`,
+      out,
+    );
+  }
+  // Another file, a file not there yet, and an input that is not there: no conflict.
+  for (const out of [join(dir, 'afile'), join(dir, 'new-out.jsonl')])
+    assert.doesNotThrow(() => checkOutput(out, '--out', 'file', inputs), out);
+  assert.doesNotThrow(() => checkOutput(join(dir, 'afile'), '--out', 'file', [['--in', join(dir, 'gone')]]));
+});
+
+test('export --in F --out F (or a link to F) and rollout --policy replay:R --out R: refused (exit 2), files untouched', async () => {
+  const file = join(dir, 'trajectories.jsonl');
+  const made = await turnwise(['rollout', '--policy', 'random', '--episodes', '3', '--out', file]);
+  assert.equal(made.code, 0, made.stderr);
+  // The same episodes as a replay file: one line of actions per (task, sample).
+  const replay = join(dir, 'replay.jsonl');
+  writeFileSync(
+    replay,
+    readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Trajectory)
+      .map(
+        (t) => `${JSON.stringify({ task: t.task.seed, sample: 0, actions: t.turns.map((u) => u.action) })}\n`,
+      )
+      .join(''),
+  );
+  const before = [readFileSync(file), readFileSync(replay)];
+  const link = join(dir, 'link.jsonl');
+  symlinkSync(file, link);
+  const runs = await Promise.all([
+    turnwise(['export', '--in', file, '--format', 'openai', '--out', file]),
+    turnwise(['export', '--in', file, '--format', 'openai', '--out', link]),
+    turnwise(['rollout', '--policy', `replay:${replay}`, '--episodes', '3', '--out', replay]),
+  ]);
+  for (const r of runs) {
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.match(
+      r.stderr,
+      /^turnwise: --out: got "[^"]+"; is the file --(in|policy) reads[^\n]*; give another path\n$/,
+    );
+  }
+  assert.deepEqual([readFileSync(file), readFileSync(replay)], before);
 });

@@ -4,43 +4,30 @@ import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import type { Trajectory } from '../../core/types.ts';
 import {
-  type Advantages,
   applyFlags,
   CREDIT_PARAMS,
   type CreditParam,
-  canonicalJson,
-  type ExactValuesOf,
   GROUP_BASELINE_METHODS,
   METHOD_NAMES,
   type MethodSpec,
   methodDefaults,
-  outcomeReward,
   type ParamName,
   parseMethodSpec,
   SPEC_PARAMS,
   splitMethodList,
-  TASK_NORM_DEFAULTS,
   VALUE_SOURCES,
 } from '../../credit/index.ts';
-import { ENV_IDS, envSpec, makeTasks } from '../../envs/index.ts';
+import { envSpec, makeTasks } from '../../envs/index.ts';
 import { makePolicy } from '../../policies/spec.ts';
-import {
-  fileLines,
-  LineReader,
-  noTrajectories,
-  orSkip,
-  parseTrajectoryLine,
-  SkippedLines,
-} from '../../store/jsonl.ts';
+import { SkippedLines, TrajectoryFile } from '../../store/jsonl.ts';
 import {
   CONTROL_METHODS,
   creditFidelity,
-  creditForSpec,
   DEFAULT_FIDELITY_METHODS,
   DEFAULT_VALUE_SOURCE,
-  exactValuesFromSpecs,
 } from '../../studies/credit-fidelity.ts';
-import { fmt, json, out, table, warn } from '../io.ts';
+import { creditOfFile, NO_ORACLE } from '../../studies/credit-file.ts';
+import { Chunked, fmt, json, out, table, tableRow, warn } from '../io.ts';
 import {
   checkSpacesOfRegistered,
   type EnvFlags,
@@ -104,310 +91,24 @@ const preview = (row: readonly number[], n = 8): string =>
     .map((x) => fmt(x, 3))
     .join(' ')}${row.length > n ? ` … (${row.length})` : ''}]`;
 
-/** Why an env without an exact oracle has no exact advantage, and what runs on it instead. */
-const NO_ORACLE = (env: string) =>
-  `an env with an exact oracle, and ${env} has none: the exact advantage A^π = Q^π − V^π needs the env's whole model solved by dynamic programming over a finite state space, and ${env}'s state (a database, an API state, a sandbox) is not one; methods without an oracle run on it with \`credit --in FILE --method M\` (gae with --values zero), and \`compare\` scores its steps by the env's quality proxy`;
-
-/** `exact` and GAE with values=exact need the oracle of every trajectory's env. */
-const needsOracle = (spec: MethodSpec): boolean =>
-  spec.name === 'exact' || (spec.name === 'gae' && (spec.params.values ?? DEFAULT_VALUE_SOURCE) === 'exact');
-
-const lacksOracle = (t: Trajectory): boolean => ENV_IDS.includes(t.task.env) && !envSpec(t.task).oracle;
-
-/** The refusal of a spec that needs the oracle for a trajectory (of a registered env) that has none. */
-function withoutOracle(spec: MethodSpec, t: Trajectory): InputError {
-  const field = spec.name === 'exact' ? '--method' : '--values';
-  const why = NO_ORACLE(t.task.env).replace(/^an env with an exact oracle, and /, '');
-  return new InputError(
-    field,
-    spec.name === 'exact' ? spec.label : 'exact',
-    `needs an exact oracle (trajectory ${t.id}): ${why}`,
-  );
-}
-
-/** Advantages (numbers) that groups computed ahead of their rows may hold before they are dropped —
- * and computed again when their next row comes: memory stays bounded whatever the file's order
- * (exported for the test of that path). */
-export const CREDIT_CACHE = { numbers: 4_000_000 };
-
-/** A growable typed array. */
-function grow<A extends Float64Array | Int32Array>(a: A, need: number): A {
-  if (need <= a.length) return a;
-  const bigger = new (a.constructor as new (n: number) => A)(Math.max(need, a.length * 2));
-  bigger.set(a);
-  return bigger;
-}
-
 /**
- * Pass 1 of `credit --in`: every line validated (schema, env spaces; skipped and counted with
- * `skipped`), and only what the later passes need kept — each valid line's place in the file and
- * group, the groups (by identical task, in order of first appearance) with what deadGroups counts,
- * and the widths of the text table's columns. No trajectory is held.
+ * `credit --in FILE --method M`: the advantages of a file in bounded memory (studies/credit-file.ts),
+ * byte for byte what creditForSpec over the whole batch prints, streamed out (text: one more pass for
+ * the advantages column's width, one to read the id, R and turns columns back).
  */
-export class CreditIndex {
-  n = 0;
-  offsets = new Float64Array(1024);
-  bytes = new Int32Array(1024);
-  numbers = new Int32Array(1024);
-  group = new Int32Array(1024);
-  /** The next line of the same group, or −1. */
-  next = new Int32Array(1024);
-  readonly first: number[] = [];
-  readonly last: number[] = [];
-  readonly size: number[] = [];
-  /** Per group: the index of its --task-norm key. */
-  readonly normKey: number[] = [];
-  normKeys = 0;
-  readonly counts = { groups: 0, live: 0, dead: 0, allFail: 0, allSucceed: 0 };
-  private readonly firstReturn: number[] = [];
-  private readonly equal: boolean[] = [];
-  private readonly fails: boolean[] = [];
-  private readonly succeeds: boolean[] = [];
-  /** Text-table widths of the id, R and turns columns (the header's included). */
-  readonly widths = [[...'id'].length, [...'R'].length, [...'turns'].length];
-  noOracle: Trajectory | undefined;
-
-  /** `probe` sees each valid trajectory (to find refusals the later passes would meet). */
-  constructor(
-    path: string,
-    spec: MethodSpec,
-    skipped: SkippedLines | undefined,
-    probe?: (t: Trajectory) => void,
-  ) {
-    const groups = new Map<string, number>();
-    const norms = new Map<string, number>();
-    const by = spec.params.taskNorm;
-    const oracle = needsOracle(spec);
-    for (const [line, number, offset, bytes] of fileLines(path, '--in')) {
-      const t = orSkip(
-        () => parseTrajectoryLine(line, `${path}:${number}`, checkSpacesOfRegistered),
-        number,
-        skipped,
-      );
-      if (t === undefined) continue;
-      if (oracle && this.noOracle === undefined && lacksOracle(t)) this.noOracle = t;
-      probe?.(t);
-      const k = this.n++;
-      this.offsets = grow(this.offsets, this.n);
-      this.bytes = grow(this.bytes, this.n);
-      this.numbers = grow(this.numbers, this.n);
-      this.group = grow(this.group, this.n);
-      this.next = grow(this.next, this.n);
-      this.offsets[k] = offset;
-      this.bytes[k] = bytes;
-      this.numbers[k] = number;
-      this.next[k] = -1;
-      const key = canonicalJson(t.task);
-      let g = groups.get(key);
-      const R = outcomeReward(t);
-      if (g === undefined) {
-        g = this.first.length;
-        groups.set(key, g);
-        this.first.push(k);
-        this.last.push(k);
-        this.size.push(0);
-        // As task-norm.ts keys a task: the env configuration, or (`task`) the task itself.
-        const nk = by === 'task' ? key : canonicalJson({ env: t.task.env, params: t.task.params });
-        let ni = norms.get(nk);
-        if (ni === undefined) {
-          ni = norms.size;
-          norms.set(nk, ni);
-        }
-        this.normKey.push(ni);
-        this.firstReturn.push(R);
-        this.equal.push(true);
-        this.fails.push(true);
-        this.succeeds.push(true);
-      } else {
-        this.next[this.last[g]] = k;
-        this.last[g] = k;
-      }
-      this.group[k] = g;
-      this.size[g]++;
-      if (R !== this.firstReturn[g]) this.equal[g] = false;
-      if (t.outcome.success) this.fails[g] = false;
-      else this.succeeds[g] = false;
-      const cells = [t.id, String(t.outcome.return), String(t.turns.length)];
-      cells.forEach((c, i) => {
-        this.widths[i] = Math.max(this.widths[i], [...c].length);
-      });
-    }
-    if (this.n === 0) throw noTrajectories(path, '--in', skipped);
-    this.normKeys = norms.size;
-    // deadGroups' counts, group by group.
-    this.counts.groups = this.first.length;
-    for (let g = 0; g < this.first.length; g++) {
-      if (!this.equal[g]) this.counts.live++;
-      else {
-        this.counts.dead++;
-        if (this.fails[g]) this.counts.allFail++;
-        else if (this.succeeds[g]) this.counts.allSucceed++;
-      }
-    }
-  }
-
-  /** The rows of advantages in file order, each group's computed by `compute` when its first row
-   * is due (its lines read back by offset) and kept until its last — unless CREDIT_CACHE is full. */
-  *rows(reader: LineReader, compute: (group: Trajectory[]) => Advantages): Generator<number[]> {
-    const cache = new Map<number, { rows: Advantages; left: number; numbers: number }>();
-    let held = 0;
-    const seen = new Int32Array(this.first.length);
-    for (let k = 0; k < this.n; k++) {
-      const g = this.group[k];
-      const pos = seen[g]++;
-      let c = cache.get(g);
-      if (c === undefined) {
-        const members: Trajectory[] = [];
-        for (let m = this.first[g]; m !== -1; m = this.next[m]) {
-          const where = `${reader.path}:${this.numbers[m]}`;
-          members.push(parseTrajectoryLine(reader.read(this.offsets[m], this.bytes[m]), where));
-        }
-        const rows = compute(members);
-        let numbers = 0;
-        for (const r of rows) numbers += r.length;
-        if (held + numbers > CREDIT_CACHE.numbers) {
-          cache.clear();
-          held = 0;
-        }
-        c = { rows, left: this.size[g] - pos, numbers };
-        cache.set(g, c);
-        held += numbers;
-      }
-      const row = c.rows[pos];
-      if (--c.left === 0) {
-        cache.delete(g);
-        held -= c.numbers;
-      }
-      yield row;
-    }
-  }
-}
-
-/**
- * The rows of `credit --in` in file order, with --task-norm applied as taskNorm() applies it — the
- * mean and the population std of each key's advantages summed in the same order (file order, turn
- * by turn), so the same bits — at the cost of two more passes over the groups.
- */
-function* creditRows(
-  ix: CreditIndex,
-  path: string,
-  spec: MethodSpec,
-  exact: () => ExactValuesOf,
-): Generator<number[]> {
-  const { taskNorm: by, ...params } = spec.params;
-  const method: MethodSpec = { ...spec, params };
-  const compute = (group: Trajectory[]) => creditForSpec(group, method, exact);
-  const reader = new LineReader(path, '--in');
-  try {
-    if (by === undefined) {
-      yield* ix.rows(reader, compute);
-      return;
-    }
-    const keyOf = (k: number) => ix.normKey[ix.group[k]];
-    const sum = new Float64Array(ix.normKeys);
-    const count = new Float64Array(ix.normKeys);
-    const firstValue = new Float64Array(ix.normKeys);
-    const equal = new Array<boolean>(ix.normKeys).fill(true);
-    let k = 0;
-    for (const row of ix.rows(reader, compute)) {
-      const j = keyOf(k++);
-      for (const a of row) {
-        if (count[j] === 0) firstValue[j] = a;
-        else if (a !== firstValue[j]) equal[j] = false;
-        count[j]++;
-        sum[j] += a;
-      }
-    }
-    const mu = Array.from(sum, (s, j) => (count[j] > 0 ? s / count[j] : 0));
-    const squares = new Float64Array(ix.normKeys);
-    k = 0;
-    for (const row of ix.rows(reader, compute)) {
-      const j = keyOf(k++);
-      for (const a of row) squares[j] += (a - mu[j]) * (a - mu[j]);
-    }
-    const scale = Array.from(
-      squares,
-      (s, j) => (count[j] > 0 ? Math.sqrt(s / count[j]) : 0) + TASK_NORM_DEFAULTS.eps,
-    );
-    k = 0;
-    for (const row of ix.rows(reader, compute)) {
-      const j = keyOf(k++);
-      if (count[j] < 2 || equal[j]) yield row.slice().fill(0);
-      else yield row.map((a) => (a - mu[j]) / scale[j]);
-    }
-  } finally {
-    reader.close();
-  }
-}
-
-/** Writes text in ~1 MiB pieces (stdout is synchronous for files and pipes: memory stays bounded). */
-class Chunked {
-  private parts: string[] = [];
-  private size = 0;
-
-  write(text: string): void {
-    this.parts.push(text);
-    this.size += text.length;
-    if (this.size >= 1 << 20) this.flush();
-  }
-
-  flush(): void {
-    if (this.parts.length > 0) process.stdout.write(this.parts.join(''));
-    this.parts = [];
-    this.size = 0;
-  }
-}
-
-/** One row of io.ts table() with the given column widths (the first column left-aligned). */
-const tableRow = (cells: readonly string[], widths: readonly number[]): string =>
-  cells
-    .map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
-    .join('  ')
-    .trimEnd();
-
-/**
- * `credit --in FILE --method M`: the advantages of a file in bounded memory, byte for byte what
- * creditForSpec over the whole batch prints. Pass 1 validates and indexes the file (CreditIndex);
- * the next passes compute one group at a time from its lines read back by offset and stream the rows
- * out (--task-norm: two passes for its mean and std first; text: one for the advantages column's width).
- */
-/** Pass 1 over a file (refusing it, or a spec it cannot serve, before any output), and the rows of
- * advantages in file order as a generator of the later passes; what `credit --in` prints. */
-export function creditOfFile(
-  path: string,
-  spec: MethodSpec,
-  skipped: SkippedLines | undefined,
-): { index: CreditIndex; rows: () => Generator<number[]> } {
-  let values: ExactValuesOf | undefined;
-  const exact = () => {
-    values ??= exactValuesFromSpecs(spec.name === 'exact' ? '--method' : '--values');
-    return values;
-  };
-  // The exact values' refusals (a policy that cannot be rebuilt or has no explicit distribution)
-  // depend on the env, the policy and the budget only: one trajectory of each is tried in pass 1, so
-  // that the refusal comes before any output (and after the file's own, as before).
-  const tried = new Set<string>();
-  let refusal: InputError | undefined;
-  const probe = (t: Trajectory) => {
-    const key = `${t.task.env}|${t.policy}|${t.budget}|${t.revealBudget}`;
-    if (refusal !== undefined || tried.has(key) || lacksOracle(t)) return;
-    tried.add(key);
-    try {
-      exact()(t);
-    } catch (e) {
-      if (!(e instanceof InputError)) throw e;
-      refusal = e;
-    }
-  };
-  const ix = new CreditIndex(path, spec, skipped, needsOracle(spec) ? probe : undefined);
-  if (ix.noOracle !== undefined) throw withoutOracle(spec, ix.noOracle);
-  if (refusal !== undefined) throw refusal;
-  return { index: ix, rows: () => creditRows(ix, path, spec, exact) };
-}
-
 function creditFile(flags: CreditFlags, path: string, spec: MethodSpec): void {
   const skipped = flags.skipInvalid ? new SkippedLines() : undefined;
-  const { index: ix, rows } = creditOfFile(path, spec, skipped);
+  // Text-table widths of the id, R and turns columns (the header's included).
+  const widths = [[...'id'].length, [...'R'].length, [...'turns'].length];
+  const cells = (t: Trajectory) => [t.id, String(t.outcome.return), String(t.turns.length)];
+  const { index: ix, rows } = creditOfFile(
+    new TrajectoryFile(path, '--in', checkSpacesOfRegistered, skipped),
+    spec,
+    (t) =>
+      cells(t).forEach((c, i) => {
+        widths[i] = Math.max(widths[i], [...c].length);
+      }),
+  );
   const w = new Chunked();
   if (flags.json) {
     // JSON.stringify of { method, advantages, skipped? }, written a row at a time.
@@ -421,7 +122,7 @@ function creditFile(flags: CreditFlags, path: string, spec: MethodSpec): void {
   }
   let width = [...'advantages'].length;
   for (const row of rows()) width = Math.max(width, [...preview(row)].length);
-  const widths = [...ix.widths, width];
+  widths.push(width);
   if (skipped && skipped.count > 0) warn(skipped.note(path));
   const c = ix.counts;
   w.write(
@@ -429,18 +130,14 @@ function creditFile(flags: CreditFlags, path: string, spec: MethodSpec): void {
   );
   w.write(`${tableRow(['id', 'R', 'turns', 'advantages'], widths)}\n`);
   w.write(`${widths.map((x) => '-'.repeat(x)).join('  ')}\n`);
-  const reader = new LineReader(path, '--in');
+  const trajectories = ix.trajectories();
   try {
-    let k = 0;
     for (const row of rows()) {
-      const t = parseTrajectoryLine(reader.read(ix.offsets[k], ix.bytes[k]), `${path}:${ix.numbers[k]}`);
-      k++;
-      w.write(
-        `${tableRow([t.id, String(t.outcome.return), String(t.turns.length), preview(row)], widths)}\n`,
-      );
+      const t = trajectories.next().value as Trajectory;
+      w.write(`${tableRow([...cells(t), preview(row)], widths)}\n`);
     }
   } finally {
-    reader.close();
+    trajectories.return(undefined);
   }
   w.flush();
 }

@@ -4,9 +4,11 @@ import { InputError } from '../../core/errors.ts';
 import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import type { Interval } from '../../eval/bootstrap.ts';
 import { checkIncreasing, evaluate, PASS_MODES, type PassMode, resolveMode } from '../../eval/evaluate.ts';
+import { passFromOutcomes } from '../../eval/recorded.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
 import { SkippedLines } from '../../store/jsonl.ts';
+import { iterateOutcomes } from '../../store/outcomes.ts';
 import {
   CACHE_HELP,
   connectOptions,
@@ -18,8 +20,16 @@ import {
   totalsLine,
 } from '../cache.ts';
 import { fmt, json, out, Progress, table, warn } from '../io.ts';
-import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
-import { passFromFile } from './harness.ts';
+import {
+  checkSpacesOfRegistered,
+  type EnvFlags,
+  envConfigFromFlags,
+  envOptions,
+  int,
+  intList,
+  seed,
+  spacesOfRegistered,
+} from '../options.ts';
 import { SKIP_HELP } from './summary.ts';
 
 export interface PassFlags extends EnvFlags {
@@ -192,7 +202,29 @@ interface EvalInFlags {
   skipInvalid?: boolean;
 }
 
-/** eval --in: Pass@(K,T) and failures of recorded trajectories (commands/harness.ts passFromFile). */
+/** Pass@(K,T) and failures of a trajectory file (eval/recorded.ts), read once by the reader `summary
+ * --in` uses: every line validated (schema and the env's spaces; `skipped` counts bad lines instead). */
+export function passFromFile(
+  path: string,
+  K: readonly number[],
+  T: readonly number[],
+  mode: PassMode | undefined,
+  resamples: number,
+  runSeed: number,
+  skipped?: SkippedLines,
+): ReturnType<typeof passFromOutcomes> {
+  const outcomes = iterateOutcomes(
+    path,
+    '--in',
+    spacesOfRegistered,
+    checkSpacesOfRegistered,
+    undefined,
+    skipped,
+  );
+  return passFromOutcomes(outcomes, path, K, T, mode, resamples, runSeed);
+}
+
+/** eval --in: Pass@(K,T) and failures of recorded trajectories. */
 function evalRecorded(flags: PassFlags & EvalInFlags, path: string): void {
   const K = checkIncreasing(intList('--K', flags.K), '--K');
   const T = checkIncreasing(intList('--T', flags.T), '--T');

@@ -163,7 +163,7 @@ export function registerExport(program: Command): void {
         throw new InputError('--format', flags.format, `expected one of: ${FORMATS.join(', ')}`);
       const format = flags.format as Format;
       if (flags.out === undefined) throw new InputError('--out', undefined, 'give the file to write');
-      checkOutput(flags.out, '--out', 'file');
+      checkOutput(flags.out, '--out', 'file', [['--in', flags.in]]);
       const threshold = num('--min-advantage', flags.minAdvantage);
       if (!(MODES as readonly string[]).includes(flags.chat))
         throw new InputError('--chat', flags.chat, `expected one of: ${MODES.join(', ')}`);

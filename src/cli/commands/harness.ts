@@ -5,28 +5,13 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import { FAILURE_KINDS, type FailureKind, type Task, type Trajectory } from '../../core/types.ts';
+import type { Task } from '../../core/types.ts';
 import { envSpec, makeTasks } from '../../envs/index.ts';
-import { bootstrapPassKT } from '../../eval/bootstrap.ts';
-import { type EvalReport, type PassMode, perTask } from '../../eval/evaluate.ts';
-import type { Failures } from '../../eval/failures.ts';
-import { checkKT, type PassCounts, passKT } from '../../eval/passkt.ts';
 import { runHarness, shellQuote } from '../../harness/run.ts';
 import { summarize } from '../../rollout/summary.ts';
-import type { SkippedLines } from '../../store/jsonl.ts';
-import { iterateOutcomes } from '../../store/outcomes.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
-import {
-  checkSpacesOfRegistered,
-  type EnvFlags,
-  envConfigFromFlags,
-  envOptions,
-  int,
-  num,
-  seed,
-  spacesOfRegistered,
-} from '../options.ts';
+import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed } from '../options.ts';
 import { upstreamUrl } from './proxy.ts';
 
 interface HarnessFlags extends EnvFlags {
@@ -60,8 +45,14 @@ export function paramFlags(params: Record<string, unknown>): string[] {
   return flags;
 }
 
-/** The TURNWISE_MCP command line of one episode. */
-export function mcpCommand(task: Task, budget: number, revealBudget: boolean, store: string): string {
+/** The TURNWISE_MCP command line of one episode: sample `sample` of `task` in a run of seed `runSeed`,
+ * with the env seeds `rollout --seed runSeed --samples …` gives that (task, sample). */
+export function mcpCommand(
+  task: Task,
+  sample: number,
+  o: { runSeed: number; budget: number; revealBudget: boolean; store: string },
+): string {
+  const { budget, revealBudget, store } = o;
   const words = [
     process.execPath,
     BIN,
@@ -71,6 +62,10 @@ export function mcpCommand(task: Task, budget: number, revealBudget: boolean, st
     ...paramFlags(task.params),
     '--task-seed',
     String(task.seed),
+    '--seed',
+    String(o.runSeed),
+    '--sample',
+    String(sample),
     '--budget',
     String(budget),
     ...(revealBudget ? ['--reveal-budget'] : []),
@@ -169,7 +164,9 @@ SIGINT/SIGTERM (the interrupted episodes are left for the resume) or, if the har
         concurrency,
         timeoutMs: timeout * 1000,
         apiKey,
-        mcpCommand: flags.mcp ? (task, store) => mcpCommand(task, budget, revealBudget, store) : undefined,
+        mcpCommand: flags.mcp
+          ? (task, sample, store) => mcpCommand(task, sample, { runSeed: first, budget, revealBudget, store })
+          : undefined,
         config: {
           cmd: flags.cmd,
           ...config,
@@ -227,173 +224,4 @@ SIGINT/SIGTERM (the interrupted episodes are left for the resume) or, if the har
       );
       out(`wrote ${r.dir}/trajectories.jsonl and ${r.dir}/run.sqlite (run harness)`);
     });
-}
-
-/** The failure breakdown of eval/failures.ts, accumulated one outcome at a time (a file is streamed). */
-class FailureCounts {
-  private episodes = 0;
-  private successes = 0;
-  private turnsSuccess = 0;
-  private turnsFailure = 0;
-  private readonly byKind = Object.fromEntries(FAILURE_KINDS.map((k) => [k, 0])) as Record<
-    FailureKind,
-    number
-  >;
-
-  add(o: Trajectory['outcome']): void {
-    this.episodes++;
-    if (o.success) {
-      this.successes++;
-      this.turnsSuccess += o.turns;
-    } else {
-      this.byKind[o.failure ?? 'error']++;
-      this.turnsFailure += o.turns;
-    }
-  }
-
-  result(): Failures {
-    const failed = this.episodes - this.successes;
-    return {
-      episodes: this.episodes,
-      successes: this.successes,
-      byKind: this.byKind,
-      meanTurnsSuccess: this.successes > 0 ? this.turnsSuccess / this.successes : null,
-      meanTurnsFailure: failed > 0 ? this.turnsFailure / failed : null,
-    };
-  }
-}
-
-/** A growable count table: `rows` × `width` integers, a row added per new task. */
-class Counts {
-  data = new Int32Array(1024);
-  constructor(readonly width: number) {}
-
-  addRow(row: number): void {
-    const need = (row + 1) * this.width;
-    if (need <= this.data.length) return;
-    const bigger = new Int32Array(Math.max(need, this.data.length * 2));
-    bigger.set(this.data);
-    this.data = bigger;
-  }
-
-  slice(rows: number): Int32Array {
-    return this.data.slice(0, rows * this.width);
-  }
-}
-
-/**
- * `turnwise eval --in FILE.jsonl`: Pass@(K,T) of recorded trajectories (a harness run, a rollout) with
- * bootstrap intervals over tasks and the failure breakdown. Prefix mode (success within T read off the
- * first-success turn of one run at T_max) needs budget-blind runs: it is refused when any trajectory was
- * run with the budget revealed, since the agent may have played differently for a smaller T (docs/methods.md
- * §5). Separate mode reads, for each T, the trajectories run at budget T.
- *
- * The file is read once, line by line, by the reader `summary --in` uses (every line validated: schema
- * and the env's spaces; `skipped` counts bad lines instead of refusing them): only the per-task counts
- * of both modes are kept — the mode is known only once every line has said whether its budget was
- * revealed — never the trajectories.
- */
-export function passFromFile(
-  path: string,
-  K: readonly number[],
-  T: readonly number[],
-  mode: PassMode | undefined,
-  resamples: number,
-  seed: number,
-  skipped?: SkippedLines,
-): EvalReport & { failures: Failures; trajectories: number } {
-  const nT = T.length;
-  // Tasks in the order they first appear, one row of counts each.
-  const index = new Map<string, number>();
-  const tasks: Task[] = [];
-  const prefixN = new Counts(1);
-  const prefixC = new Counts(nT);
-  const perT = new Counts(nT);
-  const separateC = new Counts(nT);
-  const fails = new FailureCounts();
-  let total = 0;
-  let revealed = 0;
-  let minBudget = Number.POSITIVE_INFINITY;
-  for (const t of iterateOutcomes(
-    path,
-    '--in',
-    spacesOfRegistered,
-    checkSpacesOfRegistered,
-    undefined,
-    skipped,
-  )) {
-    total++;
-    if (t.revealBudget) revealed++;
-    if (t.budget < minBudget) minBudget = t.budget;
-    fails.add(t.outcome);
-    const key = JSON.stringify(t.task);
-    let i = index.get(key);
-    if (i === undefined) {
-      i = tasks.length;
-      index.set(key, i);
-      tasks.push(t.task);
-      for (const c of [prefixN, prefixC, perT, separateC]) c.addRow(i);
-    }
-    prefixN.data[i]++;
-    const f = t.outcome.firstSuccessTurn;
-    if (f !== null) for (let j = 0; j < nT; j++) if (f <= T[j]) prefixC.data[i * nT + j]++;
-    const j = T.indexOf(t.budget);
-    if (j >= 0) {
-      perT.data[i * nT + j]++;
-      if (t.outcome.success) separateC.data[i * nT + j]++;
-    }
-  }
-  const chosen: PassMode = mode ?? (revealed > 0 ? 'separate' : 'prefix');
-  if (chosen === 'prefix' && revealed > 0) {
-    throw new InputError(
-      '--mode',
-      'prefix',
-      `${revealed} of ${total} trajectories in ${path} were run with the budget revealed, so success within a smaller T cannot be read off their first-success turns; record one run per T and use --mode separate`,
-    );
-  }
-  const keys = [...index.keys()];
-  let n: Int32Array;
-  let c: Int32Array;
-  if (chosen === 'prefix') {
-    if (T[nT - 1] > minBudget) {
-      throw new InputError(
-        '--T',
-        T.join(','),
-        `expected budgets ≤ ${minBudget}, the smallest budget the trajectories were run at`,
-      );
-    }
-    n = prefixN.slice(keys.length);
-    c = prefixC.slice(keys.length);
-  } else {
-    const p = perT.data;
-    n = new Int32Array(keys.length);
-    for (let i = 0; i < keys.length; i++) {
-      for (let j = 0; j < nT; j++) {
-        if (p[i * nT + j] !== p[i * nT]) {
-          throw new InputError(
-            '--T',
-            T.join(','),
-            `task ${keys[i]} has ${p[i * nT]} samples at T=${T[0]} but ${p[i * nT + j]} at T=${T[j]}; separate mode needs the same samples at every T`,
-          );
-        }
-      }
-      n[i] = p[i * nT];
-      if (n[i] === 0)
-        throw new InputError('--T', T.join(','), `task ${keys[i]} has no trajectory run at budget ${T[0]}`);
-    }
-    c = separateC.slice(keys.length);
-  }
-  const counts: PassCounts = { T, n, c };
-  checkKT(K, counts);
-  const { ci } = bootstrapPassKT([counts], K, { resamples, seed });
-  return {
-    K: [...K],
-    T: [...T],
-    mode: chosen,
-    passKT: passKT(counts, K),
-    ci95: ci[0],
-    perTask: perTask(tasks, counts),
-    failures: fails.result(),
-    trajectories: total,
-  };
 }

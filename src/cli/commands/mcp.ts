@@ -17,6 +17,7 @@ interface McpFlags extends EnvFlags {
   env: string;
   taskSeed: string;
   seed?: string;
+  sample?: string;
   budget?: string;
   revealBudget?: boolean;
   store?: string;
@@ -72,18 +73,20 @@ function storeSink(path: string, runId: string, config: Record<string, unknown>)
 
 /**
  * The episode `turnwise mcp` serves for `task`: the rollout's machine with episode id
- * mcp{runSeed}-{task seed}-0 and the seeds of (runSeed, task seed, sample 0). `wrap` sees the policy the
- * machine acts with (serve's tool env watches its contexts through it).
+ * mcp{runSeed}-{task seed}-{sample} and the seeds of (runSeed, task seed, sample; sample 0 unless
+ * given). `wrap` sees the policy the machine acts with (serve's tool env watches its contexts through it).
  */
 export function mcpEpisode(
   env: Env<unknown, unknown>,
   task: Task,
   o: Pick<McpEpisodeOptions, 'budget' | 'revealBudget' | 'onEnd' | 'log'> & {
     runSeed: number;
+    sample?: number;
     wrap?: (p: Policy<unknown, unknown>) => Policy<unknown, unknown>;
   },
 ): McpEpisode {
-  const { envSeed, rng } = episodeSeeds(o.runSeed, task.seed, 0);
+  const sample = o.sample ?? 0;
+  const { envSeed, rng } = episodeSeeds(o.runSeed, task.seed, sample);
   const revealBudget = o.revealBudget === true;
   return new McpEpisode({
     env,
@@ -91,7 +94,7 @@ export function mcpEpisode(
     revealBudget,
     machine: (e, p) =>
       createEpisode(e, o.wrap === undefined ? p : o.wrap(p), {
-        id: `mcp${o.runSeed}-${task.seed}-0`,
+        id: `mcp${o.runSeed}-${task.seed}-${sample}`,
         task,
         budget: o.budget,
         revealBudget,
@@ -115,13 +118,14 @@ export function registerMcp(program: Command): void {
 Each action tool call is one turn; its result is the next observation's text with structuredContent
 {observation, reward, done, success, failure, turns, return, info}. observe is read-only. After the
 episode ended, action calls are tool errors; after the budget, "turn budget exhausted". Nothing but the
-protocol is written on stdout. The episode seeds are those of \`rollout --seed S --tasks 1\` with S the
---seed (default: the task seed).`,
+protocol is written on stdout. The episode seeds are those of sample K of the task in \`rollout --seed S
+--samples …\`, S the --seed (default: the task seed) and K the --sample (default 0).`,
       ),
   )
     .requiredOption('--env <id>', 'environment id')
     .requiredOption('--task-seed <n>', 'task seed')
     .option('--seed <n>', 'run seed of the episode seeds (default: the task seed)')
+    .option('--sample <k>', 'sample index of the episode seeds (default 0)')
     .option('--budget <T>', 'turn budget T (default: the registered episode limit)')
     .option('--reveal-budget', 'tell the agent the turns left in every result')
     .option('--store <file>', 'FILE.jsonl: append the trajectory as one line; FILE.sqlite: a run store')
@@ -137,6 +141,7 @@ protocol is written on stdout. The episode seeds are those of \`rollout --seed S
         Object.keys(extra).length === 0 ? base : envConfig(flags.env, { ...base.params, ...extra });
       const task: Task = { ...config, seed: int('--task-seed', flags.taskSeed, 0, 2 ** 53 - 1) };
       const runSeed = flags.seed === undefined ? task.seed : seed(flags.seed);
+      const sample = flags.sample === undefined ? 0 : int('--sample', flags.sample, 0, 1_000_000);
       const spec = envs.spec(task);
       const budget =
         flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
@@ -162,6 +167,7 @@ protocol is written on stdout. The episode seeds are those of \`rollout --seed S
       const log = (line: string) => process.stderr.write(`turnwise mcp: ${line}\n`);
       const episode = mcpEpisode(env, task, {
         runSeed,
+        sample,
         budget,
         revealBudget,
         onEnd: (t) => {

@@ -5,7 +5,7 @@ import type { Task, Trajectory } from '../../core/types.ts';
 import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import { meanExactSuccess } from '../../eval/exact.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
-import { openPolicy } from '../../policies/spec.ts';
+import { openPolicy, specFile } from '../../policies/spec.ts';
 import { rollout } from '../../rollout/batch.ts';
 import { SummaryAccumulator } from '../../rollout/summary.ts';
 import { JsonlWriter } from '../../store/jsonl.ts';
@@ -125,8 +125,12 @@ export function registerRollout(program: Command): void {
         );
       }
       const concurrency = int('--concurrency', flags.concurrency, 1, 4096);
-      if (flags.out !== undefined) checkOutput(flags.out, '--out', 'file');
-      if (flags.db !== undefined) checkOutput(flags.db, '--db', 'file');
+      const inputs = [
+        ['--policy', specFile(flags.policy)],
+        ['--cache', flags.cache],
+      ] as const;
+      if (flags.out !== undefined) checkOutput(flags.out, '--out', 'file', inputs);
+      if (flags.db !== undefined) checkOutput(flags.db, '--db', 'file', inputs);
 
       const writer = flags.out === undefined ? undefined : new JsonlWriter(flags.out);
       const store = flags.db === undefined ? undefined : new RunStore(flags.db);
