@@ -2,6 +2,7 @@
 // alike, in OpenAI's shapes: the error body, the API-key check, the injected faults and latency, the
 // JSON route (body → fault → parse → answer, a BadRequest as 400) and the SSE stream of a completion.
 import type { Context, Hono } from 'hono';
+import type { ChatMessage } from '../policies/chat.ts';
 import { FaultInjector, type Faults } from './faults.ts';
 
 /** A request the protocol refuses: 400 with OpenAI's error body, naming the parameter. */
@@ -142,6 +143,78 @@ export function chatCompletion<C>(o: {
     choices: o.choices,
     usage: { prompt_tokens: o.promptWords, completion_tokens: n, total_tokens: o.promptWords + n },
   };
+}
+
+export type Completion = {
+  id: string;
+  created: number;
+  model: string;
+  system_fingerprint: string;
+  choices: {
+    index: number;
+    message: ChatMessage;
+    finish_reason: string;
+    logprobs: { content: Record<string, unknown>[] } | null;
+  }[];
+  usage: Record<string, number>;
+};
+
+/**
+ * A chat completion as the chunks of an OpenAI/vLLM stream: per choice the role, then the content (or
+ * the tool call: its id and name, then its arguments) carrying the token's log-probs, then an empty delta
+ * with the finish reason; with `stream_options.include_usage`, a last chunk with no choices and the usage.
+ */
+export function chunks(res: Completion, includeUsage: boolean): unknown[] {
+  const head = {
+    id: res.id,
+    object: 'chat.completion.chunk',
+    created: res.created,
+    model: res.model,
+    system_fingerprint: res.system_fingerprint,
+  };
+  const chunk = (index: number, delta: unknown, logprobs: unknown, finish: string | null) => ({
+    ...head,
+    choices: [{ index, delta, logprobs, finish_reason: finish }],
+  });
+  const out: unknown[] = [];
+  for (const c of res.choices) {
+    const call = c.message.tool_calls?.[0];
+    if (call === undefined) {
+      out.push(chunk(c.index, { role: 'assistant', content: '' }, null, null));
+      out.push(chunk(c.index, { content: c.message.content }, c.logprobs, null));
+    } else {
+      out.push(
+        chunk(
+          c.index,
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                index: 0,
+                id: call.id,
+                type: 'function',
+                function: { name: call.function.name, arguments: '' },
+              },
+            ],
+          },
+          null,
+          null,
+        ),
+      );
+      out.push(
+        chunk(
+          c.index,
+          { tool_calls: [{ index: 0, function: { arguments: call.function.arguments } }] },
+          c.logprobs,
+          null,
+        ),
+      );
+    }
+    out.push(chunk(c.index, {}, null, c.finish_reason));
+  }
+  if (includeUsage) out.push({ ...head, choices: [], usage: res.usage });
+  return out;
 }
 
 /** A completion's chunks as one SSE body, ending with [DONE]. */

@@ -26,10 +26,11 @@ import { Rng } from '../core/rng.ts';
 import type { Action, Policy, Task, TurnContext } from '../core/types.ts';
 import type { Faults } from './faults.ts';
 import type { McpEpisode } from './mcp.ts';
-import { chunks, modelIds } from './openai.ts';
+import { modelIds } from './openai.ts';
 import {
   BadRequest,
   chatCompletion,
+  chunks,
   errorBody,
   jsonRoutes,
   protocolFallbacks,
