@@ -3,16 +3,15 @@
 // --tasks/--seed (or --task-seeds), each episode opened as `turnwise mcp` opens it for the agent.
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import type { EnvConfig, Task, TurnContext } from '../../core/types.ts';
+import type { EnvConfig, Task } from '../../core/types.ts';
 import { envs, makeTasks } from '../../envs/index.ts';
+import { mcpEpisodeOpener } from '../../harness/mcp-episode.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { type Faults, parseFaults } from '../../serve/faults.ts';
-import type { McpEpisode } from '../../serve/mcp.ts';
 import { modelIds, type RunningServer, startServer } from '../../serve/openai.ts';
-import { toolServeApp, watchPolicy } from '../../serve/tool-serve.ts';
+import { toolServeApp } from '../../serve/tool-serve.ts';
 import { json } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
-import { mcpEpisode } from './mcp.ts';
 
 interface ServeFlags extends EnvFlags {
   env: string;
@@ -59,22 +58,8 @@ interface Listen {
   apiKey?: string;
 }
 
-/** Opens a task's episode as `turnwise mcp --env … --task-seed S --budget B [--reveal-budget]` serves it
- * (cli/commands/mcp.ts: run seed = task seed, sample 0), the machine's policy contexts told to `watch`. */
-export function mcpEpisodeOpener(budget: number, revealBudget: boolean) {
-  return async (task: Task, watch: (ctx: TurnContext<unknown>) => void): Promise<McpEpisode> => {
-    const env = await envs.make(task);
-    return mcpEpisode(env, task, {
-      runSeed: task.seed,
-      budget,
-      revealBudget,
-      wrap: (p) => watchPolicy(p, watch),
-    });
-  };
-}
-
 /** Serves a scripted policy of a tool env; each task's episode is the one `turnwise mcp --task-seed S
- * --budget B [--reveal-budget]` serves (run seed = task seed, sample 0: cli/commands/mcp.ts). */
+ * --budget B [--reveal-budget]` serves (run seed = task seed, sample 0: harness/mcp-episode.ts). */
 async function serveTools(
   config: EnvConfig,
   flags: ServeFlags,
@@ -88,7 +73,7 @@ async function serveTools(
   const budget =
     flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
   const revealBudget = flags.revealBudget === true;
-  const open = mcpEpisodeOpener(budget, revealBudget);
+  const open = mcpEpisodeOpener(envs.make, budget, revealBudget);
   const served = await toolServeApp({ policy, tasks, open, envParams: config.params, ...listen });
   const seeds = tasks.map((t) => t.seed);
   const listed = seeds.length <= 8 ? seeds.join(', ') : `${seeds[0]}, …, ${seeds.at(-1)}`;
