@@ -298,7 +298,7 @@ export class OpenAIPolicy implements Policy<unknown, number> {
   /** What the server supports (probe.ts). `messages` is a first-turn prompt (text mode) the model can
    * answer. */
   probe(messages: ChatMessage[]): Promise<Capabilities> {
-    return probeServer(this.transport, this.chat, this.tools, messages);
+    return probeServer(this.transport, this.chat, this.tools, messages, this.field);
   }
 
   /** The reply parsed into the turn's action, with its trace. */

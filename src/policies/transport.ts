@@ -3,7 +3,8 @@
 //
 // Retries (429, 5xx, connection errors, timeouts, bodies that do not parse) back off exponentially with
 // jitter and honour Retry-After; a request that still fails throws. Any other status is no fault of the
-// moment: it throws at once (ContextOverflow when the server says the prompt is too long).
+// moment: it throws at once, as an HttpError carrying the status (ContextOverflow when the server says the
+// prompt is too long).
 //
 // Replay: with a ResponseCache (store/replay-cache.ts, injected by the CLI's --cache FILE.sqlite) every
 // completed request is recorded under requestKey(body) the moment its response arrives, with the retries
@@ -119,6 +120,16 @@ export interface Answer {
   retries: number;
   status: number;
   errors: string[];
+}
+
+/** A status the server meant (not 429 or 5xx): retrying would get the same answer. */
+export class HttpError extends Error {
+  readonly status: number;
+
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
 }
 
 /** A failure worth retrying (429, 5xx, connection, timeout, a body that does not parse). */
@@ -296,7 +307,7 @@ export class Transport {
           if (typeof m === 'string') message = m;
         } catch {}
         if (CONTEXT.test(message)) throw new ContextOverflow(`openai: ${message}`);
-        throw new Error(`openai: HTTP ${res.status}: ${message}`);
+        throw new HttpError(res.status, `openai: HTTP ${res.status}: ${message}`);
       }
       let json: ChatResponse;
       try {
