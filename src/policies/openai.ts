@@ -10,7 +10,7 @@
 // served policy acts as it would in-process. The requests go through the policy's transport
 // (transport.ts: the keep-alive client, limits, retries, the replay cache, the totals); a request that
 // still fails throws, and the rollout ends that episode as `error` with the reason. connect() reads the
-// model listing through it too, or from the cache when it holds the listing.
+// model listing through it too (retried as any call), or from the cache when it holds the listing.
 //
 // Scoring (logProb) by echo on /v1/completions: scoring.ts. Probing the server's capabilities: probe.ts.
 //
@@ -29,22 +29,22 @@ import {
   parseReply,
   renderChatML,
 } from './chat.ts';
-import type { HttpReply } from './http.ts';
 import { type Capabilities, probeServer } from './probe.ts';
 import { echoScore, unavailableReason } from './scoring.ts';
 import {
   type Answer,
   type ChatResponse,
   canonical,
+  HttpError,
   LISTING_KEY,
-  networkReason,
   type RequestTotals,
   type ResponseCache,
+  RetriesSpent,
   Transport,
   type TransportOptions,
+  Unreachable,
 } from './transport.ts';
 
-export { RateLimiter } from './limits.ts';
 // What the CLI's cache and totals and the spec reader import from here, where they lived before.
 export { type RequestTotals, type ResponseCache, requestKey, zeroTotals } from './transport.ts';
 
@@ -119,31 +119,44 @@ export class OpenAIPolicy implements Policy<unknown, number> {
 
   /**
    * Checks the endpoint before any episode: it answers, accepts the key and lists the model. Throws an
-   * InputError (one line, exit 2 in the CLI) otherwise. Adopts the listing's `turnwise.budget_aware`
-   * when the spec did not say budgetAware.
+   * InputError (one line, exit 2 in the CLI) otherwise. The listing is retried as any call is (429, 5xx,
+   * timeouts); a refused key, another status or a connection nobody accepts is refused at once. Adopts
+   * the listing's `turnwise.budget_aware` when the spec did not say budgetAware.
    */
   async connect(): Promise<void> {
-    const { baseUrl, model } = this.options;
     const cache = this.transport.cache;
     const cached = cache?.get(LISTING_KEY);
     if (cached !== undefined) return this.adopt(cached.body);
-    let res: HttpReply;
+    let text: string;
     try {
-      res = await this.transport.once('GET', '/models');
+      text = await this.transport.listing();
     } catch (e) {
-      throw new InputError(this.field, baseUrl, `cannot reach the server (${networkReason(e)})`);
+      throw this.refusal(e);
     }
-    if (res.status === 401 || res.status === 403) {
-      throw new InputError(
+    this.adopt(text);
+    cache?.put(LISTING_KEY, this.options.model, { body: text, retries: 0, latencyMs: 0 });
+  }
+
+  /** Why connect() failed, as one line. */
+  private refusal(e: unknown): Error {
+    const { baseUrl } = this.options;
+    if (e instanceof HttpError && (e.status === 401 || e.status === 403)) {
+      return new InputError(
         this.field,
         baseUrl,
-        `the server refused the key (HTTP ${res.status}); set OPENAI_API_KEY or --api-key-env`,
+        `the server refused the key (HTTP ${e.status}); set OPENAI_API_KEY or --api-key-env`,
       );
     }
-    if (res.status < 200 || res.status > 299)
-      throw new InputError(this.field, baseUrl, `GET /models answered HTTP ${res.status}`);
-    this.adopt(res.text);
-    cache?.put(LISTING_KEY, model, { body: res.text, retries: 0, latencyMs: 0 });
+    if (e instanceof HttpError)
+      return new InputError(this.field, baseUrl, `GET /models answered HTTP ${e.status}`);
+    if (e instanceof RetriesSpent)
+      return new InputError(
+        this.field,
+        baseUrl,
+        `GET /models failed after ${e.attempts} attempts: ${e.last}`,
+      );
+    if (e instanceof Unreachable) return new InputError(this.field, baseUrl, e.message);
+    return e instanceof Error ? e : new Error(String(e));
   }
 
   /** Checks a model listing (the text of GET /models) and adopts what it says of the model. */

@@ -132,15 +132,43 @@ export class HttpError extends Error {
   }
 }
 
-/** A failure worth retrying (429, 5xx, connection, timeout, a body that does not parse). */
+/** A failure worth retrying (429, 5xx, connection, timeout, a body that does not parse). `code` is the
+ * socket's for a connection error. */
 class Transient extends Error {
   readonly waitMs: number | undefined;
+  readonly code: string | undefined;
 
-  constructor(message: string, waitMs?: number) {
+  constructor(message: string, waitMs?: number, code?: string) {
     super(message);
     this.waitMs = waitMs;
+    this.code = code;
   }
 }
+
+/** The retries of a request are spent: `last` is why its last attempt failed. */
+export class RetriesSpent extends Error {
+  readonly attempts: number;
+  readonly last: string;
+
+  constructor(model: string, attempts: number, last: string) {
+    super(`openai: ${model} failed after ${attempts} attempts: ${last}`);
+    this.attempts = attempts;
+    this.last = last;
+  }
+}
+
+/** No server accepted the connection (`code`: ECONNREFUSED, ENOTFOUND). */
+export class Unreachable extends Error {
+  readonly code: string;
+
+  constructor(code: string) {
+    super(`cannot reach the server (${code})`);
+    this.code = code;
+  }
+}
+
+/** Nothing listens there (or the name does not resolve): an answer, not a fault of the moment. */
+const NOBODY = new Set(['ECONNREFUSED', 'ENOTFOUND']);
 
 const CONTEXT = /context length|context window|maximum context|too many tokens|prompt is too long/i;
 
@@ -162,6 +190,16 @@ function retryAfter(h: Headers): number | undefined {
 export function networkReason(e: unknown): string {
   const cause = (e as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? (e as Error).message;
+}
+
+/** What a request path needs of an attempt. */
+interface Mode {
+  /** The chat and scoring calls count in the totals and share the run's limits; the listing does not. */
+  tallied: boolean;
+  /** Parse the body as a chat reply (choices required). */
+  chat: boolean;
+  /** Retry a connection nobody accepted (the listing does not: nothing is there). */
+  retryNobody: boolean;
 }
 
 /** The key is held here and sent as a header only; it never enters an id, a trace or an error. */
@@ -230,23 +268,46 @@ export class Transport {
 
   /** POST path with retries; resolves to the parsed response, its status and the failed attempts. */
   async request(path: string, body: string): Promise<Answer> {
+    const mode: Mode = { tallied: true, chat: true, retryNobody: true };
+    const r = await this.retrying(() => this.attempt('POST', path, body, mode), mode);
+    const { response, text, status } = r.value;
+    const u = response?.usage;
+    const prompt = Number.isInteger(u?.prompt_tokens) ? (u?.prompt_tokens as number) : 0;
+    const completion = Number.isInteger(u?.completion_tokens) ? (u?.completion_tokens as number) : 0;
+    this.counts.promptTokens += prompt;
+    this.counts.completionTokens += completion;
+    this.rate.spend(prompt + completion);
+    return { response: response as ChatResponse, text, status, retries: r.retries, errors: r.errors };
+  }
+
+  /**
+   * GET /models with the retries of any call (not counted in the totals); a connection that nobody
+   * accepted is not retried. Throws HttpError (a status that is no fault of the moment), RetriesSpent
+   * or Unreachable.
+   */
+  async listing(): Promise<string> {
+    const mode: Mode = { tallied: false, chat: false, retryNobody: false };
+    const r = await this.retrying(() => this.attempt('GET', '/models', undefined, mode), mode);
+    return r.value.text;
+  }
+
+  /** `run` until it succeeds, throws what is no fault of the moment, or the retries are spent. */
+  private async retrying<T>(
+    run: () => Promise<T>,
+    mode: Mode,
+  ): Promise<{ value: T; retries: number; errors: string[] }> {
     const o = this.options;
     const errors: string[] = [];
     for (let attempt = 0; attempt <= o.retries; attempt++) {
       try {
-        const answer = await this.attempt(path, body);
-        this.counts.retries += attempt;
-        const u = answer.response.usage;
-        const prompt = Number.isInteger(u?.prompt_tokens) ? (u?.prompt_tokens as number) : 0;
-        const completion = Number.isInteger(u?.completion_tokens) ? (u?.completion_tokens as number) : 0;
-        this.counts.promptTokens += prompt;
-        this.counts.completionTokens += completion;
-        this.rate.spend(prompt + completion);
-        return { ...answer, retries: attempt, errors };
+        const value = await run();
+        if (mode.tallied) this.counts.retries += attempt;
+        return { value, retries: attempt, errors };
       } catch (e) {
-        if (!(e instanceof Transient)) {
-          this.counts.failed++;
-          throw e;
+        const nobody = e instanceof Transient && !mode.retryNobody && NOBODY.has(e.code ?? '');
+        if (!(e instanceof Transient) || nobody) {
+          if (mode.tallied) this.counts.failed++;
+          throw nobody ? new Unreachable(e.code as string) : e;
         }
         errors.push(e.message);
         if (attempt === o.retries) break;
@@ -255,45 +316,41 @@ export class Transport {
         await sleep(e.waitMs ?? base / 2 + (Math.random() * base) / 2);
       }
     }
-    this.counts.failed++;
-    this.counts.retries += o.retries;
-    throw new Error(
-      `openai: ${o.model} failed after ${o.retries + 1} attempts: ${errors[errors.length - 1]}`,
-    );
-  }
-
-  /** One request, as it comes: no retry, no limits, not counted in the totals (the model listing). */
-  once(method: 'GET' | 'POST', path: string, body?: string): Promise<HttpReply> {
-    const o = this.options;
-    return call(`${o.baseUrl}${path}`, { method, headers: this.headers(), body }, o.timeoutMs);
+    if (mode.tallied) {
+      this.counts.failed++;
+      this.counts.retries += o.retries;
+    }
+    throw new RetriesSpent(o.model, o.retries + 1, errors[errors.length - 1]);
   }
 
   private async attempt(
+    method: 'GET' | 'POST',
     path: string,
-    body: string,
-  ): Promise<{ response: ChatResponse; text: string; status: number }> {
+    body: string | undefined,
+    mode: Mode,
+  ): Promise<{ response: ChatResponse | undefined; text: string; status: number }> {
     const o = this.options;
-    await this.rate.wait();
-    await this.limit.acquire();
+    if (mode.tallied) {
+      await this.rate.wait();
+      await this.limit.acquire();
+    }
     const count = (status: string) => {
+      if (!mode.tallied) return;
       this.counts.requests++;
       this.counts.byStatus[status] = (this.counts.byStatus[status] ?? 0) + 1;
     };
     try {
       let res: HttpReply;
       try {
-        res = await call(
-          `${o.baseUrl}${path}`,
-          { method: 'POST', headers: this.headers(), body },
-          o.timeoutMs,
-        );
+        res = await call(`${o.baseUrl}${path}`, { method, headers: this.headers(), body }, o.timeoutMs);
       } catch (e) {
         if ((e as Error).name === 'TimeoutError') {
           count('timeout');
           throw new Transient(`timeout after ${o.timeoutMs} ms`);
         }
         count('connection');
-        throw new Transient(`connection error (${networkReason(e)})`);
+        const code = (e as { cause?: { code?: string } }).cause?.code;
+        throw new Transient(`connection error (${networkReason(e)})`, undefined, code);
       }
       const text = res.text;
       count(String(res.status));
@@ -309,6 +366,7 @@ export class Transport {
         if (CONTEXT.test(message)) throw new ContextOverflow(`openai: ${message}`);
         throw new HttpError(res.status, `openai: HTTP ${res.status}: ${message}`);
       }
+      if (!mode.chat) return { response: undefined, text, status: res.status };
       let json: ChatResponse;
       try {
         json = JSON.parse(text) as ChatResponse;
@@ -320,7 +378,7 @@ export class Transport {
       }
       return { response: json, text, status: res.status };
     } finally {
-      this.limit.release();
+      if (mode.tallied) this.limit.release();
     }
   }
 }
