@@ -174,6 +174,9 @@ const CONTEXT = /context length|context window|maximum context|too many tokens|p
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** 300 ms, 60 s: how a duration is said in messages. */
+const spoken = (ms: number) => (ms < 1000 || ms % 1000 !== 0 ? `${ms} ms` : `${ms / 1000} s`);
+
 /** Retry-After in ms: OpenAI's `retry-after-ms`, else `Retry-After` as seconds or an HTTP date. */
 function retryAfter(h: Headers): number | undefined {
   const ms = Number(h.get('retry-after-ms'));
@@ -346,7 +349,7 @@ export class Transport {
       } catch (e) {
         if ((e as Error).name === 'TimeoutError') {
           count('timeout');
-          throw new Transient(`timeout after ${o.timeoutMs} ms`);
+          throw new Transient(`timeout after ${spoken(o.timeoutMs)} (the openai: option timeout= sets it)`);
         }
         count('connection');
         const code = (e as { cause?: { code?: string } }).cause?.code;
