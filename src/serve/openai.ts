@@ -236,7 +236,7 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       const ctx = reader.contextOf(messages, mode, rng);
       if (policy.budgetAware && ctx.turnsLeft === undefined) {
         throw new BadRequest(
-          `policy ${policy.id} acts on the turns left; the turn message must say "(N turns left)" (reveal the budget)`,
+          `policy ${policy.id} acts on the turns left, which the conversation does not say: reveal the budget (turnwise mcp --reveal-budget writes "(N turns left)" in every result; turnwise's turn message says "Turn t (N turns left).")`,
           'messages',
         );
       }

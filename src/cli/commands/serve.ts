@@ -135,10 +135,12 @@ export function registerServe(program: Command): void {
       .addHelpText(
         'after',
         `
-The conversation is the chat encoding of policies/chat.ts (what --policy openai:URL#MODEL sends): the
-last user or tool message reads "Turn t (N turns left)." (the turns left only when the budget is
-revealed), an optional "Last action: …" line, then "Observation:" and the env's text view. Models: the
-policy spec and its bare kind (oracle for oracle:eps=0.2).
+The last user or tool message carries the observation: the env's text view as \`turnwise mcp\` gives
+it (observe, or an action's result, verbatim or within other text; its "(N turns left)" line gives the
+turns left), or the chat encoding of policies/chat.ts that --policy openai:URL#MODEL sends ("Turn t (N
+turns left).", an optional "Last action: …" line, then "Observation:" and the view). Without a turn
+header the turn is counted from the conversation, and the turns left are the last ones said less the
+turns since. Models: the policy spec and its bare kind (oracle for oracle:eps=0.2).
 
 Tool envs (sql, code, tools, search) serve a scripted policy (oracle, oracle:eps=ε, random) to an agent
 that takes its tools from \`turnwise mcp\`: the first user message must be the task's first observation
