@@ -5,19 +5,11 @@
 // capability false; a fault that outlasts the retries is an InputError, not a false capability.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { chat, envConfig, envs, InputError, makeOpenAIPolicy, OraclePolicy } from '../../src/index.ts';
-import { type Fault, type ShapedServer, shapedServer } from '../fixtures/shaped-servers.ts';
+import { envConfig, envs, InputError, makeOpenAIPolicy, OraclePolicy } from '../../src/index.ts';
+import { type Fault, probeMessages, type ShapedServer, shapedServer } from '../fixtures/shaped-servers.ts';
 
 const env = envs.make({ ...envConfig('frozenlake', { map: '4x4', slippery: true }), seed: 0 });
-const messages = chat.buildMessages({
-  chat: env.spec.chat!,
-  mode: 'text',
-  text: (o) => env.text!(o),
-  observation: 0,
-  history: [],
-  turn: 0,
-  turnsLeft: 100,
-});
+const messages = probeMessages(env);
 const ALL = {
   chat: true,
   tools: true,
