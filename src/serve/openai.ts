@@ -35,19 +35,10 @@ import {
 } from '../policies/chat.ts';
 import { conversationReader } from './conversation.ts';
 import type { Faults } from './faults.ts';
-import {
-  BadRequest,
-  chatCompletion,
-  chunks,
-  jsonRoutes,
-  protocolFallbacks,
-  requireApiKey,
-  serveModels,
-  sse,
-  wordCount,
-} from './protocol.ts';
+import { type EdgeOptions, guardRoutes, protocolFallbacks } from './guard.ts';
+import { BadRequest, chatCompletion, chunks, jsonRoutes, serveModels, sse, wordCount } from './protocol.ts';
 
-export interface ServeOptions {
+export interface ServeOptions extends EdgeOptions {
   policy: Policy<unknown, unknown>;
   /** The env the policy acts in (one fixed configuration): its spec, views and oracle. */
   env: EnvView<unknown>;
@@ -57,8 +48,6 @@ export interface ServeOptions {
   /** The env's parameters as configured, listed in /v1/models so that a client of another
    * configuration is refused at connect. */
   envParams?: Record<string, unknown>;
-  /** When set, every /v1 request must carry `Authorization: Bearer <key>` (else 401). */
-  apiKey?: string;
 }
 
 /** The ids a served policy answers to: its spec, and the bare kind (`oracle` for `oracle:eps=0.2`). */
@@ -280,7 +269,7 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
 
   const app = new Hono();
   const routes = jsonRoutes(o);
-  requireApiKey(app, o.apiKey);
+  guardRoutes(app, o);
   app.get('/health', (c) => c.json({ status: 'ok', policy: policy.id, env: spec.id }));
   serveModels(app, ids, {
     policy: policy.id,
@@ -307,7 +296,7 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       return Response.json(await completeText(req));
     }),
   );
-  protocolFallbacks(app);
+  protocolFallbacks(app, o.onInternalError);
   return { app, release: routes.release };
 }
 

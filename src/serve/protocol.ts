@@ -1,6 +1,7 @@
 // What both served apps (serve/openai.ts for discrete envs, serve/tool-serve.ts for tool envs) answer
-// alike, in OpenAI's shapes: the error body, the API-key check, the injected faults and latency, the
-// JSON route (body → fault → parse → answer, a BadRequest as 400) and the SSE stream of a completion.
+// alike, in OpenAI's shapes: the error body, the injected faults and latency, the JSON route (body →
+// fault → parse → answer, a BadRequest as 400) and the SSE stream of a completion. The guards every edge
+// shares (API key, body limit, fallbacks) are in guard.ts.
 import type { Context, Hono } from 'hono';
 import type { ChatMessage } from '../policies/chat.ts';
 import { FaultInjector, type Faults } from './faults.ts';
@@ -15,8 +16,8 @@ export class BadRequest extends Error {
   }
 }
 
-export const errorBody = (message: string, type: string, param?: string) => ({
-  error: { message, type, param: param ?? null, code: null },
+export const errorBody = (message: string, type: string, param?: string, code?: string) => ({
+  error: { message, type, param: param ?? null, code: code ?? null },
 });
 
 /** GET /v1/models: each id as an OpenAI model, with what turnwise serves under `turnwise`. */
@@ -27,18 +28,6 @@ export function serveModels(app: Hono, ids: readonly string[], turnwise: Record<
       data: ids.map((id) => ({ id, object: 'model', created: 0, owned_by: 'turnwise', turnwise })),
     }),
   );
-}
-
-/** Every /v1 route answers 401 without `Authorization: Bearer KEY` (when a key is set). */
-export function requireApiKey(app: Hono, apiKey: string | undefined): void {
-  if (apiKey === undefined) return;
-  const want = `Bearer ${apiKey}`;
-  app.use('/v1/*', async (c, next) => {
-    if (c.req.header('authorization') !== want) {
-      return c.json(errorBody('invalid or missing API key', 'invalid_request_error'), 401);
-    }
-    await next();
-  });
 }
 
 export interface JsonRoutes {
@@ -223,12 +212,4 @@ export function sse(events: unknown[]): Response {
   return new Response(body, {
     headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
   });
-}
-
-/** 404 for an unknown route and OpenAI's body for an error the handlers did not expect. */
-export function protocolFallbacks(app: Hono): void {
-  app.notFound((c) =>
-    c.json(errorBody(`no route ${c.req.method} ${c.req.path}`, 'invalid_request_error'), 404),
-  );
-  app.onError((e, c) => c.json(errorBody(e.message, 'server_error'), 500));
 }

@@ -21,8 +21,10 @@ import { serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import type { Task, Trajectory } from '../core/types.ts';
 import { send } from '../policies/http.ts';
+import { type EdgeOptions, guardRoutes, protocolFallbacks } from './guard.ts';
+import { errorBody } from './protocol.ts';
 import { augmentRequest, type CallEvent, sessionTrajectory } from './proxy-record.ts';
-import { ProxyStore, type Session, sessionSummary } from './proxy-store.ts';
+import { ProxyStore, requestKeys, type Session, sessionSummary } from './proxy-store.ts';
 import {
   type Answered,
   askUpstream,
@@ -34,7 +36,7 @@ import {
 
 export { ProxyStore, sessionSummary } from './proxy-store.ts';
 
-export interface ProxyOptions {
+export interface ProxyOptions extends EdgeOptions {
   /** The upstream API base, e.g. http://127.0.0.1:8000/v1 (requests under /s/{id}/v1 go below it). */
   upstream: string;
   /** The SQLite file the sessions and events persist in (':memory:' for none). */
@@ -43,11 +45,10 @@ export interface ProxyOptions {
   budget?: number;
   /** Ask the upstream for log-probs the client did not ask for (default true). */
   askLogprobs?: boolean;
+  /** The key sent to the upstream as `Authorization: Bearer …`. Absent: the client's own Authorization
+   * header is forwarded — unless `apiKey` is set, whose header is the proxy's and never forwarded. */
+  upstreamApiKey?: string;
 }
-
-const errorBody = (message: string, type: string, code: string | null = null) => ({
-  error: { message, type, param: null, code },
-});
 
 /** The model calls: chat completions, legacy completions, responses. */
 const MODEL_PATH = /\/(chat\/completions|completions|responses)$/;
@@ -61,22 +62,26 @@ function admit(s: Session): Refusal | undefined {
   return undefined;
 }
 
-/** Failed calls just before this one with the same body: the client is retrying them. */
-function retriesOf(s: Session, text: string): number {
-  let n = 0;
-  for (let i = s.events.length - 1; i >= 0; i--) {
-    const e = s.events[i];
-    if (e.status >= 200 && e.status < 300) break;
-    if (JSON.stringify(e.request) !== text && e.request !== text) break;
-    n++;
+/** A model call's body, read: its JSON (or its text when it is none) and the keys retries are counted by;
+ * undefined when it cannot be written back (nested too deep for JSON.stringify). */
+function readRequest(text: string): { request: unknown; keys: string[] } | undefined {
+  let request: unknown;
+  try {
+    request = JSON.parse(text);
+  } catch {
+    request = text;
   }
-  return n;
+  try {
+    return { request, keys: requestKeys(request, JSON.stringify(request)) };
+  } catch {
+    return undefined;
+  }
 }
 
 export interface ProxyApp {
   app: Hono;
   store: ProxyStore;
-  /** The session as a turnwise trajectory. */
+  /** The session as a turnwise trajectory (an empty one for an id the store does not have). */
   trajectory(id: string): Trajectory & { mergeMismatches: number[] };
 }
 
@@ -85,9 +90,19 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
   const store = new ProxyStore(o.store, o.budget);
   let logprobsRefused = o.askLogprobs === false;
   const app = new Hono();
+  guardRoutes(app, o);
+  /** The client's headers as the upstream gets them: the proxy's own key never goes on. */
+  const upstreamHeaders = (c: Context) => {
+    const h = requestHeaders(
+      c.req.raw.headers,
+      o.apiKey !== undefined || o.upstreamApiKey !== undefined ? ['authorization'] : [],
+    );
+    if (o.upstreamApiKey !== undefined) h.authorization = `Bearer ${o.upstreamApiKey}`;
+    return h;
+  };
 
   /** The proxy's own refusal of a call, recorded as the call's event. */
-  const refuse = (c: Context, s: Session, request: unknown, kind: Refusal) => {
+  const refuse = (c: Context, s: Session, request: unknown, keys: string[], kind: Refusal) => {
     const message =
       kind === 'turn_budget_exhausted'
         ? `turn budget exhausted: this session allows ${s.meta.budget} model calls`
@@ -108,19 +123,30 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
       s.meta.truncated = true;
       store.saveMeta(s);
     }
-    store.addEvent(s, e);
-    return c.json(errorBody(message, kind, kind), status);
+    store.addEvent(s, e, keys);
+    return c.json(errorBody(message, kind, undefined, kind), status);
   };
 
-  /** The record: admits a call (in flight until recorded) and returns its recorder, called once. */
-  const recorder = (s: Session, sub: string, request: unknown, asked: CallEvent['asked'], t0: number) => {
+  /** The record: admits a call (in flight until recorded) and returns its recorder. The recorder takes
+   * the call out of flight first, whatever happens after, and records once: later calls do nothing. */
+  const recorder = (
+    s: Session,
+    sub: string,
+    read: { request: unknown; keys: string[] },
+    asked: CallEvent['asked'],
+    t0: number,
+  ) => {
     const idx = s.next++;
-    s.inflight++;
-    const retries = retriesOf(s, JSON.stringify(request));
+    const retries = s.retriesOf(read.keys[0]);
+    const { request } = read;
     const stream = isObject(request) && request.stream === true;
+    s.inflight++;
+    let recorded = false;
     return (a: Answered) => {
+      if (recorded) return;
+      recorded = true;
       s.inflight--;
-      store.addEvent(s, {
+      const e: CallEvent = {
         idx,
         path: sub,
         request,
@@ -129,37 +155,48 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
         latencyMs: performance.now() - t0,
         ...(asked !== undefined && Object.keys(asked).length > 0 ? { asked } : {}),
         ...a,
-      });
+      };
+      store.addEvent(s, e, read.keys);
     };
   };
 
-  const forwardModel = async (c: Context, s: Session, sub: string, url: string): Promise<Response> => {
+  const forwardModel = async (c: Context, id: string, sub: string, url: string): Promise<Response> => {
     const t0 = performance.now();
-    const text = await c.req.text();
-    let request: unknown;
-    try {
-      request = JSON.parse(text);
-    } catch {
-      request = text;
+    const read = readRequest(await c.req.text());
+    if (read === undefined) {
+      const message = 'the request body nests too deeply to be forwarded and recorded';
+      return c.json(errorBody(message, 'invalid_request_error'), 400);
     }
+    const s = store.session(id);
     const refusal = admit(s);
-    if (refusal !== undefined) return refuse(c, s, request, refusal);
+    if (refusal !== undefined) return refuse(c, s, read.request, read.keys, refusal);
     const { forwarded, asked } = sub.endsWith('/chat/completions')
-      ? augmentRequest(request, !logprobsRefused)
-      : { forwarded: request, asked: {} };
-    const record = recorder(s, sub, request, asked, t0);
-    let r: Response;
+      ? augmentRequest(read.request, !logprobsRefused)
+      : { forwarded: read.request, asked: {} };
+    const record = recorder(s, sub, read, asked, t0);
     try {
-      r = await askUpstream(url, requestHeaders(c.req.raw.headers), request, forwarded, asked, () => {
+      const r = await askUpstream(url, upstreamHeaders(c), read.request, forwarded, asked, () => {
         logprobsRefused = true;
       });
+      return await relay(r, asked, record);
     } catch (e) {
       const message = `upstream ${upstream} unreachable: ${(e as Error).message}`;
       record({ status: 502, error: message });
       return c.json(errorBody(message, 'upstream_error'), 502);
     }
-    return relay(r, asked, record);
   };
+
+  /** The session a route reads or changes: 404 when the store has none (only PUT and model calls
+   * create sessions). */
+  const known = (c: Context) => store.find(c.req.param('session') ?? '');
+  const unknown = (c: Context) =>
+    c.json(
+      errorBody(
+        `no session ${JSON.stringify(c.req.param('session'))}: a session begins with PUT /s/{session} or its first model call`,
+        'invalid_request_error',
+      ),
+      404,
+    );
 
   app.get('/health', (c) => c.json({ status: 'ok', upstream }));
 
@@ -170,14 +207,13 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
     const sub = path.startsWith(prefix) ? path.slice(prefix.length) : path.replace(/^\/s\/[^/]+\/v1/, '');
     const query = new URL(c.req.url).search;
     const url = `${upstream}${sub}${query}`;
-    const s = store.session(id);
-    if (c.req.method === 'POST' && MODEL_PATH.test(sub)) return forwardModel(c, s, sub, url);
-    // Anything else (models, files, embeddings) passes through unrecorded.
+    if (c.req.method === 'POST' && MODEL_PATH.test(sub)) return forwardModel(c, id, sub, url);
+    // Anything else (models, files, embeddings) passes through unrecorded, and opens no session.
     try {
       const hasBody = c.req.method !== 'GET' && c.req.method !== 'HEAD';
       const r = await send(url, {
         method: c.req.method,
-        headers: requestHeaders(c.req.raw.headers),
+        headers: upstreamHeaders(c),
         body: hasBody ? new Uint8Array(await c.req.arrayBuffer()) : undefined,
       });
       return new Response(r.body, { status: r.status, headers: responseHeaders(r.headers) });
@@ -190,7 +226,6 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
   });
 
   app.put('/s/:session', async (c) => {
-    const s = store.session(c.req.param('session'));
     const body = (await c.req.json().catch(() => undefined)) as unknown;
     if (!isObject(body))
       return c.json(errorBody('the body must be a JSON object', 'invalid_request_error'), 400);
@@ -201,20 +236,28 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
         400,
       );
     }
+    const s = store.session(c.req.param('session'));
     if (budget !== undefined) s.meta.budget = budget as number;
     if (task !== undefined) s.meta.task = task as Task;
     if (typeof policy === 'string') s.meta.policy = policy;
     store.saveMeta(s);
     return c.json(sessionSummary(s));
   });
-  app.get('/s/:session', (c) => c.json(sessionSummary(store.session(c.req.param('session')))));
-  app.get('/s/:session/events', (c) => c.json(store.session(c.req.param('session')).events));
+  app.get('/s/:session', (c) => {
+    const s = known(c);
+    return s === undefined ? unknown(c) : c.json(sessionSummary(s));
+  });
+  app.get('/s/:session/events', (c) => {
+    const s = known(c);
+    return s === undefined ? unknown(c) : c.json(s.events);
+  });
   app.get('/s/:session/trajectory', (c) => {
-    const s = store.session(c.req.param('session'));
-    return c.json(sessionTrajectory(s.meta, s.events));
+    const s = known(c);
+    return s === undefined ? unknown(c) : c.json(sessionTrajectory(s.meta, s.events));
   });
   app.post('/s/:session/reward', async (c) => {
-    const s = store.session(c.req.param('session'));
+    const s = known(c);
+    if (s === undefined) return unknown(c);
     const body = (await c.req.json().catch(() => undefined)) as unknown;
     if (!isObject(body) || typeof body.value !== 'number' || !Number.isFinite(body.value)) {
       return c.json(
@@ -234,21 +277,19 @@ export function proxyApp(o: ProxyOptions): ProxyApp {
     return c.json(sessionSummary(s));
   });
   app.post('/s/:session/end', (c) => {
-    const s = store.session(c.req.param('session'));
+    const s = known(c);
+    if (s === undefined) return unknown(c);
     s.meta.ended = true;
     store.saveMeta(s);
     return c.json(sessionSummary(s));
   });
-  app.notFound((c) =>
-    c.json(errorBody(`no route ${c.req.method} ${c.req.path}`, 'invalid_request_error'), 404),
-  );
-  app.onError((e, c) => c.json(errorBody(e.message, 'server_error'), 500));
+  protocolFallbacks(app, o.onInternalError);
   return {
     app,
     store,
     trajectory: (id) => {
-      const s = store.session(id);
-      return sessionTrajectory(s.meta, s.events);
+      const s = store.find(id);
+      return sessionTrajectory(s?.meta ?? store.freshMeta(id), s?.events ?? []);
     },
   };
 }

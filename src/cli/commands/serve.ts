@@ -8,6 +8,7 @@ import { envs, makeTasks } from '../../envs/index.ts';
 import { mcpEpisodeOpener } from '../../harness/mcp-episode.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { type Faults, parseFaults } from '../../serve/faults.ts';
+import type { EdgeOptions } from '../../serve/guard.ts';
 import { modelIds, type RunningServer, startServer } from '../../serve/openai.ts';
 import { toolServeApp } from '../../serve/tool-serve.ts';
 import { json } from '../io.ts';
@@ -21,6 +22,7 @@ interface ServeFlags extends EnvFlags {
   faults?: string;
   latency?: string;
   apiKeyEnv?: string;
+  maxBodyMb?: string;
   json?: boolean;
   tasks?: string;
   seed?: string;
@@ -50,12 +52,11 @@ function servedTasks(config: EnvConfig, flags: ServeFlags): Task[] {
   return makeTasks(config, n, flags.seed === undefined ? 0 : seed(flags.seed));
 }
 
-interface Listen {
+interface Listen extends EdgeOptions {
   port: number;
   host: string;
   faults?: Faults;
   latencyMs?: number;
-  apiKey?: string;
 }
 
 /** Serves a scripted policy of a tool env; each task's episode is the one `turnwise mcp --task-seed S
@@ -115,15 +116,24 @@ function latency(raw: string): number {
   return ms;
 }
 
-/** The key in the variable `--api-key-env` names; refused when it is unset or empty. */
-export function keyFrom(name: string): string {
+/** The key in the variable `flag` names; refused when it is unset or empty. */
+export function keyFrom(name: string, flag = '--api-key-env'): string {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-    throw new InputError('--api-key-env', name, 'expected the name of an environment variable');
+    throw new InputError(flag, name, 'expected the name of an environment variable');
   const key = process.env[name];
   if (key === undefined || key === '')
-    throw new InputError('--api-key-env', name, 'this environment variable is not set');
+    throw new InputError(flag, name, 'this environment variable is not set');
   return key;
 }
+
+/** `--max-body-mb N`: the largest request body the server reads, in MiB. */
+export function maxBody(raw: string | undefined): number | undefined {
+  return raw === undefined ? undefined : int('--max-body-mb', raw, 1, 4096) * 1024 * 1024;
+}
+
+/** Where a server's internal errors go: stderr, one line each (the client gets a bare 500). */
+export const internalErrors = (command: string) => (e: Error) =>
+  process.stderr.write(`turnwise ${command}: internal error: ${e.message}\n`);
 
 export function registerServe(program: Command): void {
   envOptions(
@@ -162,7 +172,11 @@ and --reveal-budget).`,
       'inject faults deterministically, e.g. 429=0.1,500=0.05,hang=0.01,malformed=0.02,seed=7',
     )
     .option('--latency <delay>', 'added before every answer, e.g. 20ms')
-    .option('--api-key-env <name>', 'require the key in this environment variable (else HTTP 401)')
+    .option(
+      '--api-key-env <name>',
+      'require the key in this environment variable on every route (else HTTP 401)',
+    )
+    .option('--max-body-mb <n>', 'the largest request body read, in MiB (else HTTP 413)', '32')
     .option('--json', 'print {"url": …} on stdout once listening')
     .option('--tasks <n>', 'tool envs: the number of served tasks (task seed = --seed + index)')
     .option('--seed <n>', 'tool envs: first task seed (default 0)')
@@ -181,13 +195,18 @@ and --reveal-budget).`,
       const faults = flags.faults === undefined ? undefined : parseFaults(once(flags.faults));
       const latencyMs = flags.latency === undefined ? undefined : latency(flags.latency);
       const apiKey = flags.apiKeyEnv === undefined ? undefined : keyFrom(flags.apiKeyEnv);
+      const edge = {
+        apiKey,
+        maxBodyBytes: maxBody(flags.maxBodyMb),
+        onInternalError: internalErrors('serve'),
+      };
       if (envs.spec({ ...config, seed: 0 }).tools !== undefined) {
         const { server, models } = await serveTools(config, flags, {
           port,
           host: flags.host,
           faults,
           latencyMs,
-          apiKey,
+          ...edge,
         });
         await untilStopped(server, flags.json === true, models);
         return;
@@ -219,7 +238,7 @@ and --reveal-budget).`,
         port,
         host: flags.host,
         envParams: config.params,
-        apiKey,
+        ...edge,
       }).catch((e: NodeJS.ErrnoException) => {
         throw new InputError(
           '--port',
