@@ -43,6 +43,8 @@ export function guardRoutes(app: Hono, o: EdgeOptions): void {
     '*',
     bodyLimit({
       maxSize: max,
+      // Answered before the body is read: the connection closes, since the rest of the body is still
+      // on its way and would be taken for the next request.
       onError: (c) =>
         c.json(
           errorBody(
@@ -50,6 +52,7 @@ export function guardRoutes(app: Hono, o: EdgeOptions): void {
             'invalid_request_error',
           ),
           413,
+          { connection: 'close' },
         ),
     }),
   );

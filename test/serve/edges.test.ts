@@ -73,6 +73,8 @@ test('a body over the limit is a 413 on serve and on the proxy, with or without 
   for (const url of [`${p.sessionUrl('a')}/chat/completions`, `${server.url}/chat/completions`]) {
     const r = await send(url, big);
     assert.equal(r.status, 413, url);
+    // Answered before the body was read: the connection is not kept for a next request.
+    assert.equal(r.headers.get('connection'), 'close', url);
     assert.equal(
       await message(r),
       "the request body is larger than 4096 bytes, this server's limit (--max-body-mb)",
