@@ -170,12 +170,16 @@ function looksLikePath(spec: string): boolean {
 const OPENAI_FORM =
   'expected openai:URL#MODEL[,mode=tools|text,temperature=,max_tokens=,history=all|N,concurrency=,timeout=,retries=,logprobs=1|0,top_logprobs=,budgetAware=1|0,rpm=,tpm=,max_context=,token_ids=1|0] or openai:env#MODEL';
 
-/** A duration such as 30s, 500ms or 2000 (milliseconds). */
+/** A duration with its unit, such as 30s or 500ms: a bare number is refused, since 30 could be either. */
 const duration = (v: string, field: string): number => {
-  const m = /^(\d+(?:\.\d+)?)(ms|s)?$/.exec(v.trim());
+  const m = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(v.trim());
   const ms = m === null ? Number.NaN : Number(m[1]) * (m[2] === 's' ? 1000 : 1);
   if (!(ms > 0 && ms <= 3_600_000))
-    throw new InputError(field, v, 'expected a duration such as 30s or 500ms');
+    throw new InputError(
+      field,
+      v,
+      'expected a duration with its unit, ms or s (such as 30s or 500ms), over 0 and at most 3600s',
+    );
   return ms;
 };
 const intIn = (lo: number, hi: number) => (v: string, field: string) => {

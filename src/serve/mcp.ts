@@ -70,8 +70,9 @@ export interface McpTool {
   annotations?: Record<string, unknown>;
 }
 
-/** The status part of every result. */
-export interface McpStatus {
+/** The status part of every result (a type, not an interface: it is the result's structuredContent, a
+ * plain record). */
+export type McpStatus = {
   /** The observation as plain JSON (the env's own; FrozenLake: the cell index). */
   observation: unknown;
   /** The reward of the turn just taken (0 for observe). */
@@ -87,11 +88,13 @@ export interface McpStatus {
   turnsLeft?: number;
   /** The env's info of the turn just taken (valid, the quality proxy, the tool's error category). */
   info?: Record<string, unknown>;
-}
+};
 
 export const OBSERVE = 'observe';
 
-const WAIT: unique symbol = Symbol('wait for the client');
+/** What the client's policy answers: no action yet — the machine parks until a call comes (compared by
+ * identity, never read). */
+const WAIT: Action<unknown> = Object.freeze({ action: undefined, logp: 0 });
 
 /** The policy slot of the episode machine: it never decides, it parks the machine until a call comes. */
 class ClientPolicy implements Policy<unknown, unknown> {
@@ -101,7 +104,7 @@ class ClientPolicy implements Policy<unknown, unknown> {
 
   act(ctx: TurnContext<unknown>): Action<unknown> {
     this.ctx = ctx;
-    return WAIT as unknown as Action<unknown>;
+    return WAIT;
   }
 }
 
@@ -322,7 +325,7 @@ export class McpEpisode {
   private answer(s: McpStatus, last?: Turn, error?: string): CallToolResult {
     const r: CallToolResult = {
       content: [{ type: 'text', text: error ?? this.text(s, last) }],
-      structuredContent: s as unknown as Record<string, unknown>,
+      structuredContent: s,
     };
     if (error !== undefined) r.isError = true;
     return r;

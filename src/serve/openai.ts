@@ -1,10 +1,7 @@
 // `turnwise serve`: an in-process policy as an OpenAI-compatible chat server (hono on node:http).
 //
-// The served policy reads the conversation back through the chat encoding (policies/chat.ts): the last
-// user/tool message is this turn's message — turn index, turns left when revealed, the env's text view —
-// and the text view is inverted over the env's finite observation space to recover the observation.
-// Earlier (turn message, assistant answer) pairs become the history (observation, action, reward from the
-// next turn's feedback; logp 0, which the server cannot know). The policy then acts with its own
+// The served policy reads the conversation back (serve/conversation.ts: the chat encoding of
+// policies/chat.ts, inverted) into the turn context it acts on. It acts with its own
 // distribution, its uniform drawn through Rng.replay(seed) from the request's `seed`, so that a client
 // sending ctx.rng.uniform53() as the seed (policies/openai.ts) gets the action the policy would take
 // in-process, with the same log-prob.
@@ -26,33 +23,22 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { isDiscrete } from '../core/policy.ts';
 import { Rng } from '../core/rng.ts';
-import type { ChatSpec, EnvView, Policy, StepInfo, Turn, TurnContext } from '../core/types.ts';
+import type { ChatSpec, EnvView, Policy, TurnContext } from '../core/types.ts';
 import {
   actionMessage,
   actionText,
   type ChatMessage,
   type ChatMode,
   completionMessage,
-  INVALID_ACTION,
-  type ParsedTurnMessage,
   parseChatML,
   parseReply,
-  parseTurnMessage,
-  systemPrompt,
 } from '../policies/chat.ts';
+import { conversationReader } from './conversation.ts';
 import type { Faults } from './faults.ts';
-import {
-  BadRequest,
-  chatCompletion,
-  jsonRoutes,
-  protocolFallbacks,
-  requireApiKey,
-  serveModels,
-  sse,
-  wordCount,
-} from './protocol.ts';
+import { type EdgeOptions, guardRoutes, protocolFallbacks } from './guard.ts';
+import { BadRequest, chatCompletion, chunks, jsonRoutes, serveModels, sse, wordCount } from './protocol.ts';
 
-export interface ServeOptions {
+export interface ServeOptions extends EdgeOptions {
   policy: Policy<unknown, unknown>;
   /** The env the policy acts in (one fixed configuration): its spec, views and oracle. */
   env: EnvView<unknown>;
@@ -62,8 +48,6 @@ export interface ServeOptions {
   /** The env's parameters as configured, listed in /v1/models so that a client of another
    * configuration is refused at connect. */
   envParams?: Record<string, unknown>;
-  /** When set, every /v1 request must carry `Authorization: Bearer <key>` (else 401). */
-  apiKey?: string;
 }
 
 /** The ids a served policy answers to: its spec, and the bare kind (`oracle` for `oracle:eps=0.2`). */
@@ -104,88 +88,10 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
   const spec = env.spec;
   const chat: ChatSpec | undefined = typeof spec.actions === 'number' ? spec.chat : undefined;
   if (chat === undefined) throw new Error(`env ${spec.id} has no chat encoding`);
-  if (env.text === undefined || spec.observations === undefined) {
-    throw new Error(`env ${spec.id} needs a text view over a finite observation space to be served`);
-  }
-  // The text view, inverted: FrozenLake's board shows the cell, so each view names one observation.
-  const byView = new Map<string, number>();
-  for (let s = 0; s < spec.observations; s++) byView.set(env.text(s), s);
+  const reader = conversationReader(env, chat);
   const nA = spec.actions as number;
   const ids = modelIds(policy);
   let served = 0;
-
-  const observationOf = (view: string, where: string): number => {
-    const s = byView.get(view);
-    if (s === undefined)
-      throw new BadRequest(`${where}: the observation is not a view of env ${spec.id} as served`, 'messages');
-    return s;
-  };
-
-  /** The turns before the last turn message, read back from the conversation. */
-  const historyOf = (messages: ChatMessage[], mode: ChatMode): Turn[] => {
-    const turns: { index: number; parsed: NonNullable<ReturnType<typeof parseTurnMessage>> }[] = [];
-    for (let index = 0; index + 1 < messages.length; index++) {
-      const m = messages[index];
-      if ((m.role === 'user' || m.role === 'tool') && typeof m.content === 'string') {
-        const parsed = parseTurnMessage(m.content);
-        if (parsed !== undefined) turns.push({ index, parsed });
-      }
-    }
-    const last = messages[messages.length - 1] as ChatMessage & { content: string };
-    turns.push({ index: messages.length - 1, parsed: parseTurnMessage(last.content) as ParsedTurnMessage });
-    const history: Turn[] = [];
-    for (let i = 0; i + 1 < turns.length; i++) {
-      const { index, parsed } = turns[i];
-      const answer = messages[index + 1];
-      const reply =
-        answer?.role === 'assistant' ? parseReply(chat, mode, answer) : { invalid: 'no answer', text: '' };
-      const next = turns[i + 1].parsed.feedback;
-      const valid = 'action' in reply && !(next !== undefined && 'invalid' in next);
-      const info: StepInfo = valid ? {} : { valid: false };
-      const turn: Turn = {
-        t: parsed.turn,
-        observation: observationOf(parsed.view, `messages[${index}]`),
-        action: 'action' in reply ? reply.action : INVALID_ACTION,
-        reward: next !== undefined && 'reward' in next ? next.reward : 0,
-        logp: 0,
-        info,
-      };
-      if (!valid) turn.trace = { invalid: 'invalid' in reply ? reply.invalid : 'not an action' };
-      history.push(turn);
-    }
-    return history;
-  };
-
-  /**
-   * The turn context the conversation encodes. The last message is read now; the history only when the
-   * policy reads it (most act on the current observation alone), so that a turn's cost does not grow with
-   * the conversation — a BadRequest in the history still answers 400, from inside act().
-   */
-  const contextOf = (messages: ChatMessage[], mode: ChatMode, rng: Rng): TurnContext<unknown> => {
-    const last = messages[messages.length - 1];
-    const p =
-      (last.role === 'user' || last.role === 'tool') && typeof last.content === 'string'
-        ? parseTurnMessage(last.content)
-        : undefined;
-    if (p === undefined) {
-      throw new BadRequest(
-        'the last message must be a turn message (see `turnwise serve --help`)',
-        'messages',
-      );
-    }
-    let history: Turn[] | undefined;
-    return {
-      observation: observationOf(p.view, `messages[${messages.length - 1}]`),
-      get history() {
-        history ??= historyOf(messages, mode);
-        return history;
-      },
-      turn: p.turn,
-      turnsLeft: p.turnsLeft,
-      rng,
-      env,
-    };
-  };
 
   const intIn = (x: unknown, lo: number, hi: number, param: string, fallback: number): number => {
     if (x === undefined || x === null) return fallback;
@@ -215,9 +121,6 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     if (isDiscrete(policy)) return Math.log(policy.probs(ctx)[action]);
     throw new BadRequest(`policy ${policy.id} cannot score actions`, 'prompt');
   };
-  const modeOf = (messages: ChatMessage[]): ChatMode =>
-    messages[0]?.role === 'system' && messages[0].content === systemPrompt(chat, 'tools') ? 'tools' : 'text';
-
   /**
    * /v1/completions over a ChatML rendering (policies/chat.ts renderChatML): with text after the opened
    * assistant turn, that text is scored — the echoed prompt is two tokens, the conversation (log-prob
@@ -238,8 +141,8 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     const top = intIn(req.logprobs, 0, 20, 'logprobs', 0);
     const wantLogprobs = req.logprobs !== undefined && req.logprobs !== null;
     const maxTokens = intIn(req.max_tokens, 0, 1_000_000, 'max_tokens', 16);
-    const mode = modeOf(parsed.messages);
-    const ctx = contextOf(parsed.messages, mode, Rng.replay(seedOf(req.seed)));
+    const mode = reader.modeOf(parsed.messages);
+    const ctx = reader.contextOf(parsed.messages, mode, Rng.replay(seedOf(req.seed)));
     const head = prompt.slice(0, prompt.length - parsed.completion.length);
     const alternatives = async () => {
       const alts: Record<string, number> = {};
@@ -319,10 +222,10 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     const choices = [];
     for (let i = 0; i < n; i++) {
       const rng = Rng.replay(i === 0 ? seed : Rng.derive(seed, i).uniform53());
-      const ctx = contextOf(messages, mode, rng);
+      const ctx = reader.contextOf(messages, mode, rng);
       if (policy.budgetAware && ctx.turnsLeft === undefined) {
         throw new BadRequest(
-          `policy ${policy.id} acts on the turns left; the turn message must say "(N turns left)" (reveal the budget)`,
+          `policy ${policy.id} acts on the turns left, which the conversation does not say: reveal the budget (turnwise mcp --reveal-budget writes "(N turns left)" in every result; turnwise's turn message says "Turn t (N turns left).")`,
           'messages',
         );
       }
@@ -366,7 +269,7 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
 
   const app = new Hono();
   const routes = jsonRoutes(o);
-  requireApiKey(app, o.apiKey);
+  guardRoutes(app, o);
   app.get('/health', (c) => c.json({ status: 'ok', policy: policy.id, env: spec.id }));
   serveModels(app, ids, {
     policy: policy.id,
@@ -393,83 +296,10 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       return Response.json(await completeText(req));
     }),
   );
-  protocolFallbacks(app);
+  protocolFallbacks(app, o.onInternalError);
   return { app, release: routes.release };
 }
 
-type Completion = {
-  id: string;
-  created: number;
-  model: string;
-  system_fingerprint: string;
-  choices: {
-    index: number;
-    message: ChatMessage;
-    finish_reason: string;
-    logprobs: { content: Record<string, unknown>[] } | null;
-  }[];
-  usage: Record<string, number>;
-};
-
-/**
- * A chat completion as the chunks of an OpenAI/vLLM stream: per choice the role, then the content (or
- * the tool call: its id and name, then its arguments) carrying the token's log-probs, then an empty delta
- * with the finish reason; with `stream_options.include_usage`, a last chunk with no choices and the usage.
- */
-export function chunks(res: Completion, includeUsage: boolean): unknown[] {
-  const head = {
-    id: res.id,
-    object: 'chat.completion.chunk',
-    created: res.created,
-    model: res.model,
-    system_fingerprint: res.system_fingerprint,
-  };
-  const chunk = (index: number, delta: unknown, logprobs: unknown, finish: string | null) => ({
-    ...head,
-    choices: [{ index, delta, logprobs, finish_reason: finish }],
-  });
-  const out: unknown[] = [];
-  for (const c of res.choices) {
-    const call = c.message.tool_calls?.[0];
-    if (call === undefined) {
-      out.push(chunk(c.index, { role: 'assistant', content: '' }, null, null));
-      out.push(chunk(c.index, { content: c.message.content }, c.logprobs, null));
-    } else {
-      out.push(
-        chunk(
-          c.index,
-          {
-            role: 'assistant',
-            content: null,
-            tool_calls: [
-              {
-                index: 0,
-                id: call.id,
-                type: 'function',
-                function: { name: call.function.name, arguments: '' },
-              },
-            ],
-          },
-          null,
-          null,
-        ),
-      );
-      out.push(
-        chunk(
-          c.index,
-          { tool_calls: [{ index: 0, function: { arguments: call.function.arguments } }] },
-          c.logprobs,
-          null,
-        ),
-      );
-    }
-    out.push(chunk(c.index, {}, null, c.finish_reason));
-  }
-  if (includeUsage) out.push({ ...head, choices: [], usage: res.usage });
-  return out;
-}
-
-/** Server-sent events: one `data: JSON` event per chunk, then `data: [DONE]`. */
 export interface RunningServer {
   /** The API base, http://HOST:PORT/v1. */
   url: string;

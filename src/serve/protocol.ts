@@ -1,7 +1,9 @@
 // What both served apps (serve/openai.ts for discrete envs, serve/tool-serve.ts for tool envs) answer
-// alike, in OpenAI's shapes: the error body, the API-key check, the injected faults and latency, the
-// JSON route (body → fault → parse → answer, a BadRequest as 400) and the SSE stream of a completion.
+// alike, in OpenAI's shapes: the error body, the injected faults and latency, the JSON route (body →
+// fault → parse → answer, a BadRequest as 400) and the SSE stream of a completion. The guards every edge
+// shares (API key, body limit, fallbacks) are in guard.ts.
 import type { Context, Hono } from 'hono';
+import type { ChatMessage } from '../policies/chat.ts';
 import { FaultInjector, type Faults } from './faults.ts';
 
 /** A request the protocol refuses: 400 with OpenAI's error body, naming the parameter. */
@@ -14,8 +16,8 @@ export class BadRequest extends Error {
   }
 }
 
-export const errorBody = (message: string, type: string, param?: string) => ({
-  error: { message, type, param: param ?? null, code: null },
+export const errorBody = (message: string, type: string, param?: string, code?: string) => ({
+  error: { message, type, param: param ?? null, code: code ?? null },
 });
 
 /** GET /v1/models: each id as an OpenAI model, with what turnwise serves under `turnwise`. */
@@ -26,18 +28,6 @@ export function serveModels(app: Hono, ids: readonly string[], turnwise: Record<
       data: ids.map((id) => ({ id, object: 'model', created: 0, owned_by: 'turnwise', turnwise })),
     }),
   );
-}
-
-/** Every /v1 route answers 401 without `Authorization: Bearer KEY` (when a key is set). */
-export function requireApiKey(app: Hono, apiKey: string | undefined): void {
-  if (apiKey === undefined) return;
-  const want = `Bearer ${apiKey}`;
-  app.use('/v1/*', async (c, next) => {
-    if (c.req.header('authorization') !== want) {
-      return c.json(errorBody('invalid or missing API key', 'invalid_request_error'), 401);
-    }
-    await next();
-  });
 }
 
 export interface JsonRoutes {
@@ -144,18 +134,82 @@ export function chatCompletion<C>(o: {
   };
 }
 
+export type Completion = {
+  id: string;
+  created: number;
+  model: string;
+  system_fingerprint: string;
+  choices: {
+    index: number;
+    message: ChatMessage;
+    finish_reason: string;
+    logprobs: { content: Record<string, unknown>[] } | null;
+  }[];
+  usage: Record<string, number>;
+};
+
+/**
+ * A chat completion as the chunks of an OpenAI/vLLM stream: per choice the role, then the content (or
+ * the tool call: its id and name, then its arguments) carrying the token's log-probs, then an empty delta
+ * with the finish reason; with `stream_options.include_usage`, a last chunk with no choices and the usage.
+ */
+export function chunks(res: Completion, includeUsage: boolean): unknown[] {
+  const head = {
+    id: res.id,
+    object: 'chat.completion.chunk',
+    created: res.created,
+    model: res.model,
+    system_fingerprint: res.system_fingerprint,
+  };
+  const chunk = (index: number, delta: unknown, logprobs: unknown, finish: string | null) => ({
+    ...head,
+    choices: [{ index, delta, logprobs, finish_reason: finish }],
+  });
+  const out: unknown[] = [];
+  for (const c of res.choices) {
+    const call = c.message.tool_calls?.[0];
+    if (call === undefined) {
+      out.push(chunk(c.index, { role: 'assistant', content: '' }, null, null));
+      out.push(chunk(c.index, { content: c.message.content }, c.logprobs, null));
+    } else {
+      out.push(
+        chunk(
+          c.index,
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                index: 0,
+                id: call.id,
+                type: 'function',
+                function: { name: call.function.name, arguments: '' },
+              },
+            ],
+          },
+          null,
+          null,
+        ),
+      );
+      out.push(
+        chunk(
+          c.index,
+          { tool_calls: [{ index: 0, function: { arguments: call.function.arguments } }] },
+          c.logprobs,
+          null,
+        ),
+      );
+    }
+    out.push(chunk(c.index, {}, null, c.finish_reason));
+  }
+  if (includeUsage) out.push({ ...head, choices: [], usage: res.usage });
+  return out;
+}
+
 /** A completion's chunks as one SSE body, ending with [DONE]. */
 export function sse(events: unknown[]): Response {
   const body = `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`;
   return new Response(body, {
     headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
   });
-}
-
-/** 404 for an unknown route and OpenAI's body for an error the handlers did not expect. */
-export function protocolFallbacks(app: Hono): void {
-  app.notFound((c) =>
-    c.json(errorBody(`no route ${c.req.method} ${c.req.path}`, 'invalid_request_error'), 404),
-  );
-  app.onError((e, c) => c.json(errorBody(e.message, 'server_error'), 500));
 }

@@ -25,21 +25,21 @@ import { Hono } from 'hono';
 import { Rng } from '../core/rng.ts';
 import type { Action, Policy, Task, TurnContext } from '../core/types.ts';
 import type { Faults } from './faults.ts';
+import { type EdgeOptions, guardRoutes, protocolFallbacks } from './guard.ts';
 import type { McpEpisode } from './mcp.ts';
-import { chunks, modelIds } from './openai.ts';
+import { modelIds } from './openai.ts';
 import {
   BadRequest,
   chatCompletion,
+  chunks,
   errorBody,
   jsonRoutes,
-  protocolFallbacks,
-  requireApiKey,
   serveModels,
   sse,
   wordCount,
 } from './protocol.ts';
 
-export interface ToolServeOptions {
+export interface ToolServeOptions extends EdgeOptions {
   /** A policy of the env's tool calls (oracle, oracle:eps=ε, random: policies/scripted.ts). */
   policy: Policy<unknown, unknown>;
   /** The served tasks: the conversations this server can answer. */
@@ -53,7 +53,6 @@ export interface ToolServeOptions {
   latencyMs?: number;
   /** The env's parameters as configured, listed in /v1/models. */
   envParams?: Record<string, unknown>;
-  apiKey?: string;
 }
 
 /** The policy with every context it is asked to act on reported to `watch` first. */
@@ -348,7 +347,7 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
 
   const app = new Hono();
   const routes = jsonRoutes(o);
-  requireApiKey(app, o.apiKey);
+  guardRoutes(app, o);
   app.get('/health', (c) => c.json({ status: 'ok', policy: policy.id, env: envId, tasks: seeds.length }));
   serveModels(app, ids, {
     policy: policy.id,
@@ -375,6 +374,6 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
       404,
     ),
   );
-  protocolFallbacks(app);
+  protocolFallbacks(app, o.onInternalError);
   return { app, release: routes.release };
 }

@@ -12,7 +12,7 @@ import {
   type RunningServer,
   startServer,
 } from '../../src/index.ts';
-import { echoedLogProb } from '../../src/policies/openai.ts';
+import { echoedLogProb } from '../../src/policies/scoring.ts';
 
 const env = envs.make({ ...envConfig('frozenlake', { map: '4x4', slippery: true }), seed: 0 });
 const chatSpec = env.spec.chat!;

@@ -19,7 +19,7 @@ import {
   rollout,
   startServer,
 } from '../../src/index.ts';
-import { RateLimiter } from '../../src/policies/openai.ts';
+import { RateLimiter } from '../../src/policies/limits.ts';
 import { turnwise } from '../cli/run.ts';
 import { startServe } from '../fixtures/serve-process.ts';
 

@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import {
-  chat,
   envConfig,
   envs,
   likelihood,
@@ -18,7 +17,7 @@ import {
   type Trajectory,
 } from '../../src/index.ts';
 import { turnwise } from '../cli/run.ts';
-import { type Shape, type ShapedServer, shapedServer } from '../fixtures/shaped-servers.ts';
+import { probeMessages, type Shape, type ShapedServer, shapedServer } from '../fixtures/shaped-servers.ts';
 
 const config = envConfig('frozenlake', { map: '4x4', slippery: true });
 const env = envs.make({ ...config, seed: 0 });
@@ -69,15 +68,7 @@ test('rollouts through vLLM, llama.cpp and Ollama shapes equal in-process; token
 });
 
 test('probe reports each shape as it is', async () => {
-  const messages = chat.buildMessages({
-    chat: env.spec.chat!,
-    mode: 'text',
-    text: (o) => env.text!(o),
-    observation: 0,
-    history: [],
-    turn: 0,
-    turnsLeft: 100,
-  });
+  const messages = probeMessages(env);
   const all = { chat: true, tools: true, logprobs: true, topLogprobs: true, seed: true };
   const expected: Record<Shape, Record<string, boolean>> = {
     vllm: { ...all, tokenIds: true, promptLogprobs: true, n: true },

@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
-import { mcpEpisodeOpener } from '../../src/cli/commands/serve.ts';
 import { Rng } from '../../src/core/rng.ts';
 import type { Policy, Task, ToolCall, Trajectory } from '../../src/core/types.ts';
 import { envConfig, envs, makeTasks } from '../../src/envs/index.ts';
+import { mcpEpisodeOpener } from '../../src/harness/mcp-episode.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { episodeSeeds, runEpisode } from '../../src/rollout/episode.ts';
 import { parseFaults } from '../../src/serve/faults.ts';
@@ -20,7 +20,7 @@ const BUDGET = 8;
 const EPS = 0.3;
 const config = envConfig('sql', {});
 const tasks = makeTasks(config, 3, 0);
-const open = mcpEpisodeOpener(BUDGET, false);
+const open = mcpEpisodeOpener(envs.make, BUDGET, false);
 const oracle = makePolicy(`oracle:eps=${EPS}`, envs.spec(tasks[0]));
 let server: RunningServer;
 let client: OpenAI;
@@ -183,7 +183,10 @@ test('with an API key: 401 without it, the models and the health with it', async
         ['oracle', [0, 1, 2]],
       ],
     );
-    const health = await (await fetch(keyed.url.replace(/\/v1$/, '/health'))).json();
+    // Every route asks for the key, the health included (issue 21 §1.8).
+    const healthUrl = keyed.url.replace(/\/v1$/, '/health');
+    assert.equal((await fetch(healthUrl)).status, 401);
+    const health = await (await fetch(healthUrl, { headers: { authorization: 'Bearer k3y' } })).json();
     assert.deepEqual(health, { status: 'ok', policy: `oracle:eps=${EPS}`, env: 'sql', tasks: 3 });
   } finally {
     await keyed.close();
@@ -262,9 +265,9 @@ test('n, top_logprobs and streaming answer what the policy would', async () => {
 });
 
 test('a revealed budget: the turns left reach the policy, and a server of another budget refuses', async () => {
-  const revealed = mcpEpisodeOpener(BUDGET, true);
+  const revealed = mcpEpisodeOpener(envs.make, BUDGET, true);
   const short = await startServer({
-    served: await toolServeApp({ policy: oracle, tasks, open: mcpEpisodeOpener(2, false) }),
+    served: await toolServeApp({ policy: oracle, tasks, open: mcpEpisodeOpener(envs.make, 2, false) }),
   });
   try {
     const task = tasks[2];

@@ -1,13 +1,13 @@
-// turnwise mcp: one episode of an env as an MCP server on stdio (serve/mcp.ts). stdout carries only the
+// turnwise mcp: one episode of an env as an MCP server on stdio (serve/mcp.ts, harness/mcp-episode.ts). stdout carries only the
 // protocol; logs go to stderr. The trajectory goes to --store when the episode ends or the client
 // disconnects: FILE.jsonl gets exactly one line appended, FILE.sqlite (or .db) a run of one trajectory.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import type { Env, Policy, Task, Trajectory } from '../../core/types.ts';
+import type { Task, Trajectory } from '../../core/types.ts';
 import { envConfig, envs } from '../../envs/index.ts';
-import { createEpisode, DONE, episodeSeeds } from '../../rollout/episode.ts';
-import { McpEpisode, type McpEpisodeOptions, mcpServer, mcpTools } from '../../serve/mcp.ts';
+import { mcpEpisode } from '../../harness/mcp-episode.ts';
+import { mcpServer, mcpTools } from '../../serve/mcp.ts';
 import { JsonlWriter } from '../../store/jsonl.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { RunStore } from '../../store/sqlite.ts';
@@ -69,42 +69,6 @@ function storeSink(path: string, runId: string, config: Record<string, unknown>)
     path,
     'expected a FILE.jsonl (one line appended) or FILE.sqlite (a run store)',
   );
-}
-
-/**
- * The episode `turnwise mcp` serves for `task`: the rollout's machine with episode id
- * mcp{runSeed}-{task seed}-{sample} and the seeds of (runSeed, task seed, sample; sample 0 unless
- * given). `wrap` sees the policy the machine acts with (serve's tool env watches its contexts through it).
- */
-export function mcpEpisode(
-  env: Env<unknown, unknown>,
-  task: Task,
-  o: Pick<McpEpisodeOptions, 'budget' | 'revealBudget' | 'onEnd' | 'log'> & {
-    runSeed: number;
-    sample?: number;
-    wrap?: (p: Policy<unknown, unknown>) => Policy<unknown, unknown>;
-  },
-): McpEpisode {
-  const sample = o.sample ?? 0;
-  const { envSeed, rng } = episodeSeeds(o.runSeed, task.seed, sample);
-  const revealBudget = o.revealBudget === true;
-  return new McpEpisode({
-    env,
-    budget: o.budget,
-    revealBudget,
-    machine: (e, p) =>
-      createEpisode(e, o.wrap === undefined ? p : o.wrap(p), {
-        id: `mcp${o.runSeed}-${task.seed}-${sample}`,
-        task,
-        budget: o.budget,
-        revealBudget,
-        envSeed,
-        rng,
-      }),
-    done: DONE,
-    onEnd: o.onEnd,
-    log: o.log,
-  });
 }
 
 export function registerMcp(program: Command): void {

@@ -6,6 +6,7 @@ import { benchProxy } from '../../serve/proxy-bench.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { fmt, json, out } from '../io.ts';
 import { int } from '../options.ts';
+import { internalErrors, keyFrom, maxBody } from './serve.ts';
 
 interface ProxyFlags {
   upstream: string;
@@ -14,6 +15,9 @@ interface ProxyFlags {
   budget?: string;
   store: string;
   logprobs: boolean;
+  apiKeyEnv?: string;
+  upstreamKeyEnv?: string;
+  maxBodyMb: string;
   json?: boolean;
 }
 
@@ -40,7 +44,10 @@ export function registerProxy(program: Command): void {
 Per session: base URL http://HOST:PORT/s/{id}/v1 (everything under it is forwarded, streams included);
 PUT /s/{id} {"budget", "task", "policy"}; POST /s/{id}/reward {"value", "reason"}; POST /s/{id}/end;
 GET /s/{id} (calls, turns, mergeMismatches); GET /s/{id}/events; GET /s/{id}/trajectory.
-With --budget T the (T+1)-th model call of a session is refused (error type turn_budget_exhausted).`,
+With --budget T the (T+1)-th model call of a session is refused (error type turn_budget_exhausted).
+Sessions begin with PUT /s/{id} or their first model call; other routes of an unknown session are 404.
+With --api-key-env every route requires "Authorization: Bearer KEY" (else 401), and that header is not
+forwarded: the upstream gets --upstream-key-env's key, if any. A request body over --max-body-mb is a 413.`,
     )
     .requiredOption('--upstream <url>', 'the upstream API base, e.g. http://127.0.0.1:8000/v1')
     .requiredOption('--store <file.sqlite>', 'SQLite file the sessions and their calls are recorded in')
@@ -48,17 +55,28 @@ With --budget T the (T+1)-th model call of a session is refused (error type turn
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--budget <T>', 'turn budget of every session (model calls)')
     .option('--no-logprobs', 'do not ask the upstream for token log-probs the client did not ask for')
+    .option('--api-key-env <name>', 'require the key in this environment variable on every route (else 401)')
+    .option('--upstream-key-env <name>', 'send the key in this environment variable to the upstream')
+    .option('--max-body-mb <n>', 'the largest request body read, in MiB (else HTTP 413)', '32')
     .option('--json', 'print {"url": …} on stdout once listening')
     .action(async (flags: ProxyFlags) => {
       const upstream = upstreamUrl('--upstream', flags.upstream);
       const port = int('--port', flags.port, 0, 65535);
       const budget = flags.budget === undefined ? undefined : int('--budget', flags.budget, 1, 1_000_000);
+      const apiKey = flags.apiKeyEnv === undefined ? undefined : keyFrom(flags.apiKeyEnv);
+      const upstreamApiKey =
+        flags.upstreamKeyEnv === undefined ? undefined : keyFrom(flags.upstreamKeyEnv, '--upstream-key-env');
+      const maxBodyBytes = maxBody(flags.maxBodyMb);
       checkOutput(flags.store, '--store', 'file');
       const proxy = await startProxy({
         upstream,
         store: flags.store,
         budget,
         askLogprobs: flags.logprobs,
+        apiKey,
+        upstreamApiKey,
+        maxBodyBytes,
+        onInternalError: internalErrors('proxy'),
         port,
         host: flags.host,
       }).catch((e: NodeJS.ErrnoException) => {

@@ -3,16 +3,16 @@
 // --tasks/--seed (or --task-seeds), each episode opened as `turnwise mcp` opens it for the agent.
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import type { EnvConfig, Task, TurnContext } from '../../core/types.ts';
+import type { EnvConfig, Task } from '../../core/types.ts';
 import { envs, makeTasks } from '../../envs/index.ts';
+import { mcpEpisodeOpener } from '../../harness/mcp-episode.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { type Faults, parseFaults } from '../../serve/faults.ts';
-import type { McpEpisode } from '../../serve/mcp.ts';
+import type { EdgeOptions } from '../../serve/guard.ts';
 import { modelIds, type RunningServer, startServer } from '../../serve/openai.ts';
-import { toolServeApp, watchPolicy } from '../../serve/tool-serve.ts';
+import { toolServeApp } from '../../serve/tool-serve.ts';
 import { json } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
-import { mcpEpisode } from './mcp.ts';
 
 interface ServeFlags extends EnvFlags {
   env: string;
@@ -22,6 +22,7 @@ interface ServeFlags extends EnvFlags {
   faults?: string;
   latency?: string;
   apiKeyEnv?: string;
+  maxBodyMb?: string;
   json?: boolean;
   tasks?: string;
   seed?: string;
@@ -51,30 +52,15 @@ function servedTasks(config: EnvConfig, flags: ServeFlags): Task[] {
   return makeTasks(config, n, flags.seed === undefined ? 0 : seed(flags.seed));
 }
 
-interface Listen {
+interface Listen extends EdgeOptions {
   port: number;
   host: string;
   faults?: Faults;
   latencyMs?: number;
-  apiKey?: string;
-}
-
-/** Opens a task's episode as `turnwise mcp --env … --task-seed S --budget B [--reveal-budget]` serves it
- * (cli/commands/mcp.ts: run seed = task seed, sample 0), the machine's policy contexts told to `watch`. */
-export function mcpEpisodeOpener(budget: number, revealBudget: boolean) {
-  return async (task: Task, watch: (ctx: TurnContext<unknown>) => void): Promise<McpEpisode> => {
-    const env = await envs.make(task);
-    return mcpEpisode(env, task, {
-      runSeed: task.seed,
-      budget,
-      revealBudget,
-      wrap: (p) => watchPolicy(p, watch),
-    });
-  };
 }
 
 /** Serves a scripted policy of a tool env; each task's episode is the one `turnwise mcp --task-seed S
- * --budget B [--reveal-budget]` serves (run seed = task seed, sample 0: cli/commands/mcp.ts). */
+ * --budget B [--reveal-budget]` serves (run seed = task seed, sample 0: harness/mcp-episode.ts). */
 async function serveTools(
   config: EnvConfig,
   flags: ServeFlags,
@@ -88,7 +74,7 @@ async function serveTools(
   const budget =
     flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
   const revealBudget = flags.revealBudget === true;
-  const open = mcpEpisodeOpener(budget, revealBudget);
+  const open = mcpEpisodeOpener(envs.make, budget, revealBudget);
   const served = await toolServeApp({ policy, tasks, open, envParams: config.params, ...listen });
   const seeds = tasks.map((t) => t.seed);
   const listed = seeds.length <= 8 ? seeds.join(', ') : `${seeds[0]}, …, ${seeds.at(-1)}`;
@@ -130,15 +116,24 @@ function latency(raw: string): number {
   return ms;
 }
 
-/** The key in the variable `--api-key-env` names; refused when it is unset or empty. */
-export function keyFrom(name: string): string {
+/** The key in the variable `flag` names; refused when it is unset or empty. */
+export function keyFrom(name: string, flag = '--api-key-env'): string {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-    throw new InputError('--api-key-env', name, 'expected the name of an environment variable');
+    throw new InputError(flag, name, 'expected the name of an environment variable');
   const key = process.env[name];
   if (key === undefined || key === '')
-    throw new InputError('--api-key-env', name, 'this environment variable is not set');
+    throw new InputError(flag, name, 'this environment variable is not set');
   return key;
 }
+
+/** `--max-body-mb N`: the largest request body the server reads, in MiB. */
+export function maxBody(raw: string | undefined): number | undefined {
+  return raw === undefined ? undefined : int('--max-body-mb', raw, 1, 4096) * 1024 * 1024;
+}
+
+/** Where a server's internal errors go: stderr, one line each (the client gets a bare 500). */
+export const internalErrors = (command: string) => (e: Error) =>
+  process.stderr.write(`turnwise ${command}: internal error: ${e.message}\n`);
 
 export function registerServe(program: Command): void {
   envOptions(
@@ -150,10 +145,12 @@ export function registerServe(program: Command): void {
       .addHelpText(
         'after',
         `
-The conversation is the chat encoding of policies/chat.ts (what --policy openai:URL#MODEL sends): the
-last user or tool message reads "Turn t (N turns left)." (the turns left only when the budget is
-revealed), an optional "Last action: …" line, then "Observation:" and the env's text view. Models: the
-policy spec and its bare kind (oracle for oracle:eps=0.2).
+The last user or tool message carries the observation: the env's text view as \`turnwise mcp\` gives
+it (observe, or an action's result, verbatim or within other text; its "(N turns left)" line gives the
+turns left), or the chat encoding of policies/chat.ts that --policy openai:URL#MODEL sends ("Turn t (N
+turns left).", an optional "Last action: …" line, then "Observation:" and the view). Without a turn
+header the turn is counted from the conversation, and the turns left are the last ones said less the
+turns since. Models: the policy spec and its bare kind (oracle for oracle:eps=0.2).
 
 Tool envs (sql, code, tools, search) serve a scripted policy (oracle, oracle:eps=ε, random) to an agent
 that takes its tools from \`turnwise mcp\`: the first user message must be the task's first observation
@@ -175,7 +172,11 @@ and --reveal-budget).`,
       'inject faults deterministically, e.g. 429=0.1,500=0.05,hang=0.01,malformed=0.02,seed=7',
     )
     .option('--latency <delay>', 'added before every answer, e.g. 20ms')
-    .option('--api-key-env <name>', 'require the key in this environment variable (else HTTP 401)')
+    .option(
+      '--api-key-env <name>',
+      'require the key in this environment variable on every route (else HTTP 401)',
+    )
+    .option('--max-body-mb <n>', 'the largest request body read, in MiB (else HTTP 413)', '32')
     .option('--json', 'print {"url": …} on stdout once listening')
     .option('--tasks <n>', 'tool envs: the number of served tasks (task seed = --seed + index)')
     .option('--seed <n>', 'tool envs: first task seed (default 0)')
@@ -194,13 +195,18 @@ and --reveal-budget).`,
       const faults = flags.faults === undefined ? undefined : parseFaults(once(flags.faults));
       const latencyMs = flags.latency === undefined ? undefined : latency(flags.latency);
       const apiKey = flags.apiKeyEnv === undefined ? undefined : keyFrom(flags.apiKeyEnv);
+      const edge = {
+        apiKey,
+        maxBodyBytes: maxBody(flags.maxBodyMb),
+        onInternalError: internalErrors('serve'),
+      };
       if (envs.spec({ ...config, seed: 0 }).tools !== undefined) {
         const { server, models } = await serveTools(config, flags, {
           port,
           host: flags.host,
           faults,
           latencyMs,
-          apiKey,
+          ...edge,
         });
         await untilStopped(server, flags.json === true, models);
         return;
@@ -232,7 +238,7 @@ and --reveal-budget).`,
         port,
         host: flags.host,
         envParams: config.params,
-        apiKey,
+        ...edge,
       }).catch((e: NodeJS.ErrnoException) => {
         throw new InputError(
           '--port',
