@@ -15,16 +15,20 @@
 // --max-old-space-size. Windows has no `ulimit`: there only the V8 heap is capped.
 //
 // Runners are reused (one job at a time each; a job waits for a free runner, and its deadline starts when
-// it is handed to one); one that is stopped or lost is replaced at once. Lifecycle: envs `acquire()` the pool when they are made and `release()` it when
-// closed; when no env holds it any more, every runner is terminated (deferred by one turn of the event
-// loop, so that a rollout closing one env and making the next keeps its runners). Idle runners do not
-// keep the process alive, busy ones do.
+// it is handed to one); one that is stopped or lost is replaced at once. Lifecycle: envs `acquire()` the
+// pool when they start and `release()` it when closed; once no env has held it for IDLE_MS, every runner
+// is terminated — a runner costs about a second to start (the TypeScript loader and the engine), and a
+// training loop or a study closes all its envs between two rollouts. Idle runners and that timer never
+// keep the process alive (a run ends when its work does); busy runners do.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 const BOOT = new URL('./isolated-boot.mjs', import.meta.url);
+
+/** How long runners outlive the last env that held their pool, in ms. */
+export const IDLE_MS = 5000;
 
 export interface PoolOptions {
   /** The runner module (a file URL): it exports `createHandler(): MaybePromise<(job) => result>`. */
@@ -37,6 +41,8 @@ export interface PoolOptions {
   memoryMb: number;
   /** What a runner is called in messages ('sandbox worker', 'query process'). */
   name: string;
+  /** How long runners outlive the last holder, in ms (default IDLE_MS). */
+  idleMs?: number;
 }
 
 /** How a job ended: its handler's value, or stopped by the host at its deadline, or its runner died. */
@@ -207,6 +213,8 @@ export class IsolatedPool<J, R> {
   private nextId = 0;
   private closing: Promise<void> = Promise.resolve();
   private started = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly closeWaiters: (() => void)[] = [];
 
   constructor(private readonly o: PoolOptions) {}
 
@@ -240,8 +248,8 @@ export class IsolatedPool<J, R> {
     this.closeWhenUnused();
   }
 
-  /** Resolves once a pool that no env holds has no runner left (it terminates them now, as it would
-   * have one turn of the event loop after the last release): tests check that nothing is left behind. */
+  /** Resolves once a pool that no env holds has no runner left (it terminates them now instead of after
+   * IDLE_MS): tests check that nothing is left behind. */
   async drained(): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve));
     if (this.users === 0) await this.close();
@@ -249,17 +257,32 @@ export class IsolatedPool<J, R> {
 
   /** Terminates every runner now (jobs in flight end as `crash`). */
   close(): Promise<void> {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
     const all = [...this.runners].map((r) => r.kill());
-    this.closing = Promise.all(all).then(() => {});
+    const waiting = this.closeWaiters.splice(0);
+    this.closing = Promise.all(all).then(() => {
+      for (const resolve of waiting) resolve();
+    });
     return this.closing;
+  }
+
+  /** Resolves when the pool next closes its runners (after IDLE_MS without a holder, or close()); while
+   * someone waits, the idle timer keeps the process alive. */
+  whenClosed(): Promise<void> {
+    this.idleTimer?.ref();
+    return new Promise((resolve) => this.closeWaiters.push(resolve));
   }
 
   private closeWhenUnused(): void {
     if (this.users > 0) return;
-    setImmediate(() => {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
       const busy = [...this.runners].some((r) => r.state === 'busy');
       if (this.users === 0 && this.queue.length === 0 && !busy) void this.close();
-    });
+    }, this.o.idleMs ?? IDLE_MS);
+    if (this.closeWaiters.length === 0) this.idleTimer.unref();
   }
 
   private pump(): void {

@@ -1,7 +1,8 @@
 // The isolated pool (worker threads and child processes under a deadline the host enforces): answers
 // come back; a job past its deadline is stopped whatever it does (a JavaScript loop, a block inside
 // native code) and the next job gets a fresh runner; a runner that dies fails only its own job; runners
-// end when no env holds the pool, and idle ones never keep a process alive.
+// end idleMs after no env holds the pool (at once with drained()), and idle ones never keep a process
+// alive.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
@@ -70,7 +71,7 @@ for (const isolation of ['thread', 'process'] as const) {
   });
 }
 
-test('runners end when no holder is left, but survive an env closed and the next made in the same turn', async () => {
+test('drained() ends the runners of a pool no one holds, not of one held again; close() ends a job in flight', async () => {
   const p = pool('thread');
   p.acquire();
   await p.run({ op: 'echo', value: 1 }, 10_000);
@@ -91,6 +92,27 @@ test('runners end when no holder is left, but survive an env closed and the next
   assert.deepEqual(await pending, { ok: false, kind: 'crash', message: 'the runner was closed' });
   assert.equal(p.live, 0);
   p.release();
+});
+
+test('runners outlive the last holder by idleMs, then end; a holder in between keeps them', async () => {
+  const p = new IsolatedPool<FixtureJob, unknown>({
+    module: RUNNER,
+    isolation: 'thread',
+    size: 1,
+    memoryMb: 32,
+    name: 'runner',
+    idleMs: 100,
+  });
+  p.acquire();
+  await p.run({ op: 'echo', value: 1 }, 10_000);
+  const closed = p.whenClosed();
+  p.release();
+  p.acquire(); // the next episode's env, before idleMs
+  await p.run({ op: 'echo', value: 2 }, 10_000);
+  assert.deepEqual([p.live, p.starts], [1, 1]);
+  p.release();
+  await closed; // idleMs after the last release, on the pool's own timer
+  assert.equal(p.live, 0);
 });
 
 test('idle runners never keep a process alive: a script that never closes its pool exits', async () => {

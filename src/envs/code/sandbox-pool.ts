@@ -8,8 +8,8 @@
 // Per worker: a QuickJS module whose WebAssembly memory is at most WASM_MEMORY_PAGES.maximum (64 MiB),
 // and a V8 heap of at most WORKER_HEAP_MB (results and messages crossing out of QuickJS are cut to
 // maxOutput and ERROR_CHARS before they reach it). Workers: at most WORKERS, made when an attempt needs
-// one; the pool is held by every code env from construction to close() and its workers are terminated
-// when none holds it.
+// one; the pool is held by every code env from its first reset or step to close(), and its workers are
+// terminated IDLE_MS (5 s) after none holds it.
 import { availableParallelism } from 'node:os';
 import { IsolatedPool } from '../isolated-pool.ts';
 import type { AttemptRun } from './sandbox.ts';
