@@ -8,7 +8,8 @@
 //
 // The host checks what crosses back as well: at most maxRows rows, error messages cut to ERROR_CHARS.
 // Processes: at most PROCESSES, made when a query needs one; the pool is held by every sql env from its
-// first step to close() and its processes end when none holds it (and with the parent, always).
+// first query to close(), and its processes end IDLE_MS (5 s) after none holds it (and with the parent,
+// always).
 import { availableParallelism } from 'node:os';
 import { IsolatedPool } from '../isolated-pool.ts';
 import { ERROR_CHARS, pastDeadline, type QueryLimits, type QueryResult } from './query.ts';
@@ -31,6 +32,7 @@ export const queryPool = new IsolatedPool<QueryJob, QueryReply>({
 });
 
 const worldIds = new WeakMap<SqlWorld, number>();
+const sent = new WeakSet<SqlWorld>();
 let nextWorld = 0;
 
 /** Runs one read-only query on the world's database in a query process, under the host's deadline. */
@@ -45,11 +47,13 @@ export async function runQueryIsolated(
     worldIds.set(world, id);
   }
   const deadline = limits.timeoutMs + KILL_GRACE_MS;
-  let ran = await queryPool.run({ world: id, sql, limits }, deadline);
-  if (ran.ok && 'missing' in ran.value) {
-    const database = { bytes: world.bytes, rowCounts: [...world.rowCounts] };
+  // The database goes with a world's first query, and again to a process that answers `missing`.
+  const database = { bytes: world.bytes, rowCounts: [...world.rowCounts] };
+  const first = !sent.has(world);
+  sent.add(world);
+  let ran = await queryPool.run({ world: id, sql, limits, ...(first ? { database } : {}) }, deadline);
+  if (ran.ok && 'missing' in ran.value)
     ran = await queryPool.run({ world: id, database, sql, limits }, deadline);
-  }
   if (!ran.ok) {
     const message =
       ran.kind === 'timeout' ? pastDeadline(limits) : `the query stopped its process: ${ran.message}`;

@@ -1,7 +1,8 @@
 // What a query process runs (the runner module of isolated-pool.ts): one query per job on a read-only
 // connection to the task's database. Connections are kept per world (the host numbers worlds), the
-// least recently used closed past MAX_CONNECTIONS; a job for a world the process does not hold is
-// answered `missing`, and the host sends it again with the database's bytes.
+// least recently used closed past MAX_CONNECTIONS. The host sends a world's database with its first
+// query only (16 KB through the IPC channel cost more than the query); a job for a world the process
+// does not hold is answered `missing`, and the host sends it again with the database.
 import type Database from 'better-sqlite3';
 import { type QueryLimits, type QueryResult, runQuery } from './query.ts';
 import { openReadOnly } from './task.ts';
@@ -15,9 +16,9 @@ export interface QueryJob {
   limits: QueryLimits;
 }
 
-export type QueryReply = QueryResult | { missing: true };
-
 const MAX_CONNECTIONS = 64;
+
+export type QueryReply = QueryResult | { missing: true };
 
 export function createHandler(): (job: QueryJob) => QueryReply {
   const open = new Map<number, { db: Database.Database; rowCounts: Map<string, number> }>();

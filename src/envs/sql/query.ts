@@ -94,6 +94,8 @@ const REFUSED_FUNCTIONS = new Map([
 ]);
 /** Those a connection overrides (sqlite_attach/sqlite_detach are compiled in, not looked up by name). */
 const OVERRIDDEN = ['load_extension', 'randomblob', 'zeroblob', 'printf', 'format'];
+/** What a text must contain for one of them to be called (sqlite_attach: the ATTACH keyword). */
+const SPELLED = ['load_extension', 'randomblob', 'zeroblob', 'printf', 'format', 'attach', 'detach'];
 /** Opcodes whose P4 names the function they call, as `name(nArg)`. */
 const CALLS = new Set(['Function', 'PureFunc', 'AggStep', 'AggStep1', 'AggFinal', 'AggValue', 'AggInverse']);
 
@@ -110,11 +112,16 @@ export function guardConnection(db: Database.Database): Database.Database {
   return db;
 }
 
-/** The first refused function the statement's bytecode calls, if any. */
+/** The first refused function the statement's bytecode calls, if any. A name SQLite resolves is spelled
+ * in the query's text (identifiers have no escapes, and SQLite folds case in ASCII only), so a text that
+ * contains none of them, in any case, needs no look at the bytecode: most queries are not compiled
+ * twice for it. */
 function refusedCall(db: Database.Database, sql: string): string | undefined {
-  const program = db.prepare(`EXPLAIN ${sql}`).all() as { opcode: string; p4: unknown }[];
-  for (const { opcode, p4 } of program) {
-    if (!CALLS.has(opcode) || typeof p4 !== 'string') continue;
+  const lower = sql.toLowerCase();
+  if (!SPELLED.some((name) => lower.includes(name))) return undefined;
+  const program = db.prepare(`EXPLAIN ${sql}`).raw(true).all() as unknown[][];
+  for (const [, opcode, , , , p4] of program) {
+    if (!CALLS.has(opcode as string) || typeof p4 !== 'string') continue;
     const refused = REFUSED_FUNCTIONS.get(p4.replace(/\(.*$/, '').toLowerCase());
     if (refused !== undefined) return refused;
   }
