@@ -107,6 +107,10 @@ export function grade(
   return verdict(world, runAttempt(module, code, world.problem.name, tests, world.seed, limits));
 }
 
+/** How an env grades an attempt: gradeIsolated (the default), or grade() on this thread for a reference
+ * measurement of trusted code (bench/sandbox.ts). */
+export type Grader = (world: CodeWorld, code: string, limits: SandboxLimits) => MaybePromise<Graded>;
+
 /** grade() in a sandbox worker, under the host's deadline: how the env grades the agent's code. */
 export async function gradeIsolated(
   world: CodeWorld,
@@ -140,14 +144,20 @@ export class CodeEnv implements Env<CodeObservation, ToolCall> {
   readonly spec: EnvSpec = codeSpec();
   readonly world: CodeWorld;
   private readonly limits: SandboxLimits;
+  private readonly grader: Grader;
   private obs: CodeObservation;
   private done = false;
   private closed = false;
   private holding = false;
 
-  constructor(world: CodeWorld, limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS) {
+  constructor(
+    world: CodeWorld,
+    limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+    grader: Grader = gradeIsolated,
+  ) {
     this.world = world;
     this.limits = limits;
+    this.grader = grader;
     this.obs = { task: world.prompt, last: null };
   }
 
@@ -166,7 +176,10 @@ export class CodeEnv implements Env<CodeObservation, ToolCall> {
     const tool = typeof (action as Partial<ToolCall> | null)?.name === 'string' ? action.name : '?';
     if (this.done) return this.toolError(tool, 'the episode is over (submitted)', 'over', true);
     if (!call.ok) return this.toolError(tool, call.message, 'schema');
-    return gradeIsolated(this.world, call.code, this.limits).then((g) => this.attempt(call.name, g));
+    const graded = this.grader(this.world, call.code, this.limits);
+    return graded instanceof Promise
+      ? graded.then((g) => this.attempt(call.name, g))
+      : this.attempt(call.name, graded);
   }
 
   private attempt(tool: 'run_tests' | 'submit', { pass, run }: Graded): StepResult<CodeObservation> {
@@ -267,7 +280,7 @@ export class CodeEnv implements Env<CodeObservation, ToolCall> {
   }
 
   /** The env holds no sandbox between steps (each attempt disposes its runtime before returning in its
-   * worker); close releases the worker pool (its workers end when no env holds it) and marks the env
+   * worker); close releases the worker pool (its workers end 5 s after no env holds it) and marks the env
    * closed so that later use fails loudly. A second call does nothing. */
   close(): void {
     if (this.closed) return;

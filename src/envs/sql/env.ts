@@ -33,6 +33,10 @@ import { exactScore, interCodeScore, multisetIoU, rowKey } from './reward.ts';
 import type { SqlWorld } from './task.ts';
 import { parseCall, SQL_TOOLS } from './tools.ts';
 
+/** How an env runs a query: runQueryIsolated (the default), or runQuery on a connection of this process
+ * for a reference measurement of trusted queries (bench/sandbox.ts). */
+export type QueryRunner = (world: SqlWorld, sql: string, limits: QueryLimits) => MaybePromise<QueryResult>;
+
 export interface ColumnInfo {
   name: string;
   type: string;
@@ -84,15 +88,17 @@ export class SqlEnv implements Env<SqlObservation, ToolCall> {
   readonly spec: EnvSpec = sqlSpec();
   readonly world: SqlWorld;
   private readonly limits: QueryLimits;
+  private readonly runner: QueryRunner;
   private obs: SqlObservation;
   private done = false;
   private closed = false;
   private holding = false;
   private readonly goldKeys: string[];
 
-  constructor(world: SqlWorld, limits: QueryLimits = DEFAULT_LIMITS) {
+  constructor(world: SqlWorld, limits: QueryLimits = DEFAULT_LIMITS, runner: QueryRunner = runQueryIsolated) {
     this.world = world;
     this.limits = limits;
+    this.runner = runner;
     this.obs = { question: world.question.text, last: null };
     this.goldKeys = world.gold.rows.map(rowKey);
   }
@@ -132,7 +138,8 @@ export class SqlEnv implements Env<SqlObservation, ToolCall> {
     }
     const { name, query } = call;
     this.hold();
-    return runQueryIsolated(this.world, query, this.limits).then((r) => this.queried(tool, name, r));
+    const r = this.runner(this.world, query, this.limits);
+    return r instanceof Promise ? r.then((x) => this.queried(tool, name, x)) : this.queried(tool, name, r);
   }
 
   private queried(tool: string, name: 'execute_sql' | 'submit', r: QueryResult): StepResult<SqlObservation> {
@@ -223,7 +230,7 @@ export class SqlEnv implements Env<SqlObservation, ToolCall> {
     return sqlScripted(this.world);
   }
 
-  /** Releases the query processes (they end when no env holds them); a second call does nothing. */
+  /** Releases the query processes (they end 5 s after no env holds them); a second call does nothing. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
