@@ -61,7 +61,7 @@ const print = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
 /** Seconds to run `jobs` with `inFlight` at once (in order; a new one starts as one ends). */
-async function timed<J>(jobs: J[], inFlight: number, run: (j: J) => unknown): Promise<number> {
+async function timed<J>(jobs: readonly J[], inFlight: number, run: (j: J) => unknown): Promise<number> {
   const t0 = performance.now();
   let next = 0;
   const lane = async () => {
@@ -69,6 +69,28 @@ async function timed<J>(jobs: J[], inFlight: number, run: (j: J) => unknown): Pr
   };
   await Promise.all(Array.from({ length: inFlight }, lane));
   return (performance.now() - t0) / 1000;
+}
+
+/** The same jobs on this thread (the reference, after a warm-up) and isolated, one at a time and eight
+ * in flight; `ready` starts the workers or processes (and lets them hold every world) first. */
+async function versus<J>(
+  jobs: J[],
+  here: (j: J) => unknown,
+  isolated: (j: J) => Promise<unknown>,
+  ready: () => Promise<unknown>,
+) {
+  await ready();
+  await timed(jobs.slice(0, 100), 1, here);
+  const reference = await timed(jobs, 1, here);
+  const one = await timed(jobs, 1, isolated);
+  const eight = await timed(jobs, 8, isolated);
+  const n = jobs.length;
+  return {
+    reference: round(n / reference, 1),
+    isolated: round(n / one, 1),
+    eightInFlight: round(n / eight, 1),
+    addedMs: round(((one - reference) / n) * 1000),
+  };
 }
 
 // --- code: honest attempts ------------------------------------------------------------------------
@@ -92,19 +114,17 @@ const inThread = (j: { seed: number; code: string }) => {
 };
 const isolated = (j: { seed: number; code: string }) => gradeIsolated(world(j.seed), j.code);
 sandboxPool.acquire();
-await Promise.all(Array.from({ length: WORKERS }, (_, i) => isolated(codeJobs[i]))); // workers started
-await timed(codeJobs.slice(0, 50), 1, inThread); // JIT warm-up
-const codeRef = await timed(codeJobs, 1, inThread);
-const codeOne = await timed(codeJobs, 1, isolated);
-const codeEight = await timed(codeJobs, 8, isolated);
+const code = await versus(codeJobs, inThread, isolated, () =>
+  Promise.all(Array.from({ length: WORKERS }, (_, i) => isolated(codeJobs[i]))),
+);
 print({
   bench: 'code-attempts',
   attempts: nAttempts,
   workers: WORKERS,
-  inThreadPerSecond: round(nAttempts / codeRef, 1),
-  isolatedPerSecond: round(nAttempts / codeOne, 1),
-  isolatedEightInFlightPerSecond: round(nAttempts / codeEight, 1),
-  addedMsPerAttempt: round(((codeOne - codeRef) / nAttempts) * 1000),
+  inThreadPerSecond: code.reference,
+  isolatedPerSecond: code.isolated,
+  isolatedEightInFlightPerSecond: code.eightInFlight,
+  addedMsPerAttempt: code.addedMs,
 });
 
 // --- sql: honest queries ------------------------------------------------------------------------
@@ -132,21 +152,19 @@ const queryInProcess = (j: { seed: number; query: string }) => {
 const queryIsolated = (j: { seed: number; query: string }) =>
   runQueryIsolated(sqlW(j.seed), j.query, DEFAULT_LIMITS);
 queryPool.acquire();
-await Promise.all(Array.from({ length: PROCESSES }, (_, i) => queryIsolated(sqlJobs[i])));
-await timed(sqlJobs.slice(0, 200), 1, queryInProcess);
-await timed(sqlJobs, 1, queryIsolated); // every process holds every world once
-const sqlRef = await timed(sqlJobs, 1, queryInProcess);
-const sqlOne = await timed(sqlJobs, 1, queryIsolated);
-const sqlEight = await timed(sqlJobs, 8, queryIsolated);
+// Every process holds every world once before the clock starts.
+const sql = await versus(sqlJobs, queryInProcess, queryIsolated, () =>
+  timed(sqlJobs, PROCESSES, queryIsolated),
+);
 for (const db of connections.values()) db.close();
 print({
   bench: 'sql-queries',
   queries: nQueries,
   processes: PROCESSES,
-  inProcessPerSecond: round(nQueries / sqlRef, 1),
-  isolatedPerSecond: round(nQueries / sqlOne, 1),
-  isolatedEightInFlightPerSecond: round(nQueries / sqlEight, 1),
-  addedMsPerQuery: round(((sqlOne - sqlRef) / nQueries) * 1000),
+  inProcessPerSecond: sql.reference,
+  isolatedPerSecond: sql.isolated,
+  isolatedEightInFlightPerSecond: sql.eightInFlight,
+  addedMsPerQuery: sql.addedMs,
 });
 
 // --- whole honest episodes (the byte-identity workload), isolated vs in-thread envs ------------------

@@ -21,6 +21,20 @@ const honest = (seed: number) => {
   return { task: seed, sample: 0, actions: [call('run_tests', ref), call('submit', ref)] };
 };
 
+/** `rollout --env code --policy replay:FILE --tasks 3 --out OUT`, and more flags. */
+const rollout = (file: string, out: string, ...more: string[]) => [
+  'rollout',
+  '--env',
+  'code',
+  '--policy',
+  `replay:${file}`,
+  '--tasks',
+  '3',
+  '--out',
+  out,
+  ...more,
+];
+
 function replayFile(lines: unknown[]): { dir: string; file: string } {
   const dir = mkdtempSync(join(tmpdir(), 'turnwise-code-out-'));
   const file = join(dir, 'replay.jsonl');
@@ -41,20 +55,7 @@ test('CLI: an episode whose program returns tens of MB does not take the run or 
   };
   const { dir, file } = replayFile([honest(0), hostile, honest(2)]);
   const out = join(dir, 'out.jsonl');
-  const r = await turnwise([
-    'rollout',
-    '--env',
-    'code',
-    '--policy',
-    `replay:${file}`,
-    '--tasks',
-    '3',
-    '--budget',
-    '20',
-    '--out',
-    out,
-    '--json',
-  ]);
+  const r = await turnwise(rollout(file, out, '--budget', '20', '--json'));
   assert.equal(r.code, 0, r.stderr);
   const lines = readFileSync(out, 'utf8').trim().split('\n');
   assert.equal(lines.length, 3);
@@ -87,24 +88,9 @@ test('CLI: a run killed mid-way leaves --out with every episode finished before 
   ]);
   const out = join(dir, 'out.jsonl');
   writeFileSync(out, '');
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      'rollout',
-      '--env',
-      'code',
-      '--policy',
-      `replay:${file}`,
-      '--tasks',
-      '3',
-      '--concurrency',
-      '1',
-      '--out',
-      out,
-    ],
-    { stdio: 'ignore' },
-  );
+  const child = spawn(process.execPath, [BIN, ...rollout(file, out, '--concurrency', '1')], {
+    stdio: 'ignore',
+  });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const lines = () =>
     readFileSync(out, 'utf8')
