@@ -3,6 +3,15 @@
 // and fails with kind `budget`. An exception from the env or the policy ends the episode with kind
 // `error` instead of crashing the batch.
 //
+// Sizes: in an env with text actions (tool calls, whose observations and actions carry text from
+// outside: a model, a sandbox, a database), an observation, an action (with its trace) or a step's info
+// larger than MAX_TURN_CHARS characters of JSON, or a trajectory past MAX_TRAJECTORY_CHARS in all, ends
+// the episode with kind `error` and the sizes in its message; the oversized turn is not recorded. So
+// every trajectory can be written out (V8's strings stop at ~512 M characters; JSON.stringify throws
+// past them) and one episode never takes the batch or the output file with it. Envs with discrete
+// actions are not measured (their observations and actions are the env's own numbers), nor are turns
+// without a trace there: the check costs nothing on their fast path.
+//
 // Envs and policies may be sync or async (MaybePromise). The episode is written once, as a state
 // machine; plain values are fed straight back (no promise, no microtask: the sync fast path) and the
 // driver switches to awaiting only when something actually is a promise.
@@ -68,6 +77,34 @@ export function isPromise(x: unknown): x is Promise<unknown> {
   return typeof x === 'object' && x !== null && typeof (x as { then?: unknown }).then === 'function';
 }
 
+/** Largest observation, action (with its trace) or step info of one turn, in characters of JSON. */
+export const MAX_TURN_CHARS = 1 << 22;
+/** Largest trajectory (the sum over its observations, actions and infos), in characters of JSON. */
+export const MAX_TRAJECTORY_CHARS = 1 << 26;
+
+/** The length of JSON.stringify(v), counted up to `limit` (a count past it stops there: > limit). Keys
+ * and strings count their characters (escapes not expanded), numbers their shortest form. */
+export function jsonChars(v: unknown, limit = Number.POSITIVE_INFINITY): number {
+  if (typeof v === 'string') return v.length + 2;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v).length;
+  if (typeof v !== 'object' || v === null) return 4;
+  let n = 1; // the opening bracket; each member adds its separator (a comma, or the closing bracket)
+  if (Array.isArray(v)) {
+    for (const x of v) {
+      n += jsonChars(x, limit - n) + 1;
+      if (n > limit) return n;
+    }
+  } else {
+    for (const k in v) {
+      const x = (v as Record<string, unknown>)[k];
+      if (x === undefined || typeof x === 'function') continue;
+      n += k.length + 4 + jsonChars(x, limit - n);
+      if (n > limit) return n;
+    }
+  }
+  return n === 1 ? 2 : n;
+}
+
 /** What Episode.next returns when the episode is over. */
 export const DONE: unique symbol = Symbol('done');
 const RESET = 0;
@@ -99,6 +136,9 @@ export class Episode<O, A> {
   private forced = false;
   /** The episode ended because the policy's context window was full. */
   private overflow = false;
+  /** Whether turns are measured (see the header), and their characters so far. */
+  private readonly measured: boolean;
+  private chars = 0;
 
   constructor(env: Env<O, A>, policy: Policy<O, A>, o: EpisodeOptions<O>) {
     this.env = env;
@@ -115,6 +155,24 @@ export class Episode<O, A> {
       task: o.task,
     };
     if (o.sample !== undefined) this.ctx.sample = o.sample;
+    this.measured = env.spec.actions === 'text';
+  }
+
+  /** Refuses a turn's part past MAX_TURN_CHARS or a trajectory past MAX_TRAJECTORY_CHARS (throws: the
+   * episode ends with kind `error`). */
+  private measure(what: string, value: unknown): void {
+    const n = jsonChars(value, MAX_TURN_CHARS);
+    if (n > MAX_TURN_CHARS) {
+      throw new Error(
+        `turn ${this.t}: the ${what} is ${jsonChars(value)} characters of JSON (limit ${MAX_TURN_CHARS} per observation, action or step info)`,
+      );
+    }
+    this.chars += n;
+    if (this.chars > MAX_TRAJECTORY_CHARS) {
+      throw new Error(
+        `turn ${this.t}: the trajectory reached ${this.chars} characters of JSON (limit ${MAX_TRAJECTORY_CHARS})`,
+      );
+    }
   }
 
   start(): unknown {
@@ -140,6 +198,10 @@ export class Episode<O, A> {
       if (this.phase === STEP) {
         const res = value as StepResult<O>;
         const { t, act } = this;
+        if (this.measured) {
+          this.measure('observation', res.observation);
+          this.measure('step info', res.info);
+        }
         const turn: Turn<O, A> = {
           t,
           observation: this.obs,
@@ -164,10 +226,16 @@ export class Episode<O, A> {
       }
       if (this.phase === ACT) {
         this.act = value as Action<A>;
+        if (this.measured || this.act.trace !== undefined)
+          this.measure(
+            'action',
+            this.act.trace === undefined ? this.act.action : [this.act.action, this.act.trace],
+          );
         this.phase = STEP;
         return this.env.step(this.act.action);
       }
       this.obs = value as O; // RESET
+      if (this.measured) this.measure('observation', this.obs);
       return this.requestAct();
     } catch (e) {
       return this.fail(e);

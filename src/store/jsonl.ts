@@ -1,6 +1,7 @@
 // JSON Lines: one value per line. Writes are buffered and flushed in large chunks (a trajectory stream
-// of millions of turns must not be bound by syscalls); reads validate every line against a schema and
-// report the file and line of the first bad one.
+// of millions of turns must not be bound by syscalls), or each as it comes with `eager` (a run that
+// crashes, or is killed, leaves every line written before it in the file); reads validate every line
+// against a schema and report the file and line of the first bad one.
 import { isAscii, isUtf8 } from 'node:buffer';
 import { closeSync, fsyncSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import type { z } from 'zod';
@@ -16,11 +17,14 @@ export class JsonlWriter {
   private fd: number;
   private buffer: string[] = [];
   private size = 0;
+  private readonly chunk: number;
   readonly path: string;
 
-  /** Opens `path` for writing (truncating), or for appending with `append`. */
-  constructor(path: string, options: { append?: boolean } = {}) {
+  /** Opens `path` for writing (truncating), or for appending with `append`; with `eager`, every value is
+   * written to the file when it is given (one write per line), else in chunks of 1 MiB. */
+  constructor(path: string, options: { append?: boolean; eager?: boolean } = {}) {
     this.path = path;
+    this.chunk = options.eager ? 0 : CHUNK;
     try {
       this.fd = openSync(path, options.append ? 'a' : 'w');
     } catch (e) {
@@ -36,7 +40,7 @@ export class JsonlWriter {
     const line = `${JSON.stringify(value)}\n`;
     this.buffer.push(line);
     this.size += line.length;
-    if (this.size >= CHUNK) this.flush();
+    if (this.size >= this.chunk) this.flush();
   }
 
   flush(): void {

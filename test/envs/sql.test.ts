@@ -159,7 +159,7 @@ test('the InterCode reward on hand-made cases', () => {
 async function stepAll(env: SqlEnv, actions: ToolCall[]) {
   env.reset(0);
   const out = [];
-  for (const a of actions) out.push(env.step(a));
+  for (const a of actions) out.push(await env.step(a));
   return out;
 }
 
@@ -244,7 +244,7 @@ test('failure kinds: only submit ends an episode; unknown names are misperceptio
     assert.equal(r.info.success, failure === undefined);
     assert.equal(r.reward, failure === undefined ? 1 : 0);
     // Acting after the end is a tool error, not an exception.
-    const after = env.step(call('list_tables'));
+    const after = await env.step(call('list_tables'));
     assert.equal(after.info.valid, false);
   }
   // Tool errors that do not end the episode carry the category and an informative message.
@@ -421,8 +421,9 @@ test('every env a rollout makes is closed once', async () => {
     assert.equal(r.length, 24);
     if (p === 'oracle') assert.ok(r.every((t) => t.outcome.success && t.outcome.turns <= 6));
   }
-  // One env per task and rollout (samples of a task reuse it), each closed once.
-  assert.deepEqual([made, closed], [36, 36]);
+  // One env per episode (queries are asynchronous, so the rollout runs its async pool, which makes an
+  // env per episode; the sync loop would reuse a task's env across its samples), each closed once.
+  assert.deepEqual([made, closed], [72, 72]);
 });
 
 test('CLI: rollout --env sql succeeds on every task with the oracle, on fewer with eps, almost none at random', async () => {

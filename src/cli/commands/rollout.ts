@@ -132,7 +132,9 @@ export function registerRollout(program: Command): void {
       if (flags.out !== undefined) checkOutput(flags.out, '--out', 'file', inputs);
       if (flags.db !== undefined) checkOutput(flags.db, '--db', 'file', inputs);
 
-      const writer = flags.out === undefined ? undefined : new JsonlWriter(flags.out);
+      // --out is written as episodes finish (one write each): a run that fails or is killed leaves every
+      // trajectory finished before it in the file.
+      const writer = flags.out === undefined ? undefined : new JsonlWriter(flags.out, { eager: true });
       const store = flags.db === undefined ? undefined : new RunStore(flags.db);
       const runId = flags.run ?? `rollout-${new Date().toISOString()}`;
       if (store?.run(runId))
@@ -150,43 +152,49 @@ export function registerRollout(program: Command): void {
       const pending: Trajectory[] = [];
       const acc = new SummaryAccumulator();
       let stored = 0;
+      let finished = false;
       const t0 = performance.now();
       const chunk = Math.max(1, Math.floor(CHUNK_EPISODES / samples));
-      for (let first = 0; first < nTasks; first += chunk) {
-        const offset = first * samples;
-        await rollout({
-          tasks: taskRange(first, Math.min(chunk, nTasks - first)),
-          samples,
-          budget,
-          revealBudget,
-          runSeed,
-          policy,
-          concurrency,
-          makeEnv: envs.make,
-          keep: false,
-          onTrajectory: (t, i) => {
-            acc.add(t);
-            writer?.write(t);
-            if (store) {
-              pending.push(t);
-              if (pending.length >= 1000) {
-                store.addTrajectories(runId, stored, pending);
-                stored += pending.length;
-                pending.length = 0;
+      try {
+        for (let first = 0; first < nTasks; first += chunk) {
+          const offset = first * samples;
+          await rollout({
+            tasks: taskRange(first, Math.min(chunk, nTasks - first)),
+            samples,
+            budget,
+            revealBudget,
+            runSeed,
+            policy,
+            concurrency,
+            makeEnv: envs.make,
+            keep: false,
+            onTrajectory: (t, i) => {
+              acc.add(t);
+              writer?.write(t);
+              if (store) {
+                pending.push(t);
+                if (pending.length >= 1000) {
+                  store.addTrajectories(runId, stored, pending);
+                  stored += pending.length;
+                  pending.length = 0;
+                }
               }
-            }
-            progress.update(offset + i + 1);
-          },
-        });
+              progress.update(offset + i + 1);
+            },
+          });
+        }
+        finished = true;
+      } finally {
+        // Also when the run failed: the file and the store keep what was finished.
+        writer?.close();
+        if (store) {
+          store.addTrajectories(runId, stored, pending);
+          if (finished) store.setStatus(runId, 'done');
+          store.close();
+        }
       }
       const seconds = (performance.now() - t0) / 1000;
       progress.done();
-      writer?.close();
-      if (store) {
-        store.addTrajectories(runId, stored, pending);
-        store.setStatus(runId, 'done');
-        store.close();
-      }
       cache?.close();
 
       const summary = acc.result();

@@ -1,7 +1,8 @@
 // The code env (DeepCoder-MT-like): write a JavaScript function from a statement and a few examples,
 // test it with `run_tests`, and `submit` it to be graded on hidden tests. Actions are `{name, arguments}`
 // (tools.ts); the observation is plain JSON: the task's prompt and what the last call returned. Code
-// runs in the QuickJS sandbox (sandbox.ts) with fuel, memory and stack limits.
+// runs in the QuickJS sandbox (sandbox.ts) with fuel, memory and stack limits, in a worker thread that the
+// host terminates at the attempt's deadline (sandbox-pool.ts): a step that runs code returns a promise.
 //
 // How an episode ends — only `submit` with well-formed arguments ends it:
 //   every hidden test passes                                      → success, reward 1
@@ -40,9 +41,9 @@ import {
   loadedSandbox,
   runAttempt,
   type SandboxLimits,
-  sandboxModule,
   type TestStatus,
 } from './sandbox.ts';
+import { runIsolated, sandboxPool } from './sandbox-pool.ts';
 import { type CodeWorld, callText } from './task.ts';
 import { CODE_TOOLS, parseCodeCall } from './tools.ts';
 
@@ -93,7 +94,8 @@ export interface Graded {
   run: AttemptRun;
 }
 
-/** Runs code on the world's hidden tests (the visible ones first) and compares with the expected. */
+/** Runs code on the world's hidden tests (the visible ones first) and compares with the expected, in
+ * this thread's module: no deadline the host enforces, so only for code we trust (tests, benches). */
 export function grade(
   world: CodeWorld,
   code: string,
@@ -101,14 +103,28 @@ export function grade(
   limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
 ): Graded {
   if (module === null) throw new Error('code env: the sandbox is not loaded (await sandboxModule())');
-  const run = runAttempt(
-    module,
-    code,
-    world.problem.name,
-    world.hidden.map((t) => ({ args: t.argsJson })),
-    world.seed,
-    limits,
+  const tests = world.hidden.map((t) => ({ args: t.argsJson }));
+  return verdict(world, runAttempt(module, code, world.problem.name, tests, world.seed, limits));
+}
+
+/** How an env grades an attempt: gradeIsolated (the default), or grade() on this thread for a reference
+ * measurement of trusted code (bench/sandbox.ts). */
+export type Grader = (world: CodeWorld, code: string, limits: SandboxLimits) => MaybePromise<Graded>;
+
+/** grade() in a sandbox worker, under the host's deadline: how the env grades the agent's code. */
+export async function gradeIsolated(
+  world: CodeWorld,
+  code: string,
+  limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+): Promise<Graded> {
+  const tests = world.hidden.map((t) => ({ args: t.argsJson }));
+  return verdict(
+    world,
+    await runIsolated({ code, name: world.problem.name, tests, seed: world.seed, limits }),
   );
+}
+
+function verdict(world: CodeWorld, run: AttemptRun): Graded {
   const pass = world.hidden.map(
     (t, i) => run.tests[i].status === 'returned' && run.tests[i].got === t.expected,
   );
@@ -128,42 +144,46 @@ export class CodeEnv implements Env<CodeObservation, ToolCall> {
   readonly spec: EnvSpec = codeSpec();
   readonly world: CodeWorld;
   private readonly limits: SandboxLimits;
+  private readonly grader: Grader;
   private obs: CodeObservation;
   private done = false;
   private closed = false;
+  private holding = false;
 
-  constructor(world: CodeWorld, limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS) {
+  constructor(
+    world: CodeWorld,
+    limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+    grader: Grader = gradeIsolated,
+  ) {
     this.world = world;
     this.limits = limits;
+    this.grader = grader;
     this.obs = { task: world.prompt, last: null };
   }
 
-  /** Synchronous once the sandbox module is loaded; the first reset in a process awaits its load. */
-  reset(_seed: number): MaybePromise<CodeObservation> {
+  reset(_seed: number): CodeObservation {
     this.alive();
-    const start = () => {
-      this.done = false;
-      this.obs = { task: this.world.prompt, last: null };
-      return this.obs;
-    };
-    return loadedSandbox() === null ? Promise.resolve(sandboxModule()).then(start) : start();
+    this.hold();
+    this.done = false;
+    this.obs = { task: this.world.prompt, last: null };
+    return this.obs;
   }
 
   step(action: ToolCall): MaybePromise<StepResult<CodeObservation>> {
     this.alive();
+    this.hold();
     const call = parseCodeCall(action);
     const tool = typeof (action as Partial<ToolCall> | null)?.name === 'string' ? action.name : '?';
     if (this.done) return this.toolError(tool, 'the episode is over (submitted)', 'over', true);
     if (!call.ok) return this.toolError(tool, call.message, 'schema');
-    const m = loadedSandbox();
-    // Only after a poisoned module (sandbox.ts) is the sandbox reloaded here, asynchronously.
-    if (m === null) return Promise.resolve(sandboxModule()).then(() => this.attempt(call.name, call.code));
-    return this.attempt(call.name, call.code);
+    const graded = this.grader(this.world, call.code, this.limits);
+    return graded instanceof Promise
+      ? graded.then((g) => this.attempt(call.name, g))
+      : this.attempt(call.name, graded);
   }
 
-  private attempt(tool: 'run_tests' | 'submit', code: string): StepResult<CodeObservation> {
+  private attempt(tool: 'run_tests' | 'submit', { pass, run }: Graded): StepResult<CodeObservation> {
     const w = this.world;
-    const { pass, run } = grade(w, code, loadedSandbox(), this.limits);
     const hiddenPassed = pass.filter(Boolean).length;
     const quality = hiddenPassed / pass.length;
     const attemptError = run.error === undefined ? undefined : `${run.error.kind}: ${run.error.message}`;
@@ -225,6 +245,14 @@ export class CodeEnv implements Env<CodeObservation, ToolCall> {
     if (this.closed) throw new Error('code env: used after close()');
   }
 
+  /** From its first reset, restore or step until close(), the env holds the sandbox pool (an env made
+   * only for its world or scripted view never does). */
+  private hold(): void {
+    if (this.holding) return;
+    this.holding = true;
+    sandboxPool.acquire();
+  }
+
   /** The state part of an observation: the task and what the last call returned (not which call). */
   stateKey(o: CodeObservation): string {
     const { tool: _tool, ...rest } = o.last ?? { tool: '' };
@@ -241,6 +269,7 @@ export class CodeEnv implements Env<CodeObservation, ToolCall> {
 
   restore(snapshot: unknown, _seed?: number): void {
     this.alive();
+    this.hold();
     const s = snapshot as CodeSnapshot;
     this.obs = JSON.parse(JSON.stringify(s.obs)) as CodeObservation;
     this.done = s.done;
@@ -250,10 +279,13 @@ export class CodeEnv implements Env<CodeObservation, ToolCall> {
     return codeScripted(this.world);
   }
 
-  /** The env holds no sandbox between steps (each attempt disposes its runtime before returning); close
-   * marks it closed so that later use fails loudly. The module is shared and stays loaded. */
+  /** The env holds no sandbox between steps (each attempt disposes its runtime before returning in its
+   * worker); close releases the worker pool (its workers end 5 s after no env holds it) and marks the env
+   * closed so that later use fails loudly. A second call does nothing. */
   close(): void {
+    if (this.closed) return;
     this.closed = true;
+    if (this.holding) sandboxPool.release();
   }
 }
 

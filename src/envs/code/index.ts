@@ -3,12 +3,15 @@
 import { Rng } from '../../core/rng.ts';
 import type { Task, ToolCall } from '../../core/types.ts';
 import { CodeEnv, codeScripted } from './env.ts';
-import { DEFAULT_SANDBOX_LIMITS, liveSandboxes, sandboxModule } from './sandbox.ts';
+import { DEFAULT_SANDBOX_LIMITS } from './sandbox.ts';
+import { sandboxPool } from './sandbox-pool.ts';
 import { callText, codeParams, codeWorld } from './task.ts';
 
 export * from './env.ts';
 export * from './families.ts';
 export * from './sandbox.ts';
+export * from './sandbox-pool.ts';
+export type * from './sandbox-runner.ts';
 export * from './task.ts';
 export * from './tools.ts';
 
@@ -77,21 +80,20 @@ export interface CodeThroughput {
   /** Test cases the sandbox ran (each run_tests/submit runs every hidden test of the task). */
   testRuns: number;
   testRunsPerSecond: number;
-  /** Sandboxes alive at the end (0: every runtime was disposed). */
+  /** Sandbox workers alive once the bench's last env is closed (0: none left behind). */
   liveSandboxes: number;
 }
 
 /**
  * Throughput of the code env through its public API: episodes on consecutive task seeds, each step a
  * uniform draw from the gold calls and the scripted menu (pre-drawn, so the figure measures the env and
- * the sandbox, not an RNG), a new task on termination. The sandbox module is loaded before the clock
- * starts.
+ * the sandbox, not an RNG), a new task on termination, one step at a time. A sandbox worker is started
+ * (one warm-up step) before the clock starts.
  */
 export async function benchCode(options: CodeBenchOptions = {}): Promise<CodeThroughput> {
   const steps = options.steps ?? 2000;
   const seed = options.seed ?? 0;
   const params = codeParams(options.params ?? {});
-  await sandboxModule();
   const rng = Rng.derive(seed, 0xbe4c);
   const draws = Array.from({ length: steps }, () => rng.float());
   const task = (s: number): Task => ({ env: 'code', params: { ...params }, seed: s });
@@ -108,12 +110,13 @@ export async function benchCode(options: CodeBenchOptions = {}): Promise<CodeThr
     ];
   };
   start();
+  await env.step(menu[0]);
+  start();
   let episodes = 1;
   let testRuns = 0;
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < steps; i++) {
-    const r = env.step(menu[Math.floor(draws[i] * menu.length)]);
-    if (r instanceof Promise) throw new Error('code bench: the sandbox module was lost mid-run');
+    const r = await env.step(menu[Math.floor(draws[i] * menu.length)]);
     testRuns += env.world.hidden.length;
     if (r.terminated) {
       env.close();
@@ -124,6 +127,7 @@ export async function benchCode(options: CodeBenchOptions = {}): Promise<CodeThr
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   env.close();
+  await sandboxPool.drained();
   return {
     steps,
     episodes,
@@ -131,6 +135,6 @@ export async function benchCode(options: CodeBenchOptions = {}): Promise<CodeThr
     stepsPerSecond: steps / seconds,
     testRuns,
     testRunsPerSecond: testRuns / seconds,
-    liveSandboxes: liveSandboxes(),
+    liveSandboxes: sandboxPool.live,
   };
 }

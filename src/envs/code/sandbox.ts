@@ -69,6 +69,9 @@ export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
   maxOutput: 2000,
 };
 
+/** Longest error message kept, in characters (cut by the host). */
+export const ERROR_CHARS = 300;
+
 /** The wasm memory of a module: 16 MB initially, at most 64 MB (the sandbox's memory limit). */
 export const WASM_MEMORY_PAGES = { initial: 256, maximum: 1024 } as const;
 
@@ -101,11 +104,10 @@ export interface TestCase {
 }
 
 // Node's WebAssembly global (the project's TypeScript lib has no DOM/WebAssembly types).
-const Wasm = (
-  globalThis as unknown as {
-    WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => object };
-  }
-).WebAssembly;
+const Wasm: { Memory: new (d: { initial: number; maximum: number }) => object } = Reflect.get(
+  globalThis,
+  'WebAssembly',
+);
 
 // The module: loaded once and reused; replaced only when an attempt poisoned it.
 let current: QuickJSWASMModule | null = null;
@@ -162,22 +164,23 @@ export function loadedSandbox(): QuickJSWASMModule | null {
 /** The module's WebAssembly memory in bytes (it never exceeds WASM_MEMORY_PAGES.maximum · 64 KiB). */
 export function sandboxMemoryBytes(): number {
   if (current === null) return 0;
-  return (current.getWasmMemory() as unknown as { buffer: ArrayBuffer }).buffer.byteLength;
+  return current.getWasmMemory().buffer.byteLength;
 }
 
-// Runs inside the sandbox, compiled before the agent's code (so that it holds the original JSON):
-// calls f on the parsed arguments and returns 'R' + the result's JSON (cut to max) or 'E' + the error.
+// Runs inside the sandbox, compiled before the agent's code (so that it holds the original JSON): calls f
+// on the parsed arguments and returns [1, the result's JSON] or [0, the error's name and message],
+// whole. The cut to `maxOutput` (results) and ERROR_CHARS (messages) is the host's (`readCapped`): a cut
+// made in here would call methods the agent's code can replace (String.prototype.slice).
 const HARNESS = `(function () {
   const parse = JSON.parse, stringify = JSON.stringify, S = String;
-  return function (f, args, max) {
+  return function (f, args) {
     try {
       const s = stringify(f(...parse(args)));
-      const out = s === undefined ? 'undefined' : s;
-      return 'R' + (out.length > max ? out.slice(0, max) : out);
+      return [1, s === undefined ? 'undefined' : s];
     } catch (e) {
       let m;
       try { m = e instanceof Error ? e.name + ': ' + e.message : 'thrown: ' + S(e); } catch (_) { m = 'an exception'; }
-      return 'E' + m.slice(0, 300);
+      return [0, m];
     }
   };
 })()`;
@@ -238,8 +241,10 @@ export function runAttempt(
         return { kind: classify(message, outOfFuel() || Date.now() > deadline) ?? 'compile', message };
       };
       const harness = evalOrFail(HARNESS, 'harness.js');
+      // The original String.prototype.slice, taken before the agent's code can replace it.
+      const slice = evalOrFail('String.prototype.slice', 'slice.js');
       const prelude = evalOrFail(seededRandom(seed), 'prelude.js');
-      if (!('alive' in harness) || !('alive' in prelude))
+      if (!('alive' in harness) || !('alive' in slice) || !('alive' in prelude))
         throw new Poisoned('the sandbox harness did not compile');
       const user = evalOrFail(code, 'solution.js');
       if (!('alive' in user)) {
@@ -254,13 +259,11 @@ export function runAttempt(
             : (fn as { kind: AttemptError; message: string });
         return { tests: runs, error, fuel };
       }
-      const max = c.newNumber(limits.maxOutput);
-      handles.push(max);
       for (let i = 0; i < tests.length; i++) {
         testFuel = 0;
         testLimit = limits.testFuel;
         const args = c.newString(tests[i].args);
-        const r = c.callFunction(harness, c.undefined, fn, args, max);
+        const r = c.callFunction(harness, c.undefined, fn, args);
         args.dispose();
         if (r.error !== undefined) {
           const message = describeError(c, r.error);
@@ -271,13 +274,17 @@ export function runAttempt(
           if (kind === 'timeout' || kind === 'memory') break;
           continue;
         }
-        const s = c.getString(r.value);
+        const tag = c.getProp(r.value, 0);
+        const text = c.getProp(r.value, 1);
         r.value.dispose();
-        if (s.startsWith('R')) runs[i] = { status: 'returned', got: s.slice(1) };
+        const returned = c.getNumber(tag) === 1;
+        tag.dispose();
+        const s = readCapped(c, text, returned ? limits.maxOutput : ERROR_CHARS, slice);
+        text.dispose();
+        if (returned) runs[i] = { status: 'returned', got: s };
         else {
-          const message = s.slice(1);
-          const kind = classify(message, false);
-          runs[i] = { status: kind === 'memory' ? 'memory' : 'error', error: message };
+          const kind = classify(s, false);
+          runs[i] = { status: kind === 'memory' ? 'memory' : 'error', error: s };
           if (kind === 'memory') break;
         }
       }
@@ -297,8 +304,30 @@ export function runAttempt(
     if (rt !== null) live--;
     if (current === module) current = null;
     const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    return { tests: runs, error: { kind: 'crash', message: message.slice(0, 300) }, fuel };
+    return { tests: runs, error: { kind: 'crash', message: message.slice(0, ERROR_CHARS) }, fuel };
   }
+}
+
+/** A string handle's text, cut on the host to `max` characters (its `length` is the engine's, not a
+ * property the code can redefine, and the cut is the original slice), so that no more crosses. */
+function readCapped(c: QuickJSContext, h: QuickJSHandle, max: number, slice: QuickJSHandle): string {
+  if (c.typeof(h) !== 'string') return '';
+  const n = c.getProp(h, 'length');
+  const length = c.getNumber(n);
+  n.dispose();
+  if (length <= max) return c.getString(h);
+  const from = c.newNumber(0);
+  const to = c.newNumber(max);
+  const r = c.callFunction(slice, h, from, to);
+  from.dispose();
+  to.dispose();
+  if (r.error !== undefined) {
+    r.error.dispose();
+    return '';
+  }
+  const s = c.getString(r.value);
+  r.value.dispose();
+  return s;
 }
 
 function describeError(ctx: QuickJSContext, h: QuickJSHandle): string {
@@ -306,9 +335,9 @@ function describeError(ctx: QuickJSContext, h: QuickJSHandle): string {
     const d = ctx.dump(h) as unknown;
     if (d !== null && typeof d === 'object' && 'message' in d) {
       const { name, message } = d as { name?: unknown; message?: unknown };
-      return `${String(name ?? 'Error')}: ${String(message)}`.slice(0, 300);
+      return `${String(name ?? 'Error')}: ${String(message)}`.slice(0, ERROR_CHARS);
     }
-    return `thrown: ${JSON.stringify(d) ?? String(d)}`.slice(0, 300);
+    return `thrown: ${JSON.stringify(d) ?? String(d)}`.slice(0, ERROR_CHARS);
   } catch {
     return 'an exception';
   }

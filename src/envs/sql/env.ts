@@ -1,6 +1,8 @@
 // The sql env (InterCode-SQL-like): a question about a generated SQLite database, answered with tool
 // calls. Actions are `{name, arguments}` (tools.ts); the observation is plain JSON: the question and
-// what the last call returned.
+// what the last call returned. Queries run in a child process the host kills at the deadline
+// (query-pool.ts), so a step that runs a query returns a promise; list_tables and describe_table are
+// answered from the world's schema, synchronously.
 //
 // Which calls end the episode: only `submit` with well-formed arguments (InterCode: submit ends it).
 //   reward 1 (the gold result, in the gold order if ordered)      → success (success = reward exactly 1)
@@ -14,13 +16,26 @@
 // schema (also for submit), an unknown table in describe_table, a failing execute_sql.
 // `info.quality` (the per-turn step-quality proxy): the multiset IoU of an executed or submitted
 // query's result with the gold result (0 when it gave no rows); absent for list_tables/describe_table.
-import type Database from 'better-sqlite3';
-import type { Env, EnvSpec, ScriptedView, StepInfo, StepResult, ToolCall, Turn } from '../../core/types.ts';
+import type {
+  Env,
+  EnvSpec,
+  MaybePromise,
+  ScriptedView,
+  StepInfo,
+  StepResult,
+  ToolCall,
+  Turn,
+} from '../../core/types.ts';
 import { toolEnvSpec } from '../tool-call.ts';
-import { DEFAULT_LIMITS, type QueryErrorCode, type QueryLimits, runQuery } from './query.ts';
+import { DEFAULT_LIMITS, type QueryErrorCode, type QueryLimits, type QueryResult } from './query.ts';
+import { queryPool, runQueryIsolated } from './query-pool.ts';
 import { exactScore, interCodeScore, multisetIoU, rowKey } from './reward.ts';
-import { openReadOnly, type SqlWorld } from './task.ts';
+import type { SqlWorld } from './task.ts';
 import { parseCall, SQL_TOOLS } from './tools.ts';
+
+/** How an env runs a query: runQueryIsolated (the default), or runQuery on a connection of this process
+ * for a reference measurement of trusted queries (bench/sandbox.ts). */
+export type QueryRunner = (world: SqlWorld, sql: string, limits: QueryLimits) => MaybePromise<QueryResult>;
 
 export interface ColumnInfo {
   name: string;
@@ -73,28 +88,30 @@ export class SqlEnv implements Env<SqlObservation, ToolCall> {
   readonly spec: EnvSpec = sqlSpec();
   readonly world: SqlWorld;
   private readonly limits: QueryLimits;
-  private db: Database.Database | null;
+  private readonly runner: QueryRunner;
   private obs: SqlObservation;
   private done = false;
+  private closed = false;
+  private holding = false;
   private readonly goldKeys: string[];
 
-  constructor(world: SqlWorld, limits: QueryLimits = DEFAULT_LIMITS) {
+  constructor(world: SqlWorld, limits: QueryLimits = DEFAULT_LIMITS, runner: QueryRunner = runQueryIsolated) {
     this.world = world;
     this.limits = limits;
-    this.db = openReadOnly(world);
+    this.runner = runner;
     this.obs = { question: world.question.text, last: null };
     this.goldKeys = world.gold.rows.map(rowKey);
   }
 
   reset(_seed: number): SqlObservation {
-    this.connection();
+    this.alive();
     this.done = false;
     this.obs = { question: this.world.question.text, last: null };
     return this.obs;
   }
 
-  step(action: ToolCall): StepResult<SqlObservation> {
-    const db = this.connection();
+  step(action: ToolCall): MaybePromise<StepResult<SqlObservation>> {
+    this.alive();
     const call = parseCall(action);
     const tool = typeof (action as Partial<ToolCall> | null)?.name === 'string' ? action.name : '?';
     if (this.done) return this.toolError(tool, 'the episode is over (submitted)', 'over', true);
@@ -119,8 +136,14 @@ export class SqlEnv implements Env<SqlObservation, ToolCall> {
       }));
       return this.result(tool, { table: t.name, columns, rows: this.world.rowCounts.get(t.name) ?? 0 }, {});
     }
-    const r = runQuery(db, call.query, this.world.rowCounts, this.limits);
-    if (call.name === 'execute_sql') {
+    const { name, query } = call;
+    this.hold();
+    const r = this.runner(this.world, query, this.limits);
+    return r instanceof Promise ? r.then((x) => this.queried(tool, name, x)) : this.queried(tool, name, r);
+  }
+
+  private queried(tool: string, name: 'execute_sql' | 'submit', r: QueryResult): StepResult<SqlObservation> {
+    if (name === 'execute_sql') {
       if (!r.ok) return this.toolError(tool, r.message, r.code, false, { quality: 0 });
       const quality = multisetIoU(r.rows.map(rowKey), this.goldKeys);
       return this.result(tool, this.table(r.columns, r.rows), { quality });
@@ -147,9 +170,15 @@ export class SqlEnv implements Env<SqlObservation, ToolCall> {
     return { observation: this.obs, reward: score.reward, terminated: true, info: { tool, ...info } };
   }
 
-  private connection(): Database.Database {
-    if (this.db === null) throw new Error('sql env: used after close()');
-    return this.db;
+  private alive(): void {
+    if (this.closed) throw new Error('sql env: used after close()');
+  }
+
+  /** From its first query until close(), the env holds the query processes' pool. */
+  private hold(): void {
+    if (this.holding) return;
+    this.holding = true;
+    queryPool.acquire();
   }
 
   private table(columns: string[], rows: unknown[][]): ToolOutput {
@@ -192,7 +221,7 @@ export class SqlEnv implements Env<SqlObservation, ToolCall> {
 
   restore(snapshot: unknown, _seed?: number): void {
     const s = snapshot as SqlSnapshot;
-    this.connection();
+    this.alive();
     this.obs = JSON.parse(JSON.stringify(s.obs)) as SqlObservation;
     this.done = s.done;
   }
@@ -201,10 +230,11 @@ export class SqlEnv implements Env<SqlObservation, ToolCall> {
     return sqlScripted(this.world);
   }
 
-  /** Closes the connection; a second call does nothing. */
+  /** Releases the query processes (they end 5 s after no env holds them); a second call does nothing. */
   close(): void {
-    this.db?.close();
-    this.db = null;
+    if (this.closed) return;
+    this.closed = true;
+    if (this.holding) queryPool.release();
   }
 }
 

@@ -8,6 +8,8 @@ import { sqlWorld } from './task.ts';
 export * from './domains.ts';
 export * from './env.ts';
 export * from './query.ts';
+export * from './query-pool.ts';
+export type * from './query-runner.ts';
 export * from './questions.ts';
 export * from './reward.ts';
 export * from './task.ts';

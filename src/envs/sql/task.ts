@@ -22,6 +22,7 @@ import {
   type TableDef,
   tableDefs,
 } from './domains.ts';
+import { guardConnection } from './query.ts';
 import { LEVELS, type Level, makeQuestion, type Question } from './questions.ts';
 import { isOrdered } from './reward.ts';
 
@@ -128,18 +129,19 @@ const MAX_WORLDS = 1024;
 
 /** The task's world (built once per params and seed). */
 export function sqlWorld(task: Task): SqlWorld {
-  const params = task.params as unknown as SqlParams;
+  const params = sqlParams(task.params);
   const key = JSON.stringify([params.level, params.domain, params.rows, params.reward, task.seed]);
   let world = cache.get(key);
   if (world === undefined) {
-    world = buildSqlWorld(sqlParams(task.params), task.seed);
+    world = buildSqlWorld(params, task.seed);
     if (cache.size >= MAX_WORLDS) cache.delete(cache.keys().next().value as string);
     cache.set(key, world);
   }
   return world;
 }
 
-/** A read-only connection on a private copy of the world's database. */
-export function openReadOnly(world: SqlWorld): Database.Database {
-  return new Database(Buffer.from(world.bytes), { readonly: true });
+/** A read-only connection on a private copy of the world's database, its refused functions overridden
+ * (query.ts). */
+export function openReadOnly(world: Pick<SqlWorld, 'bytes'>): Database.Database {
+  return guardConnection(new Database(Buffer.from(world.bytes), { readonly: true }));
 }

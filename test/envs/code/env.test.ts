@@ -25,10 +25,11 @@ import {
   hostFunction,
   liveSandboxes,
   MAX_CODE,
+  resetSandboxWorkerState,
   resultJson,
-  sandboxLoads,
-  sandboxMemoryBytes,
   sandboxModule,
+  sandboxPool,
+  sandboxWorkerState,
   WASM_MEMORY_PAGES,
 } from '../../../src/envs/code/index.ts';
 import { envConfig, envs, makeEnv, makeTasks } from '../../../src/envs/index.ts';
@@ -164,7 +165,7 @@ test('escapes, loops, bombs and recursion submitted through the rollout are cont
     [`function ${fn}(x) { return ${fn}(x) + 1; }`, 'error', 'stack overflow'],
     [`this.constructor.constructor('return process')().exit(1)`, 'compile', "'process' is not defined"],
   ];
-  const loads = sandboxLoads();
+  // The env runs attempts in sandbox workers: what is checked is their modules' state.
   for (const [code, status, message] of cases) {
     const [traj] = await rollout({
       tasks: [task(0)],
@@ -192,10 +193,10 @@ test('escapes, loops, bombs and recursion submitted through the rollout are cont
       if (message !== '' && status !== 'compile')
         assert.ok(sb.firstTestError?.includes(message), JSON.stringify(sb));
     }
-    assert.equal(liveSandboxes(), 0);
+    assert.equal(sandboxWorkerState().live, 0);
   }
-  assert.equal(sandboxLoads(), loads);
-  assert.ok(sandboxMemoryBytes() <= WASM_MEMORY_PAGES.maximum * 65536);
+  assert.equal(sandboxWorkerState().loads, 1, 'no worker reloaded its module');
+  assert.ok(sandboxWorkerState().memoryBytes <= WASM_MEMORY_PAGES.maximum * 65536);
 });
 
 test('text view, stateKey and snapshot/restore', async () => {
@@ -256,9 +257,10 @@ test('checkEnv passes on the code env (menu actions, misuse, snapshots) and clos
 });
 
 test('repeated episodes leak nothing: no live runtime, one module, bounded wasm memory', async () => {
-  await sandboxModule();
-  const loads = sandboxLoads();
-  const memory = sandboxMemoryBytes();
+  // In the sandbox workers the env runs its attempts in, and no worker once the envs are closed.
+  await sandboxPool.drained();
+  resetSandboxWorkerState();
+  let memory = -1;
   for (let s = 0; s < 150; s++) {
     const env = codeEnv(s);
     await env.reset(s);
@@ -266,11 +268,14 @@ test('repeated episodes leak nothing: no live runtime, one module, bounded wasm 
     await env.step(call('run_tests', { code: w.wrong[s % w.wrong.length] }));
     await env.step(call('submit', { code: w.problem.reference }));
     env.close();
-    assert.equal(liveSandboxes(), 0);
+    assert.equal(sandboxWorkerState().live, 0);
+    if (memory < 0) memory = sandboxWorkerState().memoryBytes;
   }
-  assert.equal(sandboxLoads(), loads);
+  assert.equal(sandboxWorkerState().loads, 1);
   // Ordinary attempts reuse the memory the module already has (it only grows for bombs, up to its max).
-  assert.equal(sandboxMemoryBytes(), memory);
+  assert.equal(sandboxWorkerState().memoryBytes, memory);
+  await sandboxPool.drained();
+  assert.equal(sandboxPool.live, 0);
 });
 
 function ctxFor(env: CodeEnv, history: Turn[], seed = 0): TurnContext<unknown> {
