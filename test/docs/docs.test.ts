@@ -69,8 +69,6 @@ const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const HEAVY = process.env.TURNWISE_DOCS_HEAVY;
 const UPDATE = process.env.TURNWISE_DOCS_UPDATE === '1';
 const ONLY = process.env.TURNWISE_DOCS_PAGES?.split(',');
-/** Pages other engineers are writing; links to them are tolerated until they exist. */
-const PENDING = ['docs/sandbox.md'];
 const README_MAX_LINES = 250;
 /** How many lines TURNWISE_DOCS_UPDATE writes into a head (…) that shows none yet. */
 const HEAD_LINES = 12;
@@ -287,7 +285,7 @@ test('links: every relative link reaches a file, folder or heading in the reposi
       const where = `${page.name}:${line} ${target}`;
       if (rel.startsWith('..')) broken.push(`${where}: outside the repository`);
       else if (!existsSync(file)) {
-        if (!PENDING.includes(rel)) broken.push(`${where}: no such file`);
+        broken.push(`${where}: no such file`);
       } else if (anchor !== undefined) {
         const other = pages.find((p) => p.name === rel);
         if (other === undefined) broken.push(`${where}: an anchor into a page the test does not read`);

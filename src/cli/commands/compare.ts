@@ -9,18 +9,16 @@ import { resolveMode } from '../../eval/evaluate.ts';
 import type { StepQuality } from '../../eval/step-quality.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
+import { checkScoring, openCache, requestTotals } from '../cache.ts';
+import { fmt, json, out, Progress, table } from '../io.ts';
 import {
   CACHE_HELP,
-  checkScoring,
   connectOptions,
   type OpenAIFlags,
   openaiOptions,
-  openCache,
   parsePrice,
-  requestTotals,
   totalsLine,
-} from '../cache.ts';
-import { fmt, json, out, Progress, table } from '../io.ts';
+} from '../openai-flags.ts';
 import { int } from '../options.ts';
 import { interval, type PassFlags, passOptions, passTable, readPassFlags, warnOneTask } from './eval.ts';
 

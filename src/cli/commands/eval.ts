@@ -9,17 +9,16 @@ import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
 import { SkippedLines } from '../../store/jsonl.ts';
 import { iterateOutcomes } from '../../store/outcomes.ts';
+import { openCache, requestTotals } from '../cache.ts';
+import { fmt, json, out, Progress, table, warn } from '../io.ts';
 import {
   CACHE_HELP,
   connectOptions,
   type OpenAIFlags,
   openaiOptions,
-  openCache,
   parsePrice,
-  requestTotals,
   totalsLine,
-} from '../cache.ts';
-import { fmt, json, out, Progress, table, warn } from '../io.ts';
+} from '../openai-flags.ts';
 import {
   checkSpacesOfRegistered,
   type EnvFlags,

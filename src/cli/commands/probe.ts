@@ -4,8 +4,8 @@ import type { Command } from 'commander';
 import { envs } from '../../envs/index.ts';
 import { buildMessages } from '../../policies/chat.ts';
 import { makeOpenAIPolicy } from '../../policies/spec.ts';
-import { connectOptions } from '../cache.ts';
 import { json, out } from '../io.ts';
+import { connectOptions } from '../openai-flags.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions } from '../options.ts';
 
 /** The key's variable of --api-key-env, checked (set, non-empty). */
