@@ -126,11 +126,14 @@ export async function precompile(root = ROOT) {
   const removed = Object.keys(before).filter((rel) => now[rel] === undefined);
   const versions = Object.fromEntries(VENDOR.map((name) => [name, installed(root, name)]));
   const outdated = VENDOR.filter((name) => manifest.vendor?.[name]?.version !== versions[name]);
-  if (changed.length === 0 && removed.length === 0 && outdated.length === 0) return { compiled: 0, removed: 0 };
+  if (changed.length === 0 && removed.length === 0 && outdated.length === 0)
+    return { compiled: 0, removed: 0 };
   const vendor = {};
   for (const name of VENDOR)
     vendor[name] = { version: versions[name], members: await usedMembers(SRC, Object.keys(now), name) };
-  const stale = VENDOR.filter((name) => JSON.stringify(manifest.vendor?.[name]) !== JSON.stringify(vendor[name]));
+  const stale = VENDOR.filter(
+    (name) => JSON.stringify(manifest.vendor?.[name]) !== JSON.stringify(vendor[name]),
+  );
   const { buildSync, transformSync } = await import('esbuild');
   for (const name of stale) {
     const { outputFiles } = buildSync({

@@ -14,6 +14,7 @@ import { checkOutput } from '../../store/paths.ts';
 import { type BcTargets, collectDemonstrations, revealFor, trainBc } from '../../train/bc.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed, seedRange } from '../options.ts';
+import { ABOUT } from './about.ts';
 
 interface BcFlags extends EnvFlags {
   env: string;
@@ -36,13 +37,7 @@ interface BcFlags extends EnvFlags {
 }
 
 export function registerBc(program: Command): void {
-  envOptions(
-    program
-      .command('bc')
-      .description(
-        'behaviour cloning: train a neural policy on an expert over tasks, score it on held-out tasks',
-      ),
-  )
+  envOptions(program.command('bc').description(ABOUT.bc.description))
     .option('--env <id>', 'environment id', 'frozenlake')
     .option(
       '--expert <spec>',

@@ -12,6 +12,7 @@ import { serveBench } from '../../serve/bench.ts';
 import { fmt, json, out, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed } from '../options.ts';
 import { startupBench } from '../startup-bench.ts';
+import { ABOUT } from './about.ts';
 
 interface BenchFlags extends EnvFlags {
   steps: string;
@@ -55,7 +56,7 @@ function taskOf(envId: string, flags: BenchFlags): Task {
 }
 
 export function registerBench(program: Command): void {
-  const bench = program.command('bench').description('throughput benchmarks (JSON with --json)');
+  const bench = program.command('bench').description(ABOUT.bench.description);
 
   envOptions(
     bench

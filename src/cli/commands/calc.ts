@@ -13,6 +13,7 @@ import {
 } from '../../theory/index.ts';
 import { fmt, json, out, table } from '../io.ts';
 import { int, probability, seed } from '../options.ts';
+import { ABOUT } from './about.ts';
 
 const DEFAULT_SAMPLES = 100_000;
 /** Keys the Monte-Carlo stream apart from any rollout stream of the same seed. */
@@ -32,7 +33,7 @@ function uniform(runSeed: number): () => number {
 }
 
 export function registerCalc(program: Command): void {
-  const calc = program.command('calc').description('closed-form calculators: compound, dead-groups, tokens');
+  const calc = program.command('calc').description(ABOUT.calc.description);
 
   calc
     .command('compound')

@@ -20,6 +20,7 @@ import {
   totalsLine,
 } from '../openai-flags.ts';
 import { int } from '../options.ts';
+import { ABOUT } from './about.ts';
 import { interval, type PassFlags, passOptions, passTable, readPassFlags, warnOneTask } from './eval.ts';
 
 interface CompareFlags extends PassFlags, OpenAIFlags {
@@ -166,15 +167,7 @@ function print(r: CompareReport, resamples: number, actions: number, unscored: s
 }
 
 export function registerCompare(program: Command): void {
-  openaiOptions(
-    passOptions(
-      program
-        .command('compare')
-        .description(
-          'two policies side by side: Pass@(K,T) difference, step quality, recovery from errors, likelihood, failures',
-        ),
-    ),
-  )
+  openaiOptions(passOptions(program.command('compare').description(ABOUT.compare.description)))
     .requiredOption('--a <spec>', 'policy A')
     .requiredOption('--b <spec>', 'policy B')
     .option('--states <n>', 'states for step quality (normal and error states each)', '200')

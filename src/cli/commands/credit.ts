@@ -36,6 +36,7 @@ import {
   int,
   seed,
 } from '../options.ts';
+import { ABOUT } from './about.ts';
 import { SKIP_HELP } from './summary.ts';
 
 interface ParamFlags {
@@ -147,7 +148,7 @@ export function registerCredit(program: Command): void {
   // (commander hands every flag it knows to the parent first).
   const credit = program
     .command('credit')
-    .description('per-turn advantages of a trajectory file (grouped by identical task), or `credit fidelity`')
+    .description(ABOUT.credit.description)
     .option('--in <file.jsonl>', 'trajectories, one JSON object per line')
     .option(
       '--method <m>',

@@ -3,13 +3,12 @@ import type { Command } from 'commander';
 import { budgetDemo, DEMO_DEFAULTS } from '../../studies/demo.ts';
 import { fmt, json, out, table } from '../io.ts';
 import { distinctIntList, int, seed } from '../options.ts';
+import { ABOUT } from './about.ts';
 
 export function registerDemo(program: Command): void {
   program
     .command('demo')
-    .description(
-      'random vs oracle policies on slippery FrozenLake: success within T turns, measured and exact',
-    )
+    .description(ABOUT.demo.description)
     .option('--episodes <n>', 'episodes per policy and map', String(DEMO_DEFAULTS.episodes))
     .option('--T <list>', 'budgets, all different', DEMO_DEFAULTS.budgets.join(','))
     .option('--seed <n>', 'seed', '0')

@@ -8,6 +8,7 @@ import { ACTION_NAMES } from '../../envs/frozenlake/index.ts';
 import { describeEnv, envEntry, envSpec, makeEnv } from '../../envs/index.ts';
 import { fmt, json, out, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, seed } from '../options.ts';
+import { ABOUT } from './about.ts';
 
 interface CommonFlags extends EnvFlags {
   seed: string;
@@ -28,7 +29,7 @@ function budgetOf(flags: { budget?: string }, task: Task): number {
 }
 
 export function registerEnv(program: Command): void {
-  const env = program.command('env').description('describe, solve exactly, or play an environment');
+  const env = program.command('env').description(ABOUT.env.description);
 
   envOptions(
     env

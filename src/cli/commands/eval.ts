@@ -29,6 +29,7 @@ import {
   seed,
   spacesOfRegistered,
 } from '../options.ts';
+import { ABOUT } from './about.ts';
 import { SKIP_HELP } from './summary.ts';
 
 export interface PassFlags extends EnvFlags {
@@ -113,15 +114,7 @@ export function warnOneTask(tasks: number): void {
 }
 
 export function registerEval(program: Command): void {
-  openaiOptions(
-    passOptions(
-      program
-        .command('eval')
-        .description(
-          'Pass@(K,T) of a policy: unbiased pass@K within each budget T, bootstrap 95% intervals over tasks',
-        ),
-    ),
-  )
+  openaiOptions(passOptions(program.command('eval').description(ABOUT.eval.description)))
     .option('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
     .option('--in <file.jsonl>', 'recorded trajectories instead of --policy (a harness run, a rollout)')
     .option('--skip-invalid', `with --in: ${SKIP_HELP}`)

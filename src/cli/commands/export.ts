@@ -35,6 +35,7 @@ import { checkOutput } from '../../store/paths.ts';
 import { creditForSpec, DEFAULT_VALUE_SOURCE, exactValuesFromSpecs } from '../../studies/credit-fidelity.ts';
 import { json, out, warn } from '../io.ts';
 import { checkSpacesOfRegistered, num } from '../options.ts';
+import { ABOUT } from './about.ts';
 
 const FORMATS = ['openai', 'verl'] as const;
 type Format = (typeof FORMATS)[number];
@@ -131,9 +132,7 @@ function write(path: string, data: string | Uint8Array): void {
 export function registerExport(program: Command): void {
   program
     .command('export')
-    .description(
-      'credit a trajectory file per turn and hand it over: OpenAI fine-tuning JSONL (weight 1 on the turns credit says helped) or verl Parquet (advantages per turn and per token)',
-    )
+    .description(ABOUT.export.description)
     .option('--in <file.jsonl>', 'trajectories, one JSON object per line')
     .option('--format <f>', `${FORMATS.join(' | ')}`)
     .option('--out <path>', 'the file to write (.jsonl for openai, .parquet for verl); replaced whole')

@@ -12,6 +12,7 @@ import { summarize } from '../../rollout/summary.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed } from '../options.ts';
+import { ABOUT } from './about.ts';
 import { upstreamUrl } from './proxy.ts';
 
 interface HarnessFlags extends EnvFlags {
@@ -76,9 +77,7 @@ export function mcpCommand(
 }
 
 export function registerHarness(program: Command): void {
-  const harness = program
-    .command('harness')
-    .description('run outside agents (any language) as recorded episodes');
+  const harness = program.command('harness').description(ABOUT.harness.description);
   envOptions(
     harness
       .command('run')

@@ -12,6 +12,7 @@ import { JsonlWriter } from '../../store/jsonl.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { RunStore } from '../../store/sqlite.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, seed } from '../options.ts';
+import { ABOUT } from './about.ts';
 
 interface McpFlags extends EnvFlags {
   env: string;
@@ -75,7 +76,7 @@ export function registerMcp(program: Command): void {
   envOptions(
     program
       .command('mcp')
-      .description('serve one episode of an env as an MCP server over stdio (tools: the env’s, and observe)')
+      .description(ABOUT.mcp.description)
       .addHelpText(
         'after',
         `

@@ -7,6 +7,7 @@ import { makeOpenAIPolicy } from '../../policies/spec.ts';
 import { json, out } from '../io.ts';
 import { connectOptions } from '../openai-flags.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions } from '../options.ts';
+import { ABOUT } from './about.ts';
 
 /** The key's variable of --api-key-env, checked (set, non-empty). */
 function keyEnv(name: string | undefined): string | undefined {
@@ -16,13 +17,7 @@ function keyEnv(name: string | undefined): string | undefined {
 }
 
 export function registerProbe(program: Command): void {
-  envOptions(
-    program
-      .command('probe <target>')
-      .description(
-        'what an OpenAI-compatible server supports (URL#MODEL): chat, tools, logprobs, topLogprobs, tokenIds, promptLogprobs, seed, n',
-      ),
-  )
+  envOptions(program.command('probe <target>').description(ABOUT.probe.description))
     .option('--env <id>', 'environment id whose first turn is the prompt', 'frozenlake')
     .option('--api-key-env <name>', 'read the API key from this variable (default OPENAI_API_KEY)')
     .option('--json', 'machine-readable output')

@@ -6,6 +6,7 @@ import { benchProxy } from '../../serve/proxy-bench.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { fmt, json, out } from '../io.ts';
 import { int } from '../options.ts';
+import { ABOUT } from './about.ts';
 import { internalErrors, keyFrom, maxBody } from './serve.ts';
 
 interface ProxyFlags {
@@ -37,7 +38,7 @@ export function upstreamUrl(flag: string, raw: string): string {
 export function registerProxy(program: Command): void {
   program
     .command('proxy')
-    .description("record any agent's model calls: an OpenAI-compatible proxy with session URLs /s/{id}/v1")
+    .description(ABOUT.proxy.description)
     .addHelpText(
       'after',
       `

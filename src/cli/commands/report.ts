@@ -7,11 +7,12 @@ import { InputError } from '../../core/errors.ts';
 import { renderBudgetReport } from '../../studies/budget/report/page.ts';
 import { parseSummary } from '../../studies/budget/summary.ts';
 import { json, out } from '../io.ts';
+import { ABOUT } from './about.ts';
 
 export function registerReport(program: Command): void {
   program
     .command('report')
-    .description("re-render a run's HTML report (RUN/report.html) from its RUN/summary.json")
+    .description(ABOUT.report.description)
     .argument('<run>', 'run directory (or its summary.json)')
     .option('--json', 'print {"report": path} instead of a sentence')
     .action((run: string, flags: { json?: boolean }) => {

@@ -4,20 +4,11 @@ import { InputError } from '../../core/errors.ts';
 import { envSpec, makeTasks } from '../../envs/index.ts';
 import { cacheOption, openaiOptions, parsePrice } from '../openai-flags.ts';
 import { envConfigFromFlags, envOptions, int, seed } from '../options.ts';
+import { ABOUT } from './about.ts';
 import type { RolloutFlags } from './rollout-run.ts';
 
 export function registerRollout(program: Command): void {
-  openaiOptions(
-    cacheOption(
-      envOptions(
-        program
-          .command('rollout')
-          .description(
-            'roll a policy out: --episodes N (N tasks × 1 sample) or --tasks N --samples K, under --budget T',
-          ),
-      ),
-    ),
-  )
+  openaiOptions(cacheOption(envOptions(program.command('rollout').description(ABOUT.rollout.description))))
     .option('--env <id>', 'environment id', 'frozenlake')
     .requiredOption('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
     .option('--episodes <n>', 'number of episodes (one sample each of tasks seed, seed+1, …)')

@@ -13,6 +13,7 @@ import { modelIds, type RunningServer, startServer } from '../../serve/openai.ts
 import { toolServeApp } from '../../serve/tool-serve.ts';
 import { json } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
+import { ABOUT } from './about.ts';
 
 interface ServeFlags extends EnvFlags {
   env: string;
@@ -139,9 +140,7 @@ export function registerServe(program: Command): void {
   envOptions(
     program
       .command('serve')
-      .description(
-        'serve an in-process policy as an OpenAI-compatible endpoint (/v1/models, /v1/chat/completions with streaming, /v1/completions for scoring, /health)',
-      )
+      .description(ABOUT.serve.description)
       .addHelpText(
         'after',
         `

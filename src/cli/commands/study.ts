@@ -25,6 +25,7 @@ import type { RlTrainer } from '../../studies/budget/trainer.ts';
 import { WORLD_IDS, type WorldId } from '../../studies/budget/world.ts';
 import { json, out } from '../io.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
+import { ABOUT } from './about.ts';
 
 export interface StudyFlags {
   profile: string;
@@ -62,7 +63,7 @@ const STAGE_LABEL: Record<StudyStage, string> = {
 };
 
 export function registerStudy(program: Command): void {
-  const study = program.command('study').description('whole experiments composed from the library');
+  const study = program.command('study').description(ABOUT.study.description);
   const budget = study
     .command('budget')
     .description(

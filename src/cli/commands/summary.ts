@@ -7,11 +7,12 @@ import { SkippedLines } from '../../store/jsonl.ts';
 import { iterateOutcomes } from '../../store/outcomes.ts';
 import { fmt, json, out, table, warn } from '../io.ts';
 import { checkSpacesOfRegistered, spacesOfRegistered } from '../options.ts';
+import { ABOUT } from './about.ts';
 
 export function registerSummary(program: Command): void {
   program
     .command('summary')
-    .description('success rate, turns and failure kinds of a trajectory JSONL file')
+    .description(ABOUT.summary.description)
     .requiredOption('--in <file.jsonl>', 'trajectories, one JSON object per line')
     .option('--price <in,out>', 'dollars per million prompt and completion tokens, for the cost total')
     .option('--skip-invalid', SKIP_HELP)

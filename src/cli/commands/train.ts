@@ -15,6 +15,7 @@ import { RunDir } from '../../train/run-dir.ts';
 import { fmt, interactive, json, out, Progress, table, warn } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seedRange } from '../options.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
+import { ABOUT } from './about.ts';
 
 type TrainFlags = EnvFlags &
   Record<string, unknown> & {
@@ -110,9 +111,7 @@ e.g. --set ppo.dualClip=0 --set credit.omega=0.5 --set policy.hidden=[32,32] (wi
 Precedence: the --config file < flags < --set.`;
 
 export function registerTrain(program: Command): void {
-  const cmd = envOptions(
-    program.command('train').description('train a policy (GRPO, PPO, ES) with checkpoints and resume'),
-  )
+  const cmd = envOptions(program.command('train').description(ABOUT.train.description))
     .option('--config <file.json>', 'a training config (src/train/config.ts); flags override its fields')
     .option('--resume <run-dir>', 'continue a run from its last checkpoint (no other training flags)')
     .option(
