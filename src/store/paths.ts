@@ -83,6 +83,27 @@ function identity(path: string): string | undefined {
   }
 }
 
+/**
+ * Refuses two outputs of one command that are the same file — the same path, or (once it exists) a hard
+ * or symbolic link to it: the second writer would replace what the first wrote.
+ */
+export function checkDistinctOutputs(outputs: Inputs): void {
+  const given = outputs.filter((o): o is readonly [string, string] => o[1] !== undefined);
+  for (let j = 1; j < given.length; j++) {
+    const [field, path] = given[j];
+    for (const [other, otherPath] of given.slice(0, j)) {
+      const id = identity(path);
+      if (resolve(path) !== resolve(otherPath) && (id === undefined || id !== identity(otherPath))) continue;
+      const link = resolve(path) === resolve(otherPath) ? '' : ` (${otherPath}, by a link)`;
+      throw new InputError(
+        field,
+        path,
+        `is also the file ${other} writes${link}: one would replace the other; give two paths`,
+      );
+    }
+  }
+}
+
 /** An output that is an input (same device and inode: the same path, a hard or a symbolic link). */
 function refuseInput(path: string, field: string, inputs: Inputs): void {
   const out = identity(path);

@@ -10,7 +10,7 @@ import { openPolicy, specFile } from '../../policies/spec.ts';
 import { rollout } from '../../rollout/batch.ts';
 import { SummaryAccumulator } from '../../rollout/summary.ts';
 import { JsonlWriter } from '../../store/jsonl.ts';
-import { checkOutput } from '../../store/paths.ts';
+import { checkDistinctOutputs, checkOutput } from '../../store/paths.ts';
 import { RunStore } from '../../store/sqlite.ts';
 import { openCache, requestTotals } from '../cache.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
@@ -80,6 +80,10 @@ export async function runRollout(flags: RolloutFlags, plan: RolloutPlan): Promis
     ['--policy', specFile(flags.policy)],
     ['--cache', flags.cache],
   ] as const;
+  checkDistinctOutputs([
+    ['--out', flags.out],
+    ['--db', flags.db],
+  ]);
   if (flags.out !== undefined) checkOutput(flags.out, '--out', 'file', inputs);
   if (flags.db !== undefined) checkOutput(flags.db, '--db', 'file', inputs);
 
