@@ -14,7 +14,7 @@ import { episodeSeeds, runEpisode } from '../../src/rollout/episode.ts';
 import { parseFaults } from '../../src/serve/faults.ts';
 import { type RunningServer, startServer } from '../../src/serve/openai.ts';
 import { toolServeApp } from '../../src/serve/tool-serve.ts';
-import { turnwise } from '../cli/run.ts';
+import { firstSpawned } from '../cli/run.ts';
 
 const BUDGET = 8;
 const EPS = 0.3;
@@ -396,7 +396,7 @@ test('bad serve and mcp flags for tool envs: one line naming the flag, exit 2, b
       /^turnwise: --rows: got "?0"?; expected an integer from 1 to 1000\n$/,
     ],
   ];
-  const ran = await Promise.all(cases.map(([args]) => turnwise(args)));
+  const ran = await Promise.all(cases.map(([args], i) => firstSpawned(i, args)));
   for (const [i, r] of ran.entries()) {
     assert.equal(r.code, 2, cases[i][0].join(' '));
     assert.match(r.stderr, cases[i][1]);
