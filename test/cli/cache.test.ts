@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { requestKey } from '../../src/policies/openai.ts';
 import { startServe } from '../fixtures/serve-process.ts';
-import { turnwise } from './run.ts';
+import { firstSpawned, turnwise } from './run.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
 
@@ -223,8 +223,8 @@ test('bad caches: another model, an unreadable path, not a database, no openai: 
       /--cache: .*only openai: policies make requests/,
     ],
   ];
-  for (const [args, re] of cases) {
-    const r = await turnwise(args);
+  for (const [i, [args, re]] of cases.entries()) {
+    const r = await firstSpawned(i, args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, re);

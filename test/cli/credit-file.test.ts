@@ -16,7 +16,7 @@ import { rollout } from '../../src/rollout/batch.ts';
 import { readTrajectories, SkippedLines, TrajectoryFile } from '../../src/store/jsonl.ts';
 import { creditForSpec, exactValuesFromSpecs } from '../../src/studies/credit-fidelity.ts';
 import { creditOfFile } from '../../src/studies/credit-file.ts';
-import { turnwise } from './run.ts';
+import { inProcess, turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-credit-file-'));
 
@@ -156,7 +156,7 @@ test('skipped lines are not rows; a refusal of the exact values comes before any
 test('credit fidelity --group-size 1 with a group-baseline method: refused in one line; without one, it runs', async () => {
   const base = ['credit', 'fidelity', '--policy', 'random', '--groups', '2', '--group-size', '1', '--json'];
   const [refusedRun, ok] = await Promise.all([
-    turnwise(base),
+    inProcess(base),
     turnwise([...base, '--methods', 'exact,outcome,gae']),
   ]);
   assert.equal(refusedRun.code, 2);

@@ -10,7 +10,7 @@ import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { rollout } from '../../src/rollout/batch.ts';
 import { readTrajectories } from '../../src/store/jsonl.ts';
-import { turnwise } from './run.ts';
+import { inProcess, turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-credit-'));
 
@@ -27,7 +27,8 @@ test('calc compound, dead-groups, tokens --json: the contract values and keys', 
     turnwise(['calc', 'dead-groups', '--p', '0.05', '--G', '8', '--batch', '64', '--json']),
     turnwise(['calc', 'tokens', '--per-trajectory', '131000', '--batch', '64', '--steps', '1000', '--json']),
     turnwise(['calc', 'dead-groups', '--p', '1.5', '--G', '8', '--json']),
-    turnwise(['calc', 'dead-groups', '--p', '0.5', '--G', '0', '--json']),
+    // The --p refusal above through bin/; this file's other refusals in the shared worker.
+    inProcess(['calc', 'dead-groups', '--p', '0.5', '--G', '0', '--json']),
     turnwise([
       'calc',
       'compound',
@@ -134,11 +135,11 @@ test('credit: bad input is one line and exit code 2', async () => {
   const malformed = join(dir, 'bad.jsonl');
   writeFileSync(malformed, `${JSON.stringify(batch[0])}\n{"id": 3}\n`);
   const [unknown, notTaken, badFile, missing, badSpec] = await Promise.all([
-    turnwise(['credit', '--in', file, '--method', 'ppo', '--json']),
-    turnwise(['credit', '--in', file, '--method', 'grpo', '--omega', '2', '--json']),
-    turnwise(['credit', '--in', malformed, '--method', 'grpo', '--json']),
-    turnwise(['credit', '--method', 'grpo', '--json']),
-    turnwise(['credit', 'fidelity', '--policy', 'oracle', '--methods', 'exact,gae:lambda=2', '--json']),
+    inProcess(['credit', '--in', file, '--method', 'ppo', '--json']),
+    inProcess(['credit', '--in', file, '--method', 'grpo', '--omega', '2', '--json']),
+    inProcess(['credit', '--in', malformed, '--method', 'grpo', '--json']),
+    inProcess(['credit', '--method', 'grpo', '--json']),
+    inProcess(['credit', 'fidelity', '--policy', 'oracle', '--methods', 'exact,gae:lambda=2', '--json']),
   ]);
   refused(unknown, /^turnwise: --method: got "ppo"; expected one of: outcome, discounted, gae, grpo/);
   refused(notTaken, /^turnwise: --omega: got "2"; not a parameter of grpo$/m);

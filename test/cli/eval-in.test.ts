@@ -18,7 +18,7 @@ import {
   type Trajectory,
 } from '../../src/index.ts';
 import { SkippedLines } from '../../src/store/jsonl.ts';
-import { turnwise } from './run.ts';
+import { inProcess, turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-eval-in-cli-'));
 const config = envConfig('frozenlake', { random: true, size: 4, p: 0.8, slippery: true });
@@ -114,10 +114,10 @@ test('a line outside the spaces is refused by line and field, like summary; --sk
   const args = ['--K', '1,2,4', '--T', '4,8,20', '--resamples', '300', '--seed', '4', '--json'];
   const [refused, summary, skip, ref, noIn] = await Promise.all([
     turnwise(['eval', '--in', bad, ...args]),
-    turnwise(['summary', '--in', bad]),
+    inProcess(['summary', '--in', bad]),
     turnwise(['eval', '--in', bad, '--skip-invalid', ...args]),
     turnwise(['eval', '--in', clean, ...args]),
-    turnwise(['eval', '--skip-invalid', '--policy', 'random', '--map', '4x4']),
+    inProcess(['eval', '--skip-invalid', '--policy', 'random', '--map', '4x4']),
   ]);
   assert.equal(refused.code, 2);
   assert.equal(refused.stdout, '');

@@ -7,7 +7,7 @@ import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { exactSuccess } from '../../src/eval/exact.ts';
 import { passAtK } from '../../src/eval/passkt.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
-import { turnwise } from './run.ts';
+import { firstSpawned, turnwise } from './run.ts';
 
 const EVAL = [
   'eval',
@@ -228,7 +228,7 @@ test('eval/compare bad input through the real CLI: one line naming the flag, exi
     [['compare', '--a', 'random'], /required option '--b <spec>' not specified/],
     [[...cmp, '--states-from', 'c'], /^turnwise: --states-from: got "c"; expected one of: a, b, both$/],
   ];
-  const results = await Promise.all(cases.map(([args]) => turnwise(args)));
+  const results = await Promise.all(cases.map(([args], i) => firstSpawned(i, args)));
   results.forEach((r, i) => {
     const [args, pattern] = cases[i];
     assert.equal(r.code, 2, `${args.join(' ')} → ${r.code}: ${r.stderr}`);

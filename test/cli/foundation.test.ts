@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { turnwise } from './run.ts';
+import { firstSpawned, turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-cli-'));
 
@@ -173,7 +173,7 @@ test('bad input: one line on stderr naming the problem, exit code 2, no stack', 
     [['summary', '--in', join(dir, 'missing.jsonl')], /--in: got .*cannot read it \(ENOENT\)/],
     [['rollout', '--policy', 'random', '--frobnicate'], /unknown option '--frobnicate'/],
   ];
-  const results = await Promise.all(cases.map(([args]) => turnwise(args)));
+  const results = await Promise.all(cases.map(([args], i) => firstSpawned(i, args)));
   results.forEach((r, i) => {
     const [args, pattern] = cases[i];
     assert.equal(r.code, 2, `${args.join(' ')} → ${r.code}: ${r.stderr}`);

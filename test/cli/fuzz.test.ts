@@ -5,10 +5,11 @@
 // exit 2, exactly one line on stderr that names the flag (or the file), no stack trace, nothing on
 // stdout, and nothing written under the output path or the working directory.
 //
-// The cases run through the real main() of src/cli/main.ts in one long-lived worker process
-// (test/cli/main-worker.ts, through test/cli/run.ts's inProcess) — a process per case would cost seconds each — and a few of them also
-// through bin/turnwise.js, to show the two print the same thing. fast-check with a fixed seed picks
-// the cases, so a run is reproducible and a failure shrinks to a small one.
+// The cases run through the real main() of src/cli/main.ts, loaded as bin/turnwise.js loads it, in one
+// long-lived worker process (test/cli/main-worker.js, through test/cli/run.ts's inProcess) — a process
+// per case would cost seconds each — and a few of them also through bin/turnwise.js, to show the two
+// print the same thing. fast-check with a fixed seed picks the cases, so a run is reproducible and a
+// failure shrinks to a small one.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

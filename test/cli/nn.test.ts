@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { turnwise } from './run.ts';
+import { firstSpawned, turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-cli-nn-'));
 
@@ -104,8 +104,8 @@ test('bc and mlp refusals: one line, exit code 2', async () => {
     [['rollout', '--policy', 'mlp:hidden=0', '--episodes', '1'], /--policy mlp.hidden: got "0"/],
     [['rollout', '--policy', join(dir, 'missing.safetensors'), '--episodes', '1'], /no such file/],
   ];
-  for (const [args, message] of bad) {
-    const r = await turnwise(args);
+  for (const [i, [args, message]] of bad.entries()) {
+    const r = await firstSpawned(i, args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, message);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);

@@ -13,7 +13,7 @@ import { InputError } from '../../src/core/errors.ts';
 import { parseValue } from '../../src/core/params.ts';
 import { StudyConfigSchema } from '../../src/studies/budget/config.ts';
 import { TrainConfigSchema } from '../../src/train/config.ts';
-import { turnwise } from './run.ts';
+import { firstSpawned, turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-params-'));
 const squash = (s: string) => s.replace(/\s+/g, ' ');
@@ -217,7 +217,7 @@ test('bad --set and bad flags: one line naming the field and what is allowed, ex
       'turnwise: config.eval.diagnosticSamples: got 8; must be ≤ eval.samples (4)',
     ],
   ];
-  const results = await Promise.all(cases.map(([args]) => turnwise(args)));
+  const results = await Promise.all(cases.map(([args], i) => firstSpawned(i, args)));
   results.forEach((r, i) => {
     const [args, start] = cases[i];
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);

@@ -20,7 +20,7 @@ import { envs } from '../../src/envs/index.ts';
 import { decodeSafetensors, encodeSafetensors } from '../../src/nn/safetensors.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
 import { trainPolicyGradient } from '../../src/train/loop.ts';
-import { turnwise } from './run.ts';
+import { inProcess, turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-damage-'));
 const ARGS = [
@@ -56,9 +56,17 @@ async function setUp(): Promise<void> {
   assert.equal(readFileSync(join(partial, 'metrics.jsonl'), 'utf8').trim().split('\n').length, 34);
 }
 
-/** Resumes `run`: exactly the undisturbed run, or a one-line refusal naming `file`. */
-async function resumeOrRefuse(run: string, file: string): Promise<'resumed' | 'refused'> {
-  const r = await turnwise(['train', '--resume', run]);
+/**
+ * Resumes `run`: exactly the undisturbed run, or a one-line refusal naming `file`. A case expected to be
+ * refused runs in the shared worker; one that may resume (and train) in a process of its own.
+ */
+async function resumeOrRefuse(
+  run: string,
+  file: string,
+  expect?: 'resumed' | 'refused',
+): Promise<'resumed' | 'refused'> {
+  const argv = ['train', '--resume', run];
+  const r = await (expect === 'refused' ? inProcess(argv) : turnwise(argv));
   if (r.code === 0) {
     assert.equal(
       readFileSync(join(run, 'metrics.jsonl'), 'utf8'),
@@ -137,14 +145,14 @@ test('each run file damaged at chosen bytes: resumed exactly or refused naming t
     ['run.sqlite', 'a byte flipped mid-file', flipAt(0.5)],
   ];
   const outcomes: string[] = [];
-  // Two at a time: each resume is a process of its own.
+  // Two at a time: each resume that may train is a process of its own.
   for (let i = 0; i < cases.length; i += 2) {
     const batch = cases.slice(i, i + 2);
     const results = await Promise.all(
       batch.map(async ([file, what, damage, expect]) => {
         const run = copyOf(partial);
         damage(join(run, file));
-        const got = await resumeOrRefuse(run, file);
+        const got = await resumeOrRefuse(run, file, expect);
         if (expect !== undefined) assert.equal(got, expect, `${file} ${what}`);
         return `${file} ${what}: ${got}`;
       }),
@@ -163,7 +171,7 @@ test('a policy file with a tensor byte flipped is refused wherever it is loaded,
     ['eval', '--map', '4x4', '--slippery', '--policy', join(run, 'policy.safetensors'), '--tasks', '2'],
   ];
   for (const args of uses) {
-    const r = await turnwise(args);
+    const r = await inProcess(args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, /^turnwise: .*policy\.safetensors: checksum mismatch: .*; the file is damaged\n$/);
     assert.equal(r.stdout, '');

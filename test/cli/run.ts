@@ -1,13 +1,16 @@
 // Runs the real CLI as a user would: `turnwise(args)` starts bin/turnwise.js in a child process;
-// `inProcess(argv, cwd)` runs the same main() in one long-lived worker process (test/cli/main-worker.ts),
-// a case after another — for tables of refusals, where a process per case would cost a start-up each.
+// `inProcess(argv, cwd)` runs the same main(), loaded as bin/ loads it, in one long-lived worker process
+// (test/cli/main-worker.js), a case after another, with this process's environment at the time of the
+// call — for tables of refusals, where a process per case would cost a start-up each. What only a
+// process of its own shows (that bin/ itself prints nothing more, stdin, signals, a lock held until
+// exit) needs turnwise().
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
-const WORKER = fileURLToPath(new URL('./main-worker.ts', import.meta.url));
+const WORKER = fileURLToPath(new URL('./main-worker.js', import.meta.url));
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface Ran {
@@ -39,20 +42,23 @@ let nextId = 0;
 /** What a command wrote around the capture (it should be nothing): kept for failure messages. */
 export let strayOutput = '';
 
+/** A case's environment: this process's as it is now, as turnwise() passes it (no TURNWISE_DEBUG stacks). */
+const caseEnv = () => ({ ...process.env, NO_COLOR: '1', TURNWISE_DEBUG: '' });
+
 function startWorker(): ChildProcess {
-  // Started from the repository (where `--import tsx` resolves); each case then runs in its own cwd.
-  const w = spawn(process.execPath, ['--import', 'tsx', WORKER], {
+  // Started from the repository, as bin/ would be from anywhere; each case then runs in its own cwd.
+  const w = spawn(process.execPath, [WORKER], {
     cwd: REPO,
     stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1', TURNWISE_DEBUG: '' },
+    env: caseEnv(),
   });
   const waiting = new Map<number, (r: Ran) => void>();
   pending.set(w, waiting);
   const fd3 = w.stdio[3] as NodeJS.ReadableStream;
   createInterface({ input: fd3 }).on('line', (line) => {
-    const r = JSON.parse(line) as Ran & { id: number };
-    waiting.get(r.id)?.(r);
-    waiting.delete(r.id);
+    const { id, code, stdout, stderr } = JSON.parse(line) as Ran & { id: number };
+    waiting.get(id)?.({ code, stdout, stderr });
+    waiting.delete(id);
   });
   w.stdout?.on('data', (d) => (strayOutput += d));
   w.stderr?.on('data', (d) => (strayOutput += d));
@@ -72,9 +78,10 @@ function startWorker(): ChildProcess {
 }
 
 /**
- * Runs argv through the CLI's main() in the shared worker, in directory `cwd` (default: this process's),
- * exactly as bin/turnwise.js would print it. A case that does not answer in CASE_MS kills the worker
- * (the next case starts a new one). The worker is stopped when the test file ends.
+ * Runs argv through the CLI's main() in the shared worker, in directory `cwd` (default: this process's)
+ * with this process's environment as it is now, exactly as bin/turnwise.js would print it. A case that
+ * does not answer in CASE_MS kills the worker (the next case starts a new one). The worker is stopped
+ * when the test file ends.
  */
 export function inProcess(argv: string[], cwd = process.cwd()): Promise<Ran> {
   worker ??= startWorker();
@@ -92,8 +99,15 @@ export function inProcess(argv: string[], cwd = process.cwd()): Promise<Ran> {
       clearTimeout(timer);
       resolve(r);
     });
-    w.stdin?.write(`${JSON.stringify({ id, argv, cwd })}\n`);
+    w.stdin?.write(`${JSON.stringify({ id, argv, cwd, env: caseEnv() })}\n`);
   });
 }
+
+/**
+ * Row `i` of a refusal table: row 0 through bin/turnwise.js — a real process exits 2 with exactly the one
+ * line, nothing printed around it by bin/ itself — every other row in the shared worker.
+ */
+export const firstSpawned = (i: number, args: string[]): Promise<Ran> =>
+  i === 0 ? turnwise(args) : inProcess(args);
 
 after(() => worker?.kill());

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startServe } from '../fixtures/serve-process.ts';
-import { turnwise } from './run.ts';
+import { firstSpawned, turnwise } from './run.ts';
 
 const essence = (file: string) =>
   readFileSync(file, 'utf8')
@@ -97,8 +97,8 @@ test('bad input: unreachable URL, unlisted model, bad option, bad faults → one
     [['serve', '--policy', 'oracle', '--faults', '429=0.7,500=0.7'], /--faults: .*sum to 1\.4/],
     [['serve', '--policy', 'oracle', '--random'], /--random: got true; serve needs one fixed map/],
   ];
-  for (const [args, re] of cases) {
-    const r = await turnwise(args);
+  for (const [i, [args, re]] of cases.entries()) {
+    const r = await firstSpawned(i, args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, re);

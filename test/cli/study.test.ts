@@ -14,14 +14,15 @@ import { makePolicy } from '../../src/policies/spec.ts';
 import { renderBudgetReport } from '../../src/studies/budget/report/page.ts';
 import { parseSummary } from '../../src/studies/budget/summary.ts';
 import { frozenTrainer } from '../../src/studies/budget/trainer.ts';
-import { turnwise } from './run.ts';
+import { inProcess, turnwise } from './run.ts';
 
 const oneLine = (stderr: string) => stderr.trim().split('\n').length === 1;
 
 test('study budget: bad flags are refused in one line with exit code 2', async () => {
+  // In the shared worker: the test below sees a real process refuse (runs/ a file) in exactly one line.
   const [profile, seed] = await Promise.all([
-    turnwise(['study', 'budget', '--profile', 'huge']),
-    turnwise(['study', 'budget', '--profile', 'quick', '--seed', 'x']),
+    inProcess(['study', 'budget', '--profile', 'huge']),
+    inProcess(['study', 'budget', '--profile', 'quick', '--seed', 'x']),
   ]);
   assert.equal(profile.code, 2);
   assert.equal(profile.stderr, 'turnwise: --profile: got "huge"; expected one of: quick, default, full\n');
@@ -134,11 +135,11 @@ test('study budget --profile quick with a stand-in trainer writes summary, repor
   const broken = structuredClone(summary) as unknown as { runs: { passKT: { rl: { K: unknown } } }[] };
   broken.runs[0].passKT.rl.K = 'many';
   const cases = await Promise.all([
-    turnwise(['report', join(dir, 'nowhere')]),
-    turnwise(['report', bad('empty')]),
-    turnwise(['report', bad('notjson', '{"study": "budget", ')]),
-    turnwise(['report', bad('other', '{"study": "credit"}')]),
-    turnwise(['report', bad('broken', JSON.stringify(broken))]),
+    inProcess(['report', join(dir, 'nowhere')]),
+    inProcess(['report', bad('empty')]),
+    inProcess(['report', bad('notjson', '{"study": "budget", ')]),
+    inProcess(['report', bad('other', '{"study": "credit"}')]),
+    inProcess(['report', bad('broken', JSON.stringify(broken))]),
   ]);
   const expected = [
     /no such run directory/,

@@ -1,34 +1,15 @@
 // bin/turnwise.js runs `summary` through src/cli/summary-main.ts (only that command loaded): the same
-// stdout, stderr and exit code as through main.ts with every command, for help, bad flags, bad files
+// stdout, stderr and exit code as through main.ts with every command (run in the shared worker of
+// test/cli/run.ts's inProcess, which loads main.ts for every command), for help, bad flags, bad files
 // and real output.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { type Ran, turnwise } from './run.ts';
+import { inProcess, turnwise } from './run.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-summary-entry-'));
-
-/** The same argv through main.ts (every command registered). */
-function viaMain(argv: string[]): Promise<Ran> {
-  const script = `import(${JSON.stringify(MAIN)}).then(async (m) => { process.exitCode = await m.main(${JSON.stringify(argv)}); });`;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], {
-      env: { ...process.env, NO_COLOR: '1' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end();
-  });
-}
 
 test('summary through its own entry = summary through main.ts', async () => {
   const file = join(dir, 'f.jsonl');
@@ -51,7 +32,7 @@ test('summary through its own entry = summary through main.ts', async () => {
     ['summary', '--in', file, '--price', 'x'],
     ['summary', 'extra', '--in', file],
   ];
-  const runs = await Promise.all(cases.flatMap((c) => [turnwise(c), viaMain(c)]));
+  const runs = await Promise.all(cases.flatMap((c) => [turnwise(c), inProcess(c)]));
   const codes = new Set<number | null>();
   cases.forEach((c, i) => {
     assert.deepEqual(runs[2 * i], runs[2 * i + 1], c.join(' '));

@@ -14,7 +14,7 @@ import { encodeCheckpoint } from '../../src/nn/checkpoint.ts';
 import { decodeSafetensors } from '../../src/nn/safetensors.ts';
 import type { NeuralPolicy } from '../../src/policies/neural.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
-import { turnwise } from './run.ts';
+import { inProcess, turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-train-'));
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
@@ -115,9 +115,10 @@ test('--resume of a live run, or a second writer, is refused at once; the live r
   });
   // Stopped (not killed) while the others try: it is alive, holds the lock, and is mid-run.
   child.kill('SIGSTOP');
+  // Refused in the shared worker, as a process would be: the lock names the live process.
   const [resume, again] = await Promise.all([
-    turnwise(['train', '--resume', live]),
-    turnwise([...ARGS, '--out', live]),
+    inProcess(['train', '--resume', live]),
+    inProcess([...ARGS, '--out', live]),
   ]);
   child.kill('SIGCONT');
   assert.equal(await exited, 0);
@@ -186,7 +187,7 @@ test('a damaged run is refused with the file and the reason, before anything is 
   ];
   for (const [args, re, run] of cases) {
     const before = readFileSync(join(run, 'metrics.jsonl'), 'utf8');
-    const r = await turnwise(args);
+    const r = await inProcess(args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, re);
     assert.equal(r.stderr.trim().split('\n').length, 1);
@@ -211,7 +212,8 @@ test('bad training input: one line, exit code 2', async () => {
     ],
     [['train', '--out', join(dir, 'whole')], /--out: .*already holds a run/],
   ];
-  const results = await Promise.all(cases.map(([args]) => turnwise(args)));
+  // In the shared worker: the deleted-checkpoint test below sees a real process refuse in one line.
+  const results = await Promise.all(cases.map(([args]) => inProcess(args)));
   results.forEach((r, i) => {
     assert.equal(r.code, 2, `${cases[i][0].join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, cases[i][1]);

@@ -29,7 +29,7 @@ import {
 } from '../../src/envs/sql/index.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { rollout } from '../../src/rollout/batch.ts';
-import { turnwise } from '../cli/run.ts';
+import { inProcess, turnwise } from '../cli/run.ts';
 import { rolloutContract } from './rollout-contract.ts';
 
 const task = (seed: number, params: Record<string, unknown> = {}) => ({
@@ -453,7 +453,7 @@ test('CLI: env describe and env export; the exported file gives the gold result'
   assert.ok(readFileSync(file).equals(sqlWorld(task(11)).bytes));
   // An existing or unwritable path is refused with one line and exit 2.
   for (const out of [file, join(dir, 'missing', 'db.sqlite')]) {
-    const again = await turnwise(['env', 'export', 'sql', '--task-seed', '11', '--out', out]);
+    const again = await inProcess(['env', 'export', 'sql', '--task-seed', '11', '--out', out]);
     assert.equal(again.code, 2);
     assert.match(again.stderr, /^turnwise: --out: got .*\n$/);
   }

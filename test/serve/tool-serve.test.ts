@@ -14,7 +14,7 @@ import { episodeSeeds, runEpisode } from '../../src/rollout/episode.ts';
 import { parseFaults } from '../../src/serve/faults.ts';
 import { type RunningServer, startServer } from '../../src/serve/openai.ts';
 import { toolServeApp } from '../../src/serve/tool-serve.ts';
-import { turnwise } from '../cli/run.ts';
+import { firstSpawned } from '../cli/run.ts';
 
 const BUDGET = 8;
 const EPS = 0.3;
@@ -94,7 +94,7 @@ async function agent(task: Task, seeds: readonly number[], model = client) {
 }
 
 /** The in-process rollout loop with the same uniforms: turn t acts with Rng.replay(seeds[t]). */
-function inProcess(task: Task, seeds: readonly number[]): Trajectory {
+async function inProcess(task: Task, seeds: readonly number[]): Promise<Trajectory> {
   const replayed: Policy<unknown, unknown> = {
     id: oracle.id,
     budgetAware: false,
@@ -102,8 +102,15 @@ function inProcess(task: Task, seeds: readonly number[]): Trajectory {
   };
   const env = envs.make(task);
   const { envSeed, rng } = episodeSeeds(task.seed, task.seed, 0);
-  const t = runEpisode(env, replayed, { id: 'x', task, budget: BUDGET, revealBudget: false, envSeed, rng });
-  env.close?.();
+  const t = await runEpisode(env, replayed, {
+    id: 'x',
+    task,
+    budget: BUDGET,
+    revealBudget: false,
+    envSeed,
+    rng,
+  });
+  await env.close?.();
   return t as Trajectory;
 }
 
@@ -114,7 +121,7 @@ test('served equals in-process: the same tool calls and log-probs, the same MCP 
   for (const task of tasks) {
     const seeds = seedsFor(task);
     const served = await agent(task, seeds);
-    const ref = inProcess(task, seeds);
+    const ref = await inProcess(task, seeds);
     assert.deepEqual(
       served.calls,
       ref.turns.map((x) => x.action),
@@ -159,7 +166,7 @@ test('through injected 429s and 500s the retried requests get the same answers',
     const seeds = seedsFor(task);
     assert.deepEqual(
       (await agent(task, seeds, retrying)).calls,
-      inProcess(task, seeds).turns.map((x) => x.action),
+      (await inProcess(task, seeds)).turns.map((x) => x.action),
     );
     assert.ok(statuses.includes(429) && statuses.includes(500), statuses.join(' '));
   } finally {
@@ -199,7 +206,7 @@ test('tasks sharing their first observation: the tool results tell them apart', 
     const served = await agent(task, seeds);
     assert.deepEqual(
       served.calls,
-      inProcess(task, seeds).turns.map((x) => x.action),
+      (await inProcess(task, seeds)).turns.map((x) => x.action),
     );
   }
   // Both are replayed; a result neither gave is refused with the reason for each.
@@ -223,13 +230,13 @@ test('n, top_logprobs and streaming answer what the policy would', async () => {
   const prefix = messages.slice(0, 4); // system, observation, the first call and its result
   const base = { model: 'oracle', messages: prefix, seed: 12_345_678_901, logprobs: true, top_logprobs: 5 };
   const r = await client.chat.completions.create({ ...base, n: 2, tools: undefined });
-  const ref = (uniform: number, history: number) => {
-    const t = inProcess(task, [seedsFor(task)[0], uniform, ...seedsFor(task).slice(2)]);
+  const ref = async (uniform: number, history: number) => {
+    const t = await inProcess(task, [seedsFor(task)[0], uniform, ...seedsFor(task).slice(2)]);
     return t.turns[history];
   };
   for (const [i, choice] of r.choices.entries()) {
     const uniform = i === 0 ? base.seed : Rng.derive(base.seed, i).uniform53();
-    const want = ref(uniform, 1);
+    const want = await ref(uniform, 1);
     const call = choice.message.tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
     assert.deepEqual(
       { name: call.function.name, arguments: JSON.parse(call.function.arguments) },
@@ -389,7 +396,7 @@ test('bad serve and mcp flags for tool envs: one line naming the flag, exit 2, b
       /^turnwise: --rows: got "?0"?; expected an integer from 1 to 1000\n$/,
     ],
   ];
-  const ran = await Promise.all(cases.map(([args]) => turnwise(args)));
+  const ran = await Promise.all(cases.map(([args], i) => firstSpawned(i, args)));
   for (const [i, r] of ran.entries()) {
     assert.equal(r.code, 2, cases[i][0].join(' '));
     assert.match(r.stderr, cases[i][1]);

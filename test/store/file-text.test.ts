@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { InputError } from '../../src/core/errors.ts';
 import { fileLines, LINE_LIMIT, SkippedLines } from '../../src/store/jsonl.ts';
-import { turnwise } from '../cli/run.ts';
+import { inProcess, turnwise } from '../cli/run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-file-text-'));
 
@@ -107,7 +107,7 @@ test('summary: invalid UTF-8 or a lone surrogate in a policy name is refused, no
     policy(Buffer.from('r\\udcffx')),
   ]);
   const [refused, skipping] = await Promise.all([
-    turnwise(['summary', '--in', path]),
+    inProcess(['summary', '--in', path]),
     turnwise(['summary', '--in', path, '--skip-invalid', '--json']),
   ]);
   assert.equal(refused.code, 2);
@@ -137,8 +137,8 @@ test('a return of 1e400 is named as the overflow it is, not "got null"', async (
     rewritten('minus', [ret('-1e400')]),
   ]);
   const runs = await Promise.all([
-    turnwise(['summary', '--in', plus]),
-    turnwise(['eval', '--in', minus, '--K', '1', '--T', '5']),
+    inProcess(['summary', '--in', plus]),
+    inProcess(['eval', '--in', minus, '--K', '1', '--T', '5']),
   ]);
   assert.deepEqual(
     runs.map((r) => [r.code, r.stderr]),

@@ -16,7 +16,7 @@ import { test } from 'node:test';
 import { InputError } from '../../src/core/errors.ts';
 import type { Trajectory } from '../../src/core/types.ts';
 import { checkOutput } from '../../src/store/paths.ts';
-import { turnwise } from '../cli/run.ts';
+import { firstSpawned, inProcess, turnwise } from '../cli/run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-paths-'));
 writeFileSync(join(dir, 'afile'), 'x');
@@ -111,8 +111,8 @@ test('every command that writes refuses a bad --out before working, and writes n
     /--out: .*already holds a finished run \(summary\.json\); give another directory, or --force/,
   ]);
   const before = readdirSync(dir).sort();
-  for (const [args, re] of cases) {
-    const r = await turnwise(args);
+  for (const [i, [args, re]] of cases.entries()) {
+    const r = await firstSpawned(i, args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, re);
     assert.equal(r.stderr.trim().split('\n').length, 1);
@@ -173,9 +173,9 @@ test('export --in F --out F (or a link to F) and rollout --policy replay:R --out
   const link = join(dir, 'link.jsonl');
   symlinkSync(file, link);
   const runs = await Promise.all([
-    turnwise(['export', '--in', file, '--format', 'openai', '--out', file]),
-    turnwise(['export', '--in', file, '--format', 'openai', '--out', link]),
-    turnwise(['rollout', '--policy', `replay:${replay}`, '--episodes', '3', '--out', replay]),
+    inProcess(['export', '--in', file, '--format', 'openai', '--out', file]),
+    inProcess(['export', '--in', file, '--format', 'openai', '--out', link]),
+    inProcess(['rollout', '--policy', `replay:${replay}`, '--episodes', '3', '--out', replay]),
   ]);
   for (const r of runs) {
     assert.equal(r.code, 2, r.stderr);

@@ -12,7 +12,7 @@ import type { Trajectory } from '../../src/core/types.ts';
 import { rollout } from '../../src/rollout/batch.ts';
 import { JsonlWriter, readTrajectories } from '../../src/store/jsonl.ts';
 import { RunStore } from '../../src/store/sqlite.ts';
-import { turnwise } from '../cli/run.ts';
+import { firstSpawned, inProcess, turnwise } from '../cli/run.ts';
 import { newLifecycle, sayFactory } from '../fixtures/say-env.ts';
 import { BigramPolicy } from '../fixtures/text-policy.ts';
 
@@ -165,7 +165,7 @@ test('a bad line is refused by `summary --in` with its line and field, and by th
     assert.equal(validate(bad[1]), false, `${what}: the JSON Schema accepted it`);
     const file = join(dir, `bad-${k}.jsonl`);
     writeFileSync(file, `${bad.map((t) => JSON.stringify(t)).join('\n')}\n`);
-    const r = await turnwise(['summary', '--in', file]);
+    const r = await firstSpawned(k, ['summary', '--in', file]);
     assert.equal(r.code, 2, `${what}: ${r.stderr}`);
     assert.match(r.stderr, message, what);
     assert.equal(r.stderr.trim().split('\n').length, 1, `${what}: one line`);
@@ -179,7 +179,7 @@ test('a bad line is refused by `summary --in` with its line and field, and by th
       ['summary', '--in', file],
       ['credit', '--in', file, '--method', 'grpo'],
     ]) {
-      const r = await turnwise(cmd);
+      const r = await inProcess(cmd);
       assert.equal(r.code, 2, `${what} ${cmd[0]}: ${r.stderr}`);
       assert.match(r.stderr, message, `${what} ${cmd[0]}`);
     }

@@ -22,7 +22,7 @@ import { meanAcross, studyFindings, studySummary } from '../../src/studies/budge
 import type { FindingId, StudySummary, Summary } from '../../src/studies/budget/summary.ts';
 import { FINDING_IDS } from '../../src/studies/budget/summary.ts';
 import { frozenTrainer } from '../../src/studies/budget/trainer.ts';
-import { turnwise } from '../cli/run.ts';
+import { inProcess, turnwise } from '../cli/run.ts';
 import { TINY } from './fixtures.ts';
 
 // A real summary to edit (the null control: RL = base, so every RL-dependent verdict starts not held).
@@ -330,9 +330,9 @@ test('study verdicts --in (the real CLI): the summary’s findings; an edited qu
     turnwise(['study', 'verdicts', '--in', file]),
     turnwise(['study', 'verdicts', '--in', flippedFile]),
     turnwise(['study', 'verdicts', '--in', join(dir, 'nowhere.json')]),
-    turnwise(['study', 'verdicts', '--in', join(dir, 'bad.json')]).then(async () => {
+    inProcess(['study', 'verdicts', '--in', join(dir, 'bad.json')]).then(async () => {
       writeFileSync(join(dir, 'bad.json'), '{"study": "budget", "version": 3}');
-      return turnwise(['study', 'verdicts', '--in', join(dir, 'bad.json')]);
+      return inProcess(['study', 'verdicts', '--in', join(dir, 'bad.json')]);
     }),
   ]);
   assert.equal(asJson.code, 0, asJson.stderr);
