@@ -104,7 +104,9 @@ async function readParquet(file: string) {
   return { rows, schema: parquetSchema(metadata) };
 }
 
-/** A pass-through to `upstream` (…/v1) that keeps every chat request body: what the policy sent. */
+/** A pass-through to `upstream` (…/v1) that keeps every chat request body the upstream answered: what
+ * the policy sent and the model saw. (An attempt that failed on the way — a pooled connection the
+ * upstream had just closed, under load — is retried by the policy and kept once, when it is answered.) */
 async function recordingProxy(upstream: string) {
   const requests: { messages: Msg[]; tools?: unknown }[] = [];
   const server: Server = createServer((req, res) => {
@@ -112,13 +114,14 @@ async function recordingProxy(upstream: string) {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      if (req.method === 'POST' && req.url?.endsWith('/chat/completions')) requests.push(JSON.parse(body));
       try {
         const r = await fetch(upstream.replace(/\/v1$/, '') + (req.url ?? ''), {
           method: req.method,
           headers: { 'content-type': 'application/json' },
           body: req.method === 'POST' ? body : undefined,
         });
+        if (r.ok && req.method === 'POST' && req.url?.endsWith('/chat/completions'))
+          requests.push(JSON.parse(body));
         res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
         res.end(await r.text());
       } catch {
