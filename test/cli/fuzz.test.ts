@@ -11,14 +11,13 @@
 // print the same thing. fast-check with a fixed seed picks the cases, so a run is reproducible and a
 // failure shrinks to a small one.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { inProcess, type Ran, strayOutput } from './run.ts';
+import { inProcess, node, type Ran, strayOutput } from './run.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
 // FUZZ_SEED / FUZZ_RUNS explore further (e.g. FUZZ_RUNS=200); the suite's own run is fixed and small.
@@ -967,17 +966,7 @@ test('cross-field nonsense in a training (or bc) config: exit 2, one line naming
 });
 
 test('the binary refuses exactly as main() in the worker does (same exit code, same line)', async () => {
-  const binary = (argv: string[], cwd: string): Promise<Ran> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, ...argv], { cwd, env: { ...process.env, NO_COLOR: '1' } });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end();
-    });
+  const binary = (argv: string[], cwd: string): Promise<Ran> => node([BIN, ...argv], { cwd });
   // A process start costs seconds on a busy machine: two cases.
   const sample = fc.sample(
     fc.constantFrom(...allSpecs).chain((s) => casesOf(s, [])),

@@ -19,17 +19,28 @@ export interface Ran {
   stderr: string;
 }
 
-export function turnwise(args: string[], input?: string): Promise<Ran> {
+/** Runs `node ARGS` in a child process (cwd and extra environment optional), stdin given `input`. */
+export function node(
+  args: string[],
+  o: { cwd?: string; env?: Record<string, string>; input?: string } = {},
+): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, args, {
+      cwd: o.cwd,
+      env: { ...process.env, NO_COLOR: '1', ...o.env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input ?? '');
+    child.stdin.end(o.input ?? '');
   });
+}
+
+export function turnwise(args: string[], input?: string): Promise<Ran> {
+  return node([BIN, ...args], { input });
 }
 
 /** A case that has not answered after this long started working instead of refusing: it is killed. */

@@ -1,7 +1,6 @@
 // The CLI's start-up machinery (docs/cli.md): commands listed without loading their modules, and the
 // precompiled copy of src/ in dist/ (bin/precompile.js) that bin/turnwise.js runs and keeps fresh.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -20,23 +19,14 @@ import { ABOUT } from '../../src/cli/commands/about.ts';
 import { COMMANDS } from '../../src/cli/commands/index.ts';
 import { program } from '../../src/cli/main.ts';
 import { STARTUP_COMMANDS } from '../../src/cli/startup-bench.ts';
+import { node } from './run.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin', 'turnwise.js');
 const tmp = mkdtempSync(join(tmpdir(), 'turnwise-startup-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-function run(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, NO_COLOR: '1', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[], env: Record<string, string> = {}) => node(args, { env });
 
 test('--help lists every command as the fully registered program does, without loading them', async () => {
   const full = await program();
