@@ -16,7 +16,8 @@
 // - Incremental counts: a merge revisits only the words that hold the pair (an index pair → words) and
 //   updates the counts of the pairs they lose and gain; the most frequent pair comes from a max-heap
 //   whose stale entries are skipped when popped. A few MB of transcripts train in seconds.
-import { isSpecialText, latin1, MAX_VOCAB, MIN_VOCAB, pairKey, pretokenize, Tokenizer } from './tokenizer.ts';
+import { isSpecialText, MAX_VOCAB, MIN_VOCAB, pairKey, Tokenizer } from './tokenizer.ts';
+import { latin1, pretokenize } from './tokenizer-bytes.ts';
 
 interface Word {
   ids: number[];

@@ -2,9 +2,7 @@
 // does for a GGUF with tokenizer.ggml.model = "gpt2" and tokenizer.ggml.pre = "gpt-2" (src/llama-vocab.cpp,
 // src/unicode.cpp), so that the language agent's vocabulary leaves turnwise as a tokenizer llama.cpp runs:
 //
-//   1. pre-tokenize: GPT-2's pattern  's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-//      with \s = Unicode White_Space (llama.cpp's unicode_set_whitespace, generated from Python `regex`'s
-//      \s: U+0085 is one, U+FEFF is not — JavaScript's \s says the opposite of both);
+//   1. pre-tokenize with GPT-2's pattern, \s being Unicode White_Space (nn/tokenizer-bytes.ts);
 //   2. each pre-token's UTF-8 bytes are the initial symbols (one token per byte: ids 0..255 = bytes);
 //   3. within the pre-token, repeatedly merge the adjacent pair of lowest merge rank, the leftmost on a
 //      tie (llama.cpp's priority queue: `l.rank > r.rank || (l.rank == r.rank && l.left > r.left)`),
@@ -24,6 +22,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { fromZod } from '../core/validate.ts';
+import { BYTE_TO_UNICODE, latin1, pretokenize, utf8Length } from './tokenizer-bytes.ts';
 
 export const SPECIAL_TOKENS = [
   '<|endoftext|>',
@@ -40,25 +39,6 @@ export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 export const MAX_VOCAB = 65_536;
 /** The smallest: the bytes and the specials, no merge. */
 export const MIN_VOCAB = 256 + SPECIAL_TOKENS.length;
-
-/** GPT-2's bytes_to_unicode (openai/gpt-2 src/encoder.py; llama.cpp unicode_byte_to_utf8_map): printable
- * Latin-1 bytes stand for themselves, the other 68 map to U+0100.. in byte order. */
-export const BYTE_TO_UNICODE: readonly string[] = (() => {
-  const printable = (b: number) => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || b >= 0xae;
-  const out: string[] = [];
-  let n = 0;
-  for (let b = 0; b < 256; b++) out.push(String.fromCodePoint(printable(b) ? b : 256 + n++));
-  return out;
-})();
-
-/** GPT-2's pre-tokenizer with \s as White_Space (see the top of the file). */
-const PRETOKEN =
-  /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\p{White_Space}\p{L}\p{N}]+|\p{White_Space}+(?!\P{White_Space})|\p{White_Space}+/gu;
-
-/** The pre-tokens of a text, in order; their concatenation is the text. */
-export function pretokenize(text: string): string[] {
-  return text.match(PRETOKEN) ?? [];
-}
 
 /** Whether a token's GGUF text would be a special token's: such a merge would make the vocabulary
  * list one text twice, which llama.cpp refuses ("duplicate token in vocabulary"). */
@@ -414,31 +394,4 @@ export function readTokenizerFile(path: string, field = '--tokenizer'): Tokenize
     throw InputError.raw(path, `not a tokenizer file: not JSON (${(e as Error).message})`);
   }
   return Tokenizer.fromJSON(raw, path);
-}
-
-/** Bytes as a string of code points 0..255: a token's identity (and, for ASCII, its text). */
-export function latin1(bytes: Uint8Array): string {
-  let s = '';
-  for (const b of bytes) s += String.fromCharCode(b);
-  return s;
-}
-
-/** The length of the well-formed UTF-8 sequence at `i` (RFC 3629: no overlongs, no surrogates, at most
- * U+10FFFF), or 0 when the bytes there are not one. */
-function utf8Length(s: Uint8Array, i: number): number {
-  const b0 = s[i];
-  if (b0 < 0x80) return 1;
-  const cont = (k: number, lo = 0x80, hi = 0xbf) => i + k < s.length && s[i + k] >= lo && s[i + k] <= hi;
-  if (b0 >= 0xc2 && b0 <= 0xdf) return cont(1) ? 2 : 0;
-  if (b0 >= 0xe0 && b0 <= 0xef) {
-    const lo = b0 === 0xe0 ? 0xa0 : 0x80;
-    const hi = b0 === 0xed ? 0x9f : 0xbf;
-    return cont(1, lo, hi) && cont(2) ? 3 : 0;
-  }
-  if (b0 >= 0xf0 && b0 <= 0xf4) {
-    const lo = b0 === 0xf0 ? 0x90 : 0x80;
-    const hi = b0 === 0xf4 ? 0x8f : 0xbf;
-    return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
-  }
-  return 0;
 }

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { corpusWords, trainBpe } from '../../src/nn/bpe.ts';
-import { MIN_VOCAB, pretokenize } from '../../src/nn/tokenizer.ts';
+import { MIN_VOCAB } from '../../src/nn/tokenizer.ts';
+import { pretokenize } from '../../src/nn/tokenizer-bytes.ts';
 
 test('hand-worked: "aaabdaaabac" (one pre-token) gives aa, ab, aaab, ac, daaab', () => {
   // counts: aa 4, ab 2, bd 1, da 1, ba 1, ac 1                → a a   (256)

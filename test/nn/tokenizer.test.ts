@@ -9,14 +9,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import fc from 'fast-check';
 import { trainBpe } from '../../src/nn/bpe.ts';
-import {
-  BYTE_TO_UNICODE,
-  MIN_VOCAB,
-  pretokenize,
-  readTokenizerFile,
-  SPECIAL_TOKENS,
-  Tokenizer,
-} from '../../src/nn/tokenizer.ts';
+import { MIN_VOCAB, readTokenizerFile, SPECIAL_TOKENS, Tokenizer } from '../../src/nn/tokenizer.ts';
+import { BYTE_TO_UNICODE, pretokenize } from '../../src/nn/tokenizer-bytes.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'turnwise-tokenizer-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
