@@ -195,7 +195,8 @@ function llamaBpe(meta: Record<string, unknown>, s: string): number[] {
 
 test("encode equals llama.cpp's BPE session run on the exported GGUF tokens and merges", () => {
   const meta = trained.ggufMetadata();
-  for (const s of CORPUS) assert.deepEqual(trained.encode(s), llamaBpe(meta, s), s);
+  const long = ['SELECT'.repeat(60), ' '.repeat(200), `${'!'.repeat(150)}x`, 'Observation'.repeat(30)];
+  for (const s of [...CORPUS, ...long]) assert.deepEqual(trained.encode(s), llamaBpe(meta, s), s);
   fc.assert(
     fc.property(text, (s) => {
       assert.deepEqual(trained.encode(s), llamaBpe(meta, s));
