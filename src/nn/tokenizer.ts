@@ -106,9 +106,12 @@ export class Tokenizer {
   private readonly bytes: Uint8Array[] = [];
   private readonly cache = new Map<string, readonly number[]>();
   private readonly specialPattern: RegExp;
+  /** Where the merges were learned, as the file records it (kept through toJSON). */
+  readonly trainedOn: TokenizerFile['trainedOn'];
 
   /** Merges as id pairs; each side must be a byte or an earlier merge's token (fromJSON checks files). */
-  constructor(merges: readonly (readonly [number, number])[]) {
+  constructor(merges: readonly (readonly [number, number])[], trainedOn?: TokenizerFile['trainedOn']) {
+    this.trainedOn = trainedOn;
     this.merges = merges.map(([a, b]) => [a, b] as const);
     for (let b = 0; b < 256; b++) this.bytes.push(Uint8Array.of(b));
     const seen = new Set<string>();
@@ -139,6 +142,11 @@ export class Tokenizer {
       .sort((x, y) => y.length - x.length)
       .map((t) => t.replace(/[|]/g, '\\|'));
     this.specialPattern = new RegExp(escaped.join('|'), 'g');
+  }
+
+  /** The same merges, with where they were learned recorded. */
+  withTrainedOn(trainedOn: NonNullable<TokenizerFile['trainedOn']>): Tokenizer {
+    return new Tokenizer(this.merges, trainedOn);
   }
 
   /** A tokenizer of the bytes and the specials alone (no merges): what "bytes only" measures. */
@@ -303,6 +311,7 @@ export class Tokenizer {
       pre: 'gpt-2',
       merges: this.merges.map(([a, b]) => `${this.tokenText(a)} ${this.tokenText(b)}`),
       specials: [...SPECIAL_TOKENS],
+      ...(this.trainedOn === undefined ? {} : { trainedOn: { ...this.trainedOn } }),
     };
   }
 
@@ -331,7 +340,7 @@ export class Tokenizer {
       ids.set(joined, 256 + r);
       merges.push([a, b]);
     }
-    return new Tokenizer(merges);
+    return new Tokenizer(merges, f.trainedOn);
   }
 
   /** The tokenizer.ggml.* entries of a GGUF file for this vocabulary (the GGUF spec; llama.cpp reads
@@ -364,20 +373,12 @@ const FileSchema = z
     pre: z.literal('gpt-2'),
     merges: z.array(z.string()).max(MAX_VOCAB - MIN_VOCAB),
     specials: z.array(z.string()),
+    /** Where the merges were learned (the CLI records the env, its parameters, episodes, seed, eps). */
     trainedOn: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   })
   .strict();
 
-export type TokenizerFile = {
-  format: typeof FORMAT;
-  version: 1;
-  model: 'gpt2';
-  pre: 'gpt-2';
-  merges: string[];
-  specials: string[];
-  /** Where the merges were learned (the CLI records the env, its parameters, episodes and seed). */
-  trainedOn?: Record<string, string | number | boolean>;
-};
+export type TokenizerFile = z.infer<typeof FileSchema>;
 
 /** Reads a tokenizer file; an unreadable or damaged one is refused in one line naming the field. */
 export function readTokenizerFile(path: string, field = '--tokenizer'): Tokenizer {

@@ -59,6 +59,7 @@ test('tokenizer train writes the merges the library learns from the same transcr
   assert.deepEqual(stats.tokensPerTurn, train.tokensPerTurn);
   assert.deepEqual(stats.corpus, train.corpus);
   assert.equal(stats.vocab, 320);
+  assert.deepEqual(stats.trainedOn, JSON.parse(readFileSync(out, 'utf8')).trainedOn);
 
   const text = await turnwise(['tokenizer', 'stats', ...args, '--tokenizer', out]);
   assert.equal(text.code, 0, text.stderr);
@@ -75,6 +76,10 @@ test('tokenizer train writes the merges the library learns from the same transcr
     );
   assert.match(lines[4], row('bytes (262)', t.bytes));
   assert.match(lines[5], row('trained (320)', t.trained));
+  assert.equal(
+    lines[6],
+    `its merges were learned on frozenlake ${JSON.stringify(train.env.params)}: 12 episodes from task seed 5, eps 0.2`,
+  );
 });
 
 test('a corpus that runs out of pairs says so, and the file holds the smaller vocabulary', async () => {

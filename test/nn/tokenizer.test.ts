@@ -292,6 +292,10 @@ test('JSON round trip: the same merges, the same encodings', () => {
   const back = Tokenizer.fromJSON(JSON.parse(JSON.stringify(trained)));
   assert.deepEqual(back.merges, trained.merges);
   for (const s of CORPUS) assert.deepEqual(back.encode(s), trained.encode(s));
+  const recorded = trained.withTrainedOn({ env: 'sql', episodes: 3 });
+  const again = Tokenizer.fromJSON(JSON.parse(JSON.stringify(recorded)));
+  assert.deepEqual(again.trainedOn, { env: 'sql', episodes: 3 });
+  assert.deepEqual(again.toJSON(), recorded.toJSON());
   const file = join(tmp, 'tok.json');
   writeFileSync(file, JSON.stringify(trained));
   assert.deepEqual(readTokenizerFile(file).merges, trained.merges);

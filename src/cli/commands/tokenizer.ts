@@ -2,7 +2,7 @@
 // expert transcripts (train/transcripts.ts, nn/bpe.ts), and its tokens per turn against the bytes alone.
 import type { Command } from 'commander';
 import { envs } from '../../envs/index.ts';
-import { MAX_VOCAB, MIN_VOCAB, readTokenizerFile, type TokenizerFile } from '../../nn/tokenizer.ts';
+import { MAX_VOCAB, MIN_VOCAB, readTokenizerFile } from '../../nn/tokenizer.ts';
 import { writeFileAtomic } from '../../store/atomic.ts';
 import { checkOutput } from '../../store/paths.ts';
 import {
@@ -94,18 +94,15 @@ export function registerTokenizer(program: Command): void {
       const o = readOptions(flags);
       checkOutput(flags.out, '--out', 'file');
       const fit = await learnTokenizer(o, vocab);
-      const file: TokenizerFile = {
-        ...fit.tokenizer.toJSON(),
-        trainedOn: {
-          env: o.config.env,
-          params: JSON.stringify(o.config.params),
-          episodes: o.episodes,
-          seed: o.seed,
-          eps: o.eps,
-          vocab,
-        },
-      };
-      writeFileAtomic(flags.out, `${JSON.stringify(file)}\n`);
+      const tokenizer = fit.tokenizer.withTrainedOn({
+        env: o.config.env,
+        params: JSON.stringify(o.config.params),
+        episodes: o.episodes,
+        seed: o.seed,
+        eps: o.eps,
+        vocab,
+      });
+      writeFileAtomic(flags.out, `${JSON.stringify(tokenizer)}\n`);
       const size = fit.tokenizer.vocabSize;
       const result = {
         env: o.config,
@@ -142,6 +139,7 @@ export function registerTokenizer(program: Command): void {
         env: o.config,
         tokenizer: flags.tokenizer,
         vocab: tokenizer.vocabSize,
+        trainedOn: tokenizer.trainedOn ?? null,
         episodes: o.episodes,
         eps: o.eps,
         seed: o.seed,
@@ -151,5 +149,10 @@ export function registerTokenizer(program: Command): void {
       };
       if (flags.json) return json(result);
       printMeasure(o, m, tokenizer.vocabSize);
+      const from = tokenizer.trainedOn;
+      if (from !== undefined)
+        out(
+          `its merges were learned on ${from.env} ${from.params}: ${from.episodes} episodes from task seed ${from.seed}, eps ${from.eps}`,
+        );
     });
 }
