@@ -414,6 +414,34 @@ function specs(valid: () => string): Spec[] {
       },
     },
     {
+      path: ['tokenizer', 'train'],
+      base: ['--env', 'frozenlake', '--vocab', '300', '--episodes', '2', '--out', 'OUT/tok.json'],
+      flags: {
+        ...ENV_FLAGS,
+        '--env': PASS_FLAGS['--env'],
+        '--vocab': badInt(262, 65536),
+        '--episodes': badInt(1, 100_000),
+        '--eps': probability,
+        '--seed': badInt(0),
+        '--budget': badInt(1, 1_000_000),
+        '--out': badOutFile,
+      },
+    },
+    {
+      // The tokenizer is read after every other flag is checked: only its own cases reach it.
+      path: ['tokenizer', 'stats'],
+      base: ['--env', 'frozenlake', '--episodes', '2', '--tokenizer', 'IN/valid.jsonl'],
+      flags: {
+        ...ENV_FLAGS,
+        '--env': PASS_FLAGS['--env'],
+        '--episodes': badInt(1, 100_000),
+        '--eps': probability,
+        '--seed': badInt(0),
+        '--budget': badInt(1, 1_000_000),
+        '--tokenizer': fc.oneof(badJson(['{"format":"turnwise-tokenizer"}', '{"merges":["a"]}']), badInFile),
+      },
+    },
+    {
       path: ['train'],
       base: ['--out', 'OUT/run'],
       flags: {

@@ -76,6 +76,11 @@ export const ABOUT = {
     description:
       'credit a trajectory file per turn and hand it over: OpenAI fine-tuning JSONL (weight 1 on the turns credit says helped) or verl Parquet (advantages per turn and per token)',
   },
+  tokenizer: {
+    term: 'tokenizer',
+    description:
+      "the language agent's byte-level BPE tokenizer: learn merges from an env's expert transcripts (train), tokens per turn (stats)",
+  },
 } as const;
 
 export type CommandName = keyof typeof ABOUT;

@@ -13,6 +13,7 @@ export const COMMANDS: { name: CommandName; load: () => Promise<Register[]> }[] 
   { name: 'compare', load: async () => [(await import('./compare.ts')).registerCompare] },
   { name: 'credit', load: async () => [(await import('./credit.ts')).registerCredit] },
   { name: 'calc', load: async () => [(await import('./calc.ts')).registerCalc] },
+  { name: 'tokenizer', load: async () => [(await import('./tokenizer.ts')).registerTokenizer] },
   { name: 'bc', load: async () => [(await import('./bc.ts')).registerBc] },
   { name: 'train', load: async () => [(await import('./train.ts')).registerTrain] },
   {
