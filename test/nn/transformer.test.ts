@@ -56,7 +56,9 @@ test('same seed, same bytes; the residual projections start smaller', () => {
   const a = new Transformer(c, Rng.derive(5)).namedParameters();
   const b = new Transformer(c, Rng.derive(5)).namedParameters();
   const other = new Transformer(c, Rng.derive(6)).namedParameters();
-  a.forEach(([n, t], i) => assert.deepEqual(bits(t.data), bits(b[i][1].data), n));
+  a.forEach(([n, t], i) => {
+    assert.deepEqual(bits(t.data), bits(b[i][1].data), n);
+  });
   assert.notDeepEqual(bits(a[0][1].data), bits(other[0][1].data));
   const std = (x: Float32Array) => Math.sqrt(x.reduce((s, v) => s + v * v, 0) / x.length);
   const m = new Transformer(transformerConfig({ layers: 4, d: 64, heads: 4, vocab: 64 }), Rng.derive(2));
@@ -92,7 +94,9 @@ test('the whole model against finite differences (GQA, untied head, ragged key m
   });
   const m = new Transformer(c, Rng.derive(3));
   // Weights of order 1 (the 0.02 init would leave every gradient tiny next to the FD tolerance).
-  m.parameters().forEach((p, i) => p.data.set(randomData(p.size, 200 + i, 0.6)));
+  m.parameters().forEach((p, i) => {
+    p.data.set(randomData(p.size, 200 + i, 0.6));
+  });
   const ids = Int32Array.of(1, 4, 6, 0, 2, 2, 5, 3);
   const keyMask = Uint8Array.of(1, 1, 1, 1, 0, 1, 1, 1); // row 1 is left-padded by one token
   const positions = Int32Array.of(0, 1, 2, 3, 0, 0, 1, 2);
