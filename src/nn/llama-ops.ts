@@ -1,7 +1,7 @@
 // The two elementwise ops the Llama layout adds to the engine: RMSNorm and SwiGLU (rotary positions are
 // in nn/rope.ts, attention in nn/attention.ts). Conventions and gradient checks as for every op
 // (nn/ops.ts); both loop over plain typed arrays, no per-element closures.
-import { lastDim, result, showShape, type Tensor } from './tensor.ts';
+import { isGradEnabled, lastDim, result, showShape, type Tensor } from './tensor.ts';
 
 /**
  * RMS normalisation over the last dimension (Zhang & Sennrich 2019; HF LlamaRMSNorm, llama.cpp
@@ -56,13 +56,19 @@ export function swiglu(gate: Tensor, up: Tensor): Tensor {
   const z = gate.data;
   const u = up.data;
   const y = new Float32Array(n);
-  for (let i = 0; i < n; i++) y[i] = (z[i] / (1 + Math.exp(-z[i]))) * u[i];
+  // σ is kept for the backward (one exp per element in all) only when a graph is being recorded.
+  const sig = isGradEnabled() && (gate.requiresGrad || up.requiresGrad) ? new Float32Array(n) : null;
+  for (let i = 0; i < n; i++) {
+    const s = 1 / (1 + Math.exp(-z[i]));
+    if (sig !== null) sig[i] = s;
+    y[i] = z[i] * s * u[i];
+  }
   return result(y, gate.shape, [gate, up], (o) => {
     const g = o.grad!;
     const gg = gate.requiresGrad ? gate.gradBuffer() : null;
     const gu = up.requiresGrad ? up.gradBuffer() : null;
     for (let i = 0; i < n; i++) {
-      const s = 1 / (1 + Math.exp(-z[i]));
+      const s = sig![i];
       if (gg !== null) gg[i] += g[i] * u[i] * s * (1 + z[i] * (1 - s));
       if (gu !== null) gu[i] += g[i] * z[i] * s;
     }
