@@ -144,15 +144,13 @@ export function generate(
     throw new InputError('maxTokens', opts.maxTokens, 'an integer ≥ 1');
   if (opts.rngs.length !== B)
     throw new InputError('rngs', opts.rngs.length, `one generator per prompt (${B})`);
+  const stop = opts.stop ?? [];
+  const perPrompt = stop.length > 0 && typeof stop[0] !== 'number';
+  if (perPrompt && stop.length !== B)
+    throw new InputError('stop', stop.length, `one stop list for all prompts, or one per prompt (${B})`);
   const stops: Set<number>[] = [];
   for (let b = 0; b < B; b++) {
-    const s =
-      opts.stop === undefined
-        ? []
-        : typeof opts.stop[0] === 'number' || opts.stop.length === 0
-          ? opts.stop
-          : opts.stop[b];
-    stops.push(new Set(s as readonly number[]));
+    stops.push(new Set((perPrompt ? stop[b] : stop) as readonly number[]));
     if (prompts[b].length === 0) throw new InputError(`prompts[${b}]`, [], 'at least one token');
     if (prompts[b].length >= c.ctx)
       throw new ContextOverflow(

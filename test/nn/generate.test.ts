@@ -206,4 +206,8 @@ test('context and bad input: ContextOverflow for a prompt with no room, finish "
   refuse(() => generate(m, [[1]], { ...base, maxTokens: 0 }), /^maxTokens: got 0/);
   refuse(() => generate(m, [[1, 40]], base), /^prompts\[0\]\[1\]: got 40; a token id in \[0, 39\]/);
   refuse(() => generate(m, [[1], [2]], base), /^rngs: got 1; one generator per prompt \(2\)/);
+  refuse(
+    () => generate(m, [[1], [2]], { ...base, rngs: [Rng.derive(0), Rng.derive(1)], stop: [[3]] }),
+    /^stop: got 1; one stop list for all prompts, or one per prompt \(2\)/,
+  );
 });
