@@ -181,7 +181,19 @@ function packB(
 ) {
   for (let j0 = 0, dst = base; j0 < N; j0 += NR, dst += K * NR) {
     const w = Math.min(NR, N - j0);
-    if (!trans) {
+    if (!trans && w === NR && NR === 8) {
+      // B stored (K, N), a full sliver: each of its rows is 8 contiguous floats (unrolled copy).
+      for (let k = 0, src = off + j0, d = dst; k < K; k++, src += N, d += 8) {
+        h[d] = B[src];
+        h[d + 1] = B[src + 1];
+        h[d + 2] = B[src + 2];
+        h[d + 3] = B[src + 3];
+        h[d + 4] = B[src + 4];
+        h[d + 5] = B[src + 5];
+        h[d + 6] = B[src + 6];
+        h[d + 7] = B[src + 7];
+      }
+    } else if (!trans) {
       // B stored (K, N): each row of the sliver is w contiguous floats.
       for (let k = 0; k < K; k++) {
         const src = off + k * N + j0;
@@ -218,6 +230,17 @@ function packA(
 ) {
   for (let it = 0; it < nI; it++) {
     const dst = base + it * kc * MR;
+    if (trans && (it + 1) * MR <= mc && MR === 4) {
+      // A stored (K, M), a full sliver: for each k its 4 rows are 4 contiguous floats — read them in
+      // that order (k outer) rather than as 4 strided columns.
+      for (let k = 0, src = off + k0 * M + i0 + it * MR, d = dst; k < kc; k++, src += M, d += 4) {
+        h[d] = A[src];
+        h[d + 1] = A[src + 1];
+        h[d + 2] = A[src + 2];
+        h[d + 3] = A[src + 3];
+      }
+      continue;
+    }
     for (let r = 0; r < MR; r++) {
       const i = it * MR + r;
       if (i >= mc) {

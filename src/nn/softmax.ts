@@ -83,7 +83,8 @@ export function logProbsOf(logits: Tensor, actions: Int32Array): Tensor {
  * Mean cross-entropy of logits (R, C) against targets: class indices (R) or probability rows (R·C,
  * soft targets such as an expert's action distribution). Fused log-softmax + NLL:
  * loss = (1/R) Σ_r Σ_c p_rc (lse_r − x_rc); ∂x_rc = (softmax_rc · Σ_c p_rc − p_rc) / R.
- * Optional per-row weights w_r replace 1/R by w_r / Σ w.
+ * Optional per-row weights w_r replace 1/R by w_r / Σ w: with a 0/1 mask, the mean over the masked-in
+ * rows (a language model's loss on the policy's own tokens only).
  */
 export function crossEntropy(
   logits: Tensor,
@@ -103,7 +104,8 @@ export function crossEntropy(
   logSumExpRows(x, R, C, lse);
   let wsum = 0;
   for (let r = 0; r < R; r++) wsum += weights === undefined ? 1 : weights[r];
-  const w = (r: number) => (weights === undefined ? 1 : weights[r]) / wsum;
+  // An all-zero mask (nothing to learn from in this batch) is a loss of 0 with no gradient, not 0/0.
+  const w = (r: number) => (wsum === 0 ? 0 : (weights === undefined ? 1 : weights[r]) / wsum);
   let loss = 0;
   for (let r = 0, p = 0; r < R; r++, p += C) {
     let l = 0;

@@ -8,7 +8,7 @@ import { firstSpawned, turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-cli-nn-'));
 
-test('bench nn --json: GFLOP/s at 64, 256, 512 and MLP train steps/s', async () => {
+test('bench nn --json: GFLOP/s at 64, 256, 512, MLP train steps/s and the transformer figures', async () => {
   const r = await turnwise(['bench', 'nn', '--trial-seconds', '0.01', '--json']);
   assert.equal(r.code, 0, r.stderr);
   const b = JSON.parse(r.stdout);
@@ -16,6 +16,10 @@ test('bench nn --json: GFLOP/s at 64, 256, 512 and MLP train steps/s', async () 
   for (const n of ['64', '256', '512']) assert.ok(b.matmul[n] > 0 && b.matmulScalar[n] > 0);
   assert.ok(b.mlpTrainStepsPerSecond > 0);
   assert.equal(b.kernel, 'wasm-simd128');
+  const t = b.transformer;
+  assert.deepEqual(Object.keys(t.generateTokensPerSecond), ['1', '64']);
+  assert.ok(t.params > 0 && t.trainTokensPerSecond > 0 && t.mfu > 0);
+  assert.equal(t.peakGflops, Math.max(...Object.values(b.matmul as Record<string, number>)));
 });
 
 const bcArgs = (out: string) => [

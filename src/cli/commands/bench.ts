@@ -119,7 +119,9 @@ export function registerBench(program: Command): void {
 
   bench
     .command('nn')
-    .description('nn engine: square float32 matmul GFLOP/s (one core) and MLP train steps/s')
+    .description(
+      'nn engine: square float32 matmul GFLOP/s (one core), MLP train steps/s, transformer train and generate tokens/s with mfu',
+    )
     .option('--trial-seconds <s>', 'length of each of the 3 timed trials per figure (best is kept)', '0.2')
     .option('--json', 'machine-readable output')
     .action((flags: { json?: boolean; trialSeconds: string }) => {
@@ -133,6 +135,11 @@ export function registerBench(program: Command): void {
         ]),
       );
       out(`kernel ${r.kernel}; MLP 48-64-64-4 Adam steps on batches of 256: ${r.mlpTrainStepsPerSecond}/s`);
+      const t = r.transformer;
+      const c = t.config;
+      out(
+        `transformer layers ${c.layers}, d ${c.d}, heads ${c.heads}, ctx ${c.ctx}, vocab ${c.vocab} (${t.params} params): train ${t.trainTokensPerSecond} tokens/s (${fmt(t.trainGflops, 2)} GFLOP/s, mfu ${fmt(t.mfu, 3)} of ${fmt(t.peakGflops, 2)}); generate ${t.generateTokensPerSecond['1']} tokens/s at batch 1, ${t.generateTokensPerSecond['64']} at batch 64`,
+      );
     });
 
   bench

@@ -1,0 +1,239 @@
+// Sampling from the transformer, batched, with the log-probability of every sampled token; and teacher-
+// forced scoring of given tokens under the same convention.
+//
+// Which log-probability: that of the distribution the token was actually drawn from — the model's
+// softmax at temperature τ, restricted to the top-p nucleus and renormalised:
+//   π_τ,p(i) = exp(l_i/τ) / Σ_{j∈N} exp(l_j/τ) for i in the nucleus N, 0 outside it,
+// N = the fewest most-probable tokens (ties: lower id first) whose probability at τ reaches p.
+// A PPO ratio or an NLL needs log π of the policy that acted, and that policy is π_τ,p; with τ = 1 and
+// p = 1 (the defaults) it is the model's own softmax. τ = 0 is greedy decoding: the point mass on the
+// argmax (lowest id on ties), whose log-probability is 0. scoreTokens takes the same τ and p, so the
+// score of a generated continuation is the sum of its sampling log-probs (the tests check equality).
+// One uniform is drawn per sampled token (greedy draws none), from the sequence's own Rng.
+import { ContextOverflow, InputError } from '../core/errors.ts';
+import type { Rng } from '../core/rng.ts';
+import { feed, KvCache } from './kv-cache.ts';
+import { noGrad } from './tensor.ts';
+import type { Transformer } from './transformer.ts';
+
+export interface SamplingOptions {
+  /** Softmax temperature τ ≥ 0 (0: greedy). Default 1. */
+  temperature?: number;
+  /** Nucleus mass p in (0, 1]. Default 1 (no truncation). */
+  topP?: number;
+}
+
+export interface GenerateOptions extends SamplingOptions {
+  /** Most tokens generated per prompt. */
+  maxTokens: number;
+  /** One generator per prompt (each prompt its own stream). */
+  rngs: readonly Rng[];
+  /** Tokens that end a generation (the stop token is kept, with its log-prob): one list for all
+   * prompts, or one per prompt. */
+  stop?: readonly number[] | readonly (readonly number[])[];
+}
+
+export interface Generation {
+  tokens: number[];
+  /** log π_τ,p of each generated token (see the file header). */
+  logProbs: number[];
+  /** stop: a stop token was sampled; length: maxTokens reached; context: the context window is full. */
+  finish: 'stop' | 'length' | 'context';
+}
+
+function checkSampling(o: SamplingOptions): { temperature: number; topP: number } {
+  const temperature = o.temperature ?? 1;
+  const topP = o.topP ?? 1;
+  if (!(Number.isFinite(temperature) && temperature >= 0))
+    throw new InputError('temperature', temperature, 'a number ≥ 0 (0 = greedy)');
+  if (!(topP > 0 && topP <= 1)) throw new InputError('topP', topP, 'a number in (0, 1]');
+  return { temperature, topP };
+}
+
+/**
+ * The sampling distribution of one logits row, as unnormalised weights w (0 outside the nucleus) and
+ * log Σ w; log π(i) = log w_i − logZ. Greedy: w is the one-hot of the argmax, logZ 0.
+ */
+function distribution(
+  logits: Float32Array,
+  off: number,
+  V: number,
+  temperature: number,
+  topP: number,
+  w: Float64Array,
+  order: number[],
+): number {
+  if (temperature === 0) {
+    let best = 0;
+    for (let i = 1; i < V; i++) if (logits[off + i] > logits[off + best]) best = i;
+    w.fill(0);
+    w[best] = 1;
+    return 0;
+  }
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < V; i++) if (logits[off + i] > max) max = logits[off + i];
+  let z = 0;
+  for (let i = 0; i < V; i++) {
+    w[i] = Math.exp((logits[off + i] - max) / temperature);
+    z += w[i];
+  }
+  if (topP < 1) {
+    order.length = V;
+    for (let i = 0; i < V; i++) order[i] = i;
+    order.sort((a, b) => w[b] - w[a] || a - b);
+    let kept = 0;
+    let k = 0;
+    while (k < V && kept < topP * z) kept += w[order[k++]];
+    for (let j = k; j < V; j++) w[order[j]] = 0;
+    z = kept;
+  }
+  return Math.log(z) + max / temperature;
+}
+
+/** log w_i − logZ written as l_i/τ − logZ where logZ includes the max shift. */
+function logProbOf(
+  logits: Float32Array,
+  off: number,
+  i: number,
+  temperature: number,
+  w: Float64Array,
+  logZ: number,
+): number {
+  if (temperature === 0) return w[i] === 1 ? 0 : Number.NEGATIVE_INFINITY;
+  return w[i] === 0 ? Number.NEGATIVE_INFINITY : logits[off + i] / temperature - logZ;
+}
+
+/** log π_τ,p of every token of the logits row at `off` (−∞ outside the nucleus): what `top_logprobs`
+ * report, and what a sampled token's log-prob is one entry of. */
+export function tokenLogProbs(
+  logits: Float32Array,
+  off: number,
+  V: number,
+  opts: SamplingOptions = {},
+): Float64Array {
+  const { temperature, topP } = checkSampling(opts);
+  const w = new Float64Array(V);
+  const logZ = distribution(logits, off, V, temperature, topP, w, []);
+  const out = new Float64Array(V);
+  for (let i = 0; i < V; i++) out[i] = logProbOf(logits, off, i, temperature, w, logZ);
+  return out;
+}
+
+function checkTokens(ids: ArrayLike<number>, vocab: number, what: string): void {
+  for (let i = 0; i < ids.length; i++) {
+    const t = ids[i];
+    if (!(Number.isInteger(t) && t >= 0 && t < vocab))
+      throw new InputError(`${what}[${i}]`, t, `a token id in [0, ${vocab - 1}]`);
+  }
+}
+
+/**
+ * Samples continuations of B prompts at once (one batched step per token over the sequences still
+ * running). Each prompt's tokens, log-probs and draws are those it would get alone: lockstep equals one
+ * at a time. A prompt that leaves no room for a token in the context raises ContextOverflow.
+ */
+export function generate(
+  model: Transformer,
+  prompts: readonly ArrayLike<number>[],
+  opts: GenerateOptions,
+): Generation[] {
+  const { temperature, topP } = checkSampling(opts);
+  const c = model.config;
+  const B = prompts.length;
+  if (!(Number.isInteger(opts.maxTokens) && opts.maxTokens >= 1))
+    throw new InputError('maxTokens', opts.maxTokens, 'an integer ≥ 1');
+  if (opts.rngs.length !== B)
+    throw new InputError('rngs', opts.rngs.length, `one generator per prompt (${B})`);
+  const stop = opts.stop ?? [];
+  const perPrompt = stop.length > 0 && typeof stop[0] !== 'number';
+  if (perPrompt && stop.length !== B)
+    throw new InputError('stop', stop.length, `one stop list for all prompts, or one per prompt (${B})`);
+  const stops: Set<number>[] = [];
+  for (let b = 0; b < B; b++) {
+    stops.push(new Set((perPrompt ? stop[b] : stop) as readonly number[]));
+    if (prompts[b].length === 0) throw new InputError(`prompts[${b}]`, [], 'at least one token');
+    if (prompts[b].length >= c.ctx)
+      throw new ContextOverflow(
+        `prompt ${b} has ${prompts[b].length} tokens; the context of ${c.ctx} leaves no room for a reply`,
+      );
+    checkTokens(prompts[b], c.vocab, `prompts[${b}]`);
+  }
+  const out: Generation[] = prompts.map(() => ({ tokens: [], logProbs: [], finish: 'length' }));
+  const cache = new KvCache(model, B);
+  const w = new Float64Array(c.vocab);
+  const order: number[] = [];
+  let active = prompts.map((_, b) => b);
+  let logits = feed(model, cache, active, prompts, true);
+  while (active.length > 0) {
+    const next: number[] = [];
+    const fed: number[][] = [];
+    active.forEach((b, i) => {
+      const off = i * c.vocab;
+      const logZ = distribution(logits, off, c.vocab, temperature, topP, w, order);
+      const token = temperature === 0 ? w.indexOf(1) : draw(w, opts.rngs[b]);
+      const g = out[b];
+      g.tokens.push(token);
+      g.logProbs.push(logProbOf(logits, off, token, temperature, w, logZ));
+      if (stops[b].has(token)) g.finish = 'stop';
+      else if (g.tokens.length >= opts.maxTokens) g.finish = 'length';
+      else if (cache.lengths[b] + 1 >= c.ctx) g.finish = 'context';
+      else {
+        next.push(b);
+        fed.push([token]);
+      }
+    });
+    active = next;
+    if (active.length > 0) logits = feed(model, cache, active, fed, true);
+  }
+  return out;
+}
+
+/** One draw from unnormalised weights: the first index whose cumulative weight exceeds u·Σw. */
+function draw(w: Float64Array, rng: Rng): number {
+  let total = 0;
+  for (let i = 0; i < w.length; i++) total += w[i];
+  let u = rng.float() * total;
+  let last = 0;
+  for (let i = 0; i < w.length; i++) {
+    if (w[i] === 0) continue;
+    last = i;
+    u -= w[i];
+    if (u < 0) return i;
+  }
+  return last; // rounding at the very end of the range
+}
+
+/**
+ * Teacher forcing: log π_τ,p of each action token given the prompt and the action tokens before it
+ * (one cache-free forward over prompt + action). −∞ for a token the sampler could not have drawn.
+ */
+export function scoreTokens(
+  model: Transformer,
+  prompt: ArrayLike<number>,
+  action: ArrayLike<number>,
+  opts: SamplingOptions = {},
+): number[] {
+  const { temperature, topP } = checkSampling(opts);
+  const c = model.config;
+  const P = prompt.length;
+  const A = action.length;
+  if (P === 0) throw new InputError('prompt', [], 'at least one token');
+  if (P + A > c.ctx)
+    throw new ContextOverflow(`prompt and action hold ${P + A} tokens; the context is ${c.ctx}`);
+  checkTokens(prompt, c.vocab, 'prompt');
+  checkTokens(action, c.vocab, 'action');
+  if (A === 0) return [];
+  const ids = new Int32Array(P + A - 1);
+  for (let i = 0; i < P; i++) ids[i] = prompt[i];
+  for (let j = 0; j + 1 < A; j++) ids[P + j] = action[j];
+  const logits = noGrad(() => model.forward(ids, [1, ids.length])).data;
+  const w = new Float64Array(c.vocab);
+  const order: number[] = [];
+  const out: number[] = [];
+  for (let j = 0; j < A; j++) {
+    const off = (P - 1 + j) * c.vocab;
+    const logZ = distribution(logits, off, c.vocab, temperature, topP, w, order);
+    out.push(logProbOf(logits, off, action[j], temperature, w, logZ));
+  }
+  return out;
+}
