@@ -307,9 +307,10 @@ export interface DiscretePolicy<O = unknown> extends Policy<O, number> {
 /** A policy that acts in many episodes at once (one batched forward for a neural policy); the rollout
  * then steps its episodes in lockstep. `actBatch` must return what act() would for each context, in
  * order — each action drawn from its own ctx.rng — so that lockstep and sequential rollouts are
- * identical. */
+ * identical. An element that is an Error is what act() would have thrown for that context (a text
+ * policy's ContextOverflow): it ends that episode alone. */
 export interface BatchedPolicy<O = unknown, A = unknown> extends Policy<O, A> {
-  actBatch(ctxs: readonly TurnContext<O>[]): MaybePromise<Action<A>[]>;
+  actBatch(ctxs: readonly TurnContext<O>[]): MaybePromise<(Action<A> | Error)[]>;
 }
 
 /** How an env is made: a registry id and its parameters (plain JSON). */

@@ -1,71 +1,35 @@
 // Policy specs on the command line: `random`, `oracle`, `oracle:eps=0.2`, `oracle:temp=0.5`,
 // `oracle:horizon=100` (budget-blind), parameters comma-separated (`oracle:eps=0.2,horizon=100`),
-// `tabular`, `mlp:hidden=64x64,seed=0` (a freshly initialised neural policy); a checkpoint path or a run
+// `tabular`, `mlp:hidden=64x64,seed=0` (a freshly initialised neural policy), `transformer:layers=2,…`
+// (a freshly initialised text policy, transformer-spec.ts); a checkpoint path or a run
 // directory goes through the loaders registered in CHECKPOINT_LOADERS.
 import { existsSync } from 'node:fs';
 import { InputError } from '../core/errors.ts';
-import type { EnvSpec, Policy } from '../core/types.ts';
-import { ACTIVATIONS, type Activation } from '../nn/layers.ts';
+import type { EnvSpec } from '../core/types.ts';
+import type { Activation } from '../nn/layers.ts';
 import { loadNeuralPolicy, type MlpPolicyOptions, mlpPolicyConfig, NeuralPolicy } from './neural.ts';
 import { type OpenAIOptions, OpenAIPolicy, type ResponseCache } from './openai.ts';
 import { OraclePolicy } from './oracle.ts';
 import { discreteActions, RandomPolicy } from './random.ts';
 import { ReplayPolicy } from './replay.ts';
 import { ScriptedOraclePolicy, ScriptedRandomPolicy } from './scripted.ts';
+import {
+  type AnyPolicy,
+  activation,
+  flag,
+  layerSizes,
+  type PolicyKind,
+  positive,
+  positiveInt,
+  probability,
+  seedValue,
+} from './spec-values.ts';
 import { loadTabularPolicy, TabularPolicy } from './tabular.ts';
+import { loadTransformerPolicy } from './transformer.ts';
+import { TRANSFORMER_KIND } from './transformer-spec.ts';
 
-export type AnyPolicy = Policy<unknown, unknown>;
-
-interface PolicyKind {
-  summary: string;
-  /** Allowed parameters and how each is read (throws InputError on a bad value). */
-  params: Record<string, (value: string, field: string) => number | string>;
-  make(params: Record<string, number | string>, env: EnvSpec, id: string): AnyPolicy;
-}
-
-const probability = (v: string, field: string): number => {
-  const x = Number(v);
-  if (v.trim() === '' || !(x >= 0 && x <= 1)) throw new InputError(field, v, 'expected a number in [0, 1]');
-  return x;
-};
-const positive = (v: string, field: string): number => {
-  const x = Number(v);
-  if (v.trim() === '' || !(x > 0 && Number.isFinite(x)))
-    throw new InputError(field, v, 'expected a number > 0');
-  return x;
-};
-const positiveInt = (v: string, field: string): number => {
-  const x = Number(v);
-  if (!/^\d+$/.test(v.trim()) || !(x >= 1)) throw new InputError(field, v, 'expected an integer ≥ 1');
-  return x;
-};
-const seedValue = (v: string, field: string): number => {
-  const x = Number(v);
-  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(x))
-    throw new InputError(field, v, 'expected an integer ≥ 0');
-  return x;
-};
-/** Hidden layer widths such as `64x64` (`bc --hidden`, the `mlp:` spec's hidden=). */
-export const hiddenWidths = (v: string, field: string): number[] => {
-  const parts = v.trim().split('x');
-  if (!parts.every((p) => /^\d+$/.test(p) && Number(p) >= 1 && Number(p) <= 65536)) {
-    throw new InputError(field, v, 'expected layer widths such as 64x64 (integers ≥ 1 joined by x)');
-  }
-  return parts.map(Number);
-};
-/** Hidden layer widths in their canonical form, `64x64` (as a policy id shows them). */
-const layerSizes = (v: string, field: string): string => hiddenWidths(v, field).join('x');
-/** One of nn's ACTIVATIONS (`bc --activation`, the `mlp:` spec's activation=). */
-export const activation = (v: string, field: string): Activation => {
-  const known = ACTIVATIONS.find((a) => a === v);
-  if (known === undefined) throw new InputError(field, v, `expected ${ACTIVATIONS.join(', ')}`);
-  return known;
-};
-const flag = (v: string, field: string): number => {
-  if (v === '1' || v === 'true') return 1;
-  if (v === '0' || v === 'false') return 0;
-  throw new InputError(field, v, 'expected 1 or 0');
-};
+// What commands import from here, where it lived before spec-values.ts.
+export { type AnyPolicy, activation, hiddenWidths } from './spec-values.ts';
 
 const KINDS: Record<string, PolicyKind> = {
   random: {
@@ -105,6 +69,7 @@ const KINDS: Record<string, PolicyKind> = {
       return new TabularPolicy(env.observations, discreteActions(env), undefined, id) as AnyPolicy;
     },
   },
+  transformer: TRANSFORMER_KIND,
   mlp: {
     summary:
       'a freshly initialised MLP over the feature view (hidden=64x64, seed=, activation=, budgetAware=1)',
@@ -138,11 +103,12 @@ export function mlpSpec(spec: string, field = '--policy'): MlpPolicyOptions {
 export const CHECKPOINT_LOADERS: ((path: string, env: EnvSpec) => AnyPolicy | undefined)[] = [
   (path, env) => loadNeuralPolicy(path, env) as AnyPolicy | undefined,
   (path, env) => loadTabularPolicy(path, env) as AnyPolicy | undefined,
+  (path, env) => loadTransformerPolicy(path, env) as AnyPolicy | undefined,
 ];
 
 export const POLICY_KINDS: readonly string[] = Object.keys(KINDS);
 
-const ALLOWED = `expected random, oracle[:eps=E,temp=T,horizon=H], tabular, mlp[:hidden=64x64,seed=S], openai:URL#MODEL[,options], replay:FILE.jsonl, or a checkpoint path`;
+const ALLOWED = `expected random, oracle[:eps=E,temp=T,horizon=H], tabular, mlp[:hidden=64x64,seed=S], transformer[:layers=L,d=D,heads=H,ctx=C,seed=S,tokenizer=FILE], openai:URL#MODEL[,options], replay:FILE.jsonl, or a checkpoint path`;
 
 export function parsePolicySpec(
   spec: string,
@@ -164,6 +130,9 @@ export function parsePolicySpec(
 }
 
 function looksLikePath(spec: string): boolean {
+  // A kind's spec may name a file in its parameters (transformer:tokenizer=dir/tok.json): not a path.
+  const colon = spec.indexOf(':');
+  if (colon > 0 && Object.hasOwn(KINDS, spec.slice(0, colon).trim())) return false;
   return spec.includes('/') || spec.endsWith('.safetensors') || existsSync(spec);
 }
 

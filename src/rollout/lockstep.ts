@@ -10,7 +10,8 @@
 //
 // Episodes run in waves of `width` (trajectories are emitted in episode order as each wave ends).
 // Promises are awaited where they appear, so an asynchronous env or policy still works, a wave at a
-// time. If actBatch throws, every episode that was waiting on it ends with kind `error`. A wave's envs
+// time. If actBatch throws, every episode that was waiting on it ends with kind `error`; an Error in
+// its answer ends that one episode as if its act() had thrown (`context` for a ContextOverflow). A wave's envs
 // are closed when the wave ends, whatever happened in it.
 import type {
   Action,
@@ -188,7 +189,7 @@ function drive(policy: BatchPolicy, wave: Wave): MaybePromise<void> {
     }
     if (pending.length > 0) return Promise.all(pending).then(() => drive(policy, wave));
     if (waiting.length === 0) return;
-    const feed = (actions: Action<unknown>[]) => {
+    const feed = (actions: (Action<unknown> | Error)[]) => {
       if (!Array.isArray(actions) || actions.length !== waiting.length) {
         fail(
           new Error(
@@ -198,13 +199,14 @@ function drive(policy: BatchPolicy, wave: Wave): MaybePromise<void> {
         return;
       }
       waiting.forEach((j, k) => {
-        requests[j] = episodes[j].next(actions[k]);
+        const a = actions[k];
+        requests[j] = a instanceof Error ? episodes[j].fail(a) : episodes[j].next(a);
       });
     };
     const fail = (e: unknown) => {
       for (const j of waiting) requests[j] = episodes[j].fail(e);
     };
-    let actions: MaybePromise<Action<unknown>[]>;
+    let actions: MaybePromise<(Action<unknown> | Error)[]>;
     try {
       actions = policy.actBatch(waiting.map((j) => contexts[j]!));
     } catch (e) {

@@ -33,14 +33,14 @@ export class CrossPolicy implements BatchedPolicy<unknown, unknown> {
     return this.current.logProb(ctx, action);
   }
 
-  actBatch(ctxs: readonly TurnContext<unknown>[]): MaybePromise<Action<unknown>[]> {
+  actBatch(ctxs: readonly TurnContext<unknown>[]): MaybePromise<(Action<unknown> | Error)[]> {
     const useStale = ctxs.map((c) => c.rng.float() < this.q);
     const part = (policy: AnyPolicy, pick: boolean) => {
       const mine = ctxs.filter((_, i) => useStale[i] === pick);
       if (mine.length === 0) return [];
       return isBatched(policy) ? policy.actBatch(mine) : mine.map((c) => policy.act(c));
     };
-    const merge = (fresh: Action<unknown>[], old: Action<unknown>[]) => {
+    const merge = (fresh: (Action<unknown> | Error)[], old: (Action<unknown> | Error)[]) => {
       let i = 0;
       let j = 0;
       return useStale.map((s) => (s ? old[j++] : fresh[i++]));
@@ -49,10 +49,10 @@ export class CrossPolicy implements BatchedPolicy<unknown, unknown> {
     const old = part(this.stale, true);
     if (isPromise(fresh) || isPromise(old) || fresh.some(isPromise) || old.some(isPromise)) {
       return Promise.all([
-        Promise.all(fresh as MaybePromise<Action<unknown>>[]),
-        Promise.all(old as MaybePromise<Action<unknown>>[]),
+        Promise.all(fresh as MaybePromise<Action<unknown> | Error>[]),
+        Promise.all(old as MaybePromise<Action<unknown> | Error>[]),
       ]).then(([f, o]) => merge(f, o));
     }
-    return merge(fresh as Action<unknown>[], old as Action<unknown>[]);
+    return merge(fresh as (Action<unknown> | Error)[], old as (Action<unknown> | Error)[]);
   }
 }

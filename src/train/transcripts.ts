@@ -2,7 +2,8 @@
 // oracle (with eps for variety) rendered as the chat an `openai:` policy sends and receives, so that a
 // tokenizer can learn its merges from them (nn/bpe.ts) and be measured on them in tokens per turn.
 //
-// The conversation of an episode:
+// The conversation of an episode (rendered by policies/transformer-prompt.ts, which the transformer
+// policy reads its prompts from too, so that cloning targets are the text the policy writes):
 //   system     the task's instructions and the tools, one JSON declaration per line
 //   user       the first observation (turn message)
 //   assistant  the action as a tool call, `<tool_call>\n{"name":…,"arguments":…}\n</tool_call>` (Hermes)
@@ -16,11 +17,11 @@
 // message before its action and the opened <|assistant|>; its action is the action's text and <|end|>.
 import { InputError } from '../core/errors.ts';
 import { makeTasks } from '../core/tasks.ts';
-import type { EnvConfig, EnvFactory, EnvSpec, Task, ToolCall, Trajectory } from '../core/types.ts';
+import type { EnvConfig, EnvFactory, EnvSpec, Task, Trajectory } from '../core/types.ts';
 import { trainBpe } from '../nn/bpe.ts';
 import { type ChatRole, Tokenizer } from '../nn/tokenizer.ts';
-import { buildMessages, type ChatMessage, chatTool, systemPrompt, toolCallText } from '../policies/chat.ts';
 import { makePolicy } from '../policies/spec.ts';
+import { hasTextPrompt, promptMessages, systemText } from '../policies/transformer-prompt.ts';
 import { rollout } from '../rollout/batch.ts';
 
 export interface TranscriptMessage {
@@ -46,57 +47,30 @@ export interface TranscriptOptions {
   budget?: number;
 }
 
-/** The system message: the instructions and the tools the model may call. */
-function systemText(spec: EnvSpec): string {
-  const chat = spec.chat;
-  const tools = spec.tools ?? (chat === undefined ? [] : [chatTool(chat).function]);
-  const head =
-    chat !== undefined
-      ? systemPrompt(chat, 'tools')
-      : `You act in the ${spec.id} environment. Each turn, call exactly one of the tools.`;
-  return [head, 'Tools:', ...tools.map((t) => JSON.stringify(t))].join('\n');
-}
-
-const assistantText = (m: ChatMessage): string => {
-  const call = m.tool_calls?.[0];
-  return call === undefined ? (m.content ?? '') : toolCallText(call.function.name, call.function.arguments);
-};
-
-/** An episode as its conversation (see the top of the file); `text` is the env's text view. */
+/** An episode as its conversation (see the top of the file); `text` is the env's text view. The
+ * messages are the prompt of a turn after the last (policies/transformer-prompt.ts, tools mode, the
+ * whole history) without that turn's message. */
 export function episodeTranscript(
   t: Trajectory,
   spec: EnvSpec,
   text: (observation: unknown) => string,
 ): Transcript {
-  const system: TranscriptMessage = { role: 'system', text: systemText(spec) };
-  const messages: TranscriptMessage[] = [system];
-  const actions: number[] = [];
-  const n = t.turns.length;
-  if (spec.chat !== undefined && typeof spec.actions === 'number') {
-    // The prompt of a turn after the last: every turn's message and action; that turn's message dropped.
-    const chat = buildMessages({
-      chat: spec.chat,
-      mode: 'tools',
-      text,
-      observation: t.turns[n - 1]?.observation,
-      history: t.turns,
-      turn: n,
-      turnsLeft: t.revealBudget ? t.budget - n : undefined,
-    }).slice(1, -1);
-    for (const m of chat) {
-      if (m.role === 'assistant') actions.push(messages.length);
-      messages.push({ role: m.role, text: m.role === 'assistant' ? assistantText(m) : (m.content ?? '') });
-    }
-    return { messages, actions };
-  }
-  if (spec.tools === undefined)
+  if (!hasTextPrompt(spec))
     throw new InputError('--env', spec.id, 'has neither a chat encoding nor tools to render as a chat');
-  for (const turn of t.turns) {
-    messages.push({ role: turn.t === 0 ? 'user' : 'tool', text: text(turn.observation) });
-    const call = turn.action as ToolCall;
-    actions.push(messages.length);
-    messages.push({ role: 'assistant', text: toolCallText(call.name, JSON.stringify(call.arguments)) });
-  }
+  const n = t.turns.length;
+  const messages: TranscriptMessage[] =
+    n === 0
+      ? [{ role: 'system', text: systemText(spec) }]
+      : promptMessages({
+          spec,
+          mode: 'tools',
+          text,
+          observation: t.turns[n - 1].observation,
+          history: t.turns,
+          turn: n,
+          turnsLeft: t.revealBudget ? t.budget - n : undefined,
+        }).slice(0, -1);
+  const actions = messages.flatMap((m, i) => (m.role === 'assistant' ? [i] : []));
   return { messages, actions };
 }
 
