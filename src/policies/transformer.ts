@@ -213,6 +213,11 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
     return sum;
   }
 
+  /** The same model (shared parameters) recorded as trained on `env`: a loaded copy refuses others. */
+  trainedOn(env: EnvSpec): TransformerPolicy {
+    return new TransformerPolicy(this.model, this.tokenizer, { ...this.format, env: env.id }, env, this.id);
+  }
+
   /** The checkpoint: parameters under HF names, config, tokenizer and format (optimizer, extras). */
   checkpoint(optimizer?: Optimizer, extra: Record<string, string> = {}): Uint8Array {
     return transformerCheckpointBytes(this.model, optimizer, {

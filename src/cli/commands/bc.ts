@@ -15,9 +15,12 @@ import { type BcTargets, collectDemonstrations, revealFor, trainBc } from '../..
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed, seedRange } from '../options.ts';
 import { ABOUT } from './about.ts';
+import { bcTransformer } from './bc-transformer.ts';
 
 interface BcFlags extends EnvFlags {
   env: string;
+  policy?: string;
+  evalSamples: string;
   expert: string;
   trainSeeds?: string;
   testSeeds?: string;
@@ -25,11 +28,11 @@ interface BcFlags extends EnvFlags {
   hidden: string;
   activation: string;
   budgetAware?: boolean;
-  targets: string;
+  targets?: string;
   episodesPerTask: string;
   epochs: string;
-  batchSize: string;
-  lr: string;
+  batchSize?: string;
+  lr?: string;
   weightDecay: string;
   out: string;
   seed: string;
@@ -47,15 +50,23 @@ export function registerBc(program: Command): void {
     .option('--train-seeds <A:B>', 'training task seeds A..B−1 (random maps: one map per seed)')
     .option('--test-seeds <A:B>', 'held-out task seeds A..B−1')
     .option('--budget <T>', 'turn budget of demonstrations and evaluation (default: the registered limit)')
+    .option(
+      '--policy <spec>',
+      'the student: an MLP over the features by default (--hidden, --activation), or transformer:… (a text policy cloned on its prompt; see docs)',
+    )
     .option('--hidden <sizes>', 'hidden layer widths', '64x64')
     .option('--activation <name>', ACTIVATIONS.join(' | '), 'relu')
     .option('--budget-aware', 'the student sees the turns left (default: when the expert does)')
     .option('--no-budget-aware', 'the student never sees the turns left')
-    .option('--targets <kind>', "probs (the expert's distribution) | actions (its sampled actions)", 'probs')
+    .option(
+      '--targets <kind>',
+      "probs (the expert's distribution) | actions (its sampled actions); default probs (a transformer: actions, as text)",
+    )
     .option('--episodes-per-task <n>', 'demonstration episodes per training task', '1')
     .option('--epochs <n>', 'passes over the demonstrations', '30')
-    .option('--batch-size <n>', 'examples per Adam step', '256')
-    .option('--lr <x>', 'Adam learning rate', '0.003')
+    .option('--batch-size <n>', 'examples per Adam step (default 256; a transformer: 8 sequences)')
+    .option('--lr <x>', 'Adam learning rate (default 0.003; a transformer: 0.001)')
+    .option('--eval-samples <n>', 'a text policy is scored by rollouts: episodes per task', '8')
     .option('--weight-decay <x>', 'decoupled weight decay (AdamW); 0 = Adam', '0')
     .option('--out <dir>', `run directory (the policy goes to <dir>/${POLICY_FILE})`, 'runs/bc')
     .option('--seed <n>', 'seed of the initialisation, the demonstrations and the shuffling', '0')
@@ -84,10 +95,12 @@ export function registerBc(program: Command): void {
       const budget =
         flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
       const expert = makePolicy(flags.expert, spec, '--expert');
-      if (flags.targets !== 'probs' && flags.targets !== 'actions') {
-        throw new InputError('--targets', flags.targets, 'expected probs or actions');
+      if (flags.policy !== undefined)
+        return bcTransformer(flags, { config, train, test, spec, budget, expert, runSeed });
+      const targets = (flags.targets ?? 'probs') as BcTargets;
+      if (targets !== 'probs' && targets !== 'actions') {
+        throw new InputError('--targets', targets, 'expected probs or actions');
       }
-      const targets = flags.targets as BcTargets;
       const student = new NeuralPolicy(
         mlpPolicyConfig(
           spec,
@@ -101,8 +114,8 @@ export function registerBc(program: Command): void {
         ),
       );
       const epochs = int('--epochs', flags.epochs, 0, 1_000_000);
-      const batchSize = int('--batch-size', flags.batchSize, 1, 1_000_000);
-      const lr = num('--lr', flags.lr, (x) => x > 0 && x < 10, 'a learning rate in (0, 10)');
+      const batchSize = int('--batch-size', flags.batchSize ?? '256', 1, 1_000_000);
+      const lr = num('--lr', flags.lr ?? '0.003', (x) => x > 0 && x < 10, 'a learning rate in (0, 10)');
       const weightDecay = num(
         '--weight-decay',
         flags.weightDecay,
