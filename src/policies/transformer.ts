@@ -79,6 +79,8 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
   readonly format: TransformerPolicyFormat;
   /** The reply's most tokens; the context rule keeps this much room for it. */
   readonly maxTokens: number;
+  /** The env the policy was built for (its action renderings, the default max_tokens). */
+  readonly env: EnvSpec;
   private readonly end: number;
   private readonly stop: number[];
 
@@ -105,6 +107,7 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
         `the tokenizer has ${tokenizer.vocabSize} tokens, the model a vocabulary of ${model.config.vocab}`,
       );
     this.id = id;
+    this.env = env;
     this.model = model;
     this.tokenizer = tokenizer;
     this.format = format;
@@ -216,6 +219,11 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
   /** The same model (shared parameters) recorded as trained on `env`: a loaded copy refuses others. */
   trainedOn(env: EnvSpec): TransformerPolicy {
     return new TransformerPolicy(this.model, this.tokenizer, { ...this.format, env: env.id }, env, this.id);
+  }
+
+  /** The same tokenizer, format and env around another model (a copy, a reference). */
+  withModel(model: Transformer, id = this.id): TransformerPolicy {
+    return new TransformerPolicy(model, this.tokenizer, this.format, this.env, id);
   }
 
   /** The checkpoint: parameters under HF names, config, tokenizer and format (optimizer, extras). */

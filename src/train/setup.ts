@@ -10,6 +10,7 @@ import { Adam } from '../nn/optim.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../policies/neural.ts';
 import { makePolicy } from '../policies/spec.ts';
 import { TabularPolicy } from '../policies/tabular.ts';
+import { TransformerPolicy } from '../policies/transformer.ts';
 import { readTrajectories } from '../store/jsonl.ts';
 import type { TrainConfig } from './config.ts';
 import { creditMethod } from './config-sections.ts';
@@ -17,6 +18,7 @@ import { Critic } from './critic.ts';
 import type { PrefixGuide } from './guidance.ts';
 import { type Learner, learnerFor } from './learner.ts';
 import { maxBudget, validateSchedule } from './schedule.ts';
+import { TransformerLearner } from './transformer-learner.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
 
@@ -62,10 +64,15 @@ function isGenerated(env: EnvConfig): boolean {
   return (env.params as { random?: boolean }).random === true;
 }
 
+/** learnerFor, and the transformer's token-level learner (in its own file, which builds on learner.ts). */
+function trainable(policy: AnyPolicy): Learner | undefined {
+  return policy instanceof TransformerPolicy ? new TransformerLearner(policy) : learnerFor(policy);
+}
+
 /** The learner a config asks for, or a copy of `init` (never trained in place). */
 function makeLearner(config: TrainConfig, spec: EnvSpec, init?: AnyPolicy): Learner {
   if (init !== undefined) {
-    const l = learnerFor(init);
+    const l = trainable(init);
     if (l === undefined) throw new InputError('policy', init.id, 'cannot be trained (no parameters)');
     return l.clone();
   }
@@ -85,7 +92,7 @@ function makeLearner(config: TrainConfig, spec: EnvSpec, init?: AnyPolicy): Lear
     return learnerFor(new NeuralPolicy(cfg))!;
   }
   const loaded = makePolicy(p.path, spec, 'policy.path');
-  const l = learnerFor(loaded);
+  const l = trainable(loaded);
   if (l === undefined) throw new InputError('policy.path', p.path, 'is not a trainable policy checkpoint');
   return l;
 }

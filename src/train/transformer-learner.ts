@@ -1,0 +1,124 @@
+// The transformer policy as a Learner (train/learner.ts) at token level: a turn's units are its action
+// tokens — the tokens the policy generated (trace.tokens, <|end|> included), or for a forced turn (an
+// expert prefix, an injected error) its action as the policy would write it, with `own` false so that it
+// never enters a loss. Each unit carries its turn's context (contextAt) and its behaviour log-prob
+// (trace.logprobs[k], the π_τ,p it was sampled from), and every unit of a turn gets that turn's
+// advantage (train/update.ts), so GRPO, Dr. GRPO and PPO run per token with the existing loss and
+// aggregation (docs/methods.md §4, §7 "Token level").
+//
+// Logits: one teacher-forced forward per turn over prompt + action (the turns of a minibatch padded into
+// one batch; causal attention, so the padding at a row's end changes nothing before it), the rows that
+// predict the units' tokens gathered, divided by the sampling temperature τ: log-softmax(l/τ) is
+// π_τ,1, the distribution the tokens were drawn from. A nucleus (top_p < 1) is not differentiable in
+// the logits: such a policy is refused for training.
+import { InputError } from '../core/errors.ts';
+import { Rng } from '../core/rng.ts';
+import type { EnvSpec, Trajectory, TurnContext } from '../core/types.ts';
+import type { NamedTensors } from '../nn/layers.ts';
+import { embedding, scale } from '../nn/ops.ts';
+import type { Optimizer } from '../nn/optim.ts';
+import { noGrad, type Tensor } from '../nn/tensor.ts';
+import { Transformer } from '../nn/transformer.ts';
+import { logSoftmaxRows } from '../policies/distribution.ts';
+import type { TransformerPolicy } from '../policies/transformer.ts';
+import { contextAt } from '../rollout/context.ts';
+import { type Learner, pickTargets, type Unit, type ViewOf } from './learner.ts';
+
+export class TransformerLearner implements Learner {
+  readonly kind = 'transformer';
+  readonly policy: TransformerPolicy;
+  readonly params: NamedTensors;
+  readonly actions: number;
+  /** Each turn's prompt and action tokens, by the context its units share. */
+  private readonly turns = new WeakMap<TurnContext<unknown>, { prompt: number[]; action: number[] }>();
+
+  constructor(policy: TransformerPolicy) {
+    const { temperature, topP } = policy.format;
+    if (topP !== 1 || temperature === 0)
+      throw new InputError(
+        'policy',
+        policy.id,
+        `training needs the sampled distribution's log-probs as logits/τ: top_p 1 and temperature > 0 (it has top_p ${topP}, temperature ${temperature})`,
+      );
+    this.policy = policy;
+    this.params = policy.model.namedParameters();
+    this.actions = policy.model.config.vocab;
+  }
+
+  units(batch: readonly Trajectory[], viewOf: ViewOf): Unit[] {
+    const units: Unit[] = [];
+    batch.forEach((traj, i) => {
+      const env = viewOf(traj.task);
+      traj.turns.forEach((turn, t) => {
+        const ctx = contextAt(traj, t, env);
+        const own = turn.forced !== true;
+        // A forced turn is read, never learned: its tokens as written, or as the policy would write it.
+        const tokens = own
+          ? turn.trace?.tokens
+          : (turn.trace?.tokens ?? this.policy.actionTokens(env.spec, turn.action) ?? []);
+        if (tokens === undefined || (own && tokens.length === 0))
+          throw new InputError(
+            `trajectory ${traj.id} turn ${t}`,
+            turn.action,
+            'a text policy’s own turn needs its tokens (trace.tokens)',
+          );
+        const logprobs = turn.trace?.logprobs;
+        this.turns.set(ctx, { prompt: this.policy.prompt(ctx).tokens, action: tokens });
+        tokens.forEach((target, k) => {
+          units.push({ traj: i, t, ctx, k, target, logpOld: own ? (logprobs?.[k] ?? Number.NaN) : 0, own });
+        });
+      });
+    });
+    return units;
+  }
+
+  private turnOf(ctx: TurnContext<unknown>): { prompt: number[]; action: number[] } {
+    const turn = this.turns.get(ctx);
+    if (turn === undefined) throw new Error('transformer learner: a unit whose turn units() did not build');
+    return turn;
+  }
+
+  logits(units: readonly Unit[]): Tensor {
+    const rows = new Map<TurnContext<unknown>, number>();
+    const seqs: number[][] = [];
+    for (const u of units) {
+      if (rows.has(u.ctx)) continue;
+      rows.set(u.ctx, seqs.length);
+      const { prompt, action } = this.turnOf(u.ctx);
+      seqs.push([...prompt, ...action.slice(0, -1)]);
+    }
+    const T = Math.max(...seqs.map((s) => s.length));
+    const ids = new Int32Array(seqs.length * T);
+    seqs.forEach((s, b) => {
+      ids.set(s, b * T);
+    });
+    const all = this.policy.model.forward(ids, [seqs.length, T]); // (B·T, V)
+    // Row of unit u: its turn's row b, position P − 1 + k (the one that predicts action token k).
+    const pick = Int32Array.from(
+      units,
+      (u) => (rows.get(u.ctx) as number) * T + this.turnOf(u.ctx).prompt.length - 1 + u.k,
+    );
+    const picked = embedding(all, pick); // (U, V)
+    const tau = this.policy.format.temperature;
+    return tau === 1 ? picked : scale(picked, 1 / tau);
+  }
+
+  logProbs(units: readonly Unit[]): Float64Array {
+    const z = noGrad(() => this.logits(units)).data;
+    return pickTargets(logSoftmaxRows(z, units.length, this.actions), units, this.actions);
+  }
+
+  clone(id = this.policy.id): TransformerLearner {
+    const p = this.policy;
+    const model = new Transformer(p.model.config, Rng.derive(0));
+    const from = p.model.namedParameters();
+    model.namedParameters().forEach(([, t], i) => {
+      t.data.set(from[i][1].data);
+    });
+    return new TransformerLearner(p.withModel(model, id));
+  }
+
+  checkpoint(_env: EnvSpec, optimizer?: Optimizer, extra: Record<string, string> = {}): Uint8Array {
+    return this.policy.checkpoint(optimizer, extra);
+  }
+}
