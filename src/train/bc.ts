@@ -148,17 +148,16 @@ export interface TrainResult {
   steps: number;
 }
 
-/** Minibatch Adam(W) on the weighted cross-entropy; the example order is drawn from (seed, epoch). */
-export function trainBc(student: NeuralPolicy, data: Demonstrations, o: TrainOptions): TrainResult {
-  const optimizer = new Adam(student.net.namedParameters(), {
-    lr: o.lr,
-    weightDecay: o.weightDecay,
-    decoupled: o.weightDecay > 0,
-  });
-  const { n } = data;
-  const I = student.inputs;
-  const A = student.actions;
-  const soft = data.targets instanceof Float32Array;
+/**
+ * Epochs of minibatch steps over n examples in an order drawn from (seed, epoch): `step` takes a
+ * minibatch's example indices, takes its optimizer step and returns its mean loss and its weight; an
+ * epoch's loss is the weighted mean of its steps' (0 when nothing weighed).
+ */
+export function minibatchEpochs(
+  n: number,
+  o: Pick<TrainOptions, 'epochs' | 'batchSize' | 'seed' | 'onEpoch'>,
+  step: (indices: number[]) => { loss: number; weight: number },
+): { losses: number[]; steps: number } {
   const order = Array.from({ length: n }, (_, i) => i);
   const losses: number[] = [];
   let steps = 0;
@@ -167,29 +166,47 @@ export function trainBc(student: NeuralPolicy, data: Demonstrations, o: TrainOpt
     let total = 0;
     let mass = 0;
     for (let b0 = 0; b0 < n; b0 += o.batchSize) {
-      const B = Math.min(o.batchSize, n - b0);
-      const xb = new Float32Array(B * I);
-      const tb = soft ? new Float32Array(B * A) : new Int32Array(B);
-      const wb = new Float32Array(B);
-      for (let r = 0; r < B; r++) {
-        const i = order[b0 + r];
-        xb.set(data.x.subarray(i * I, (i + 1) * I), r * I);
-        if (tb instanceof Float32Array) tb.set(data.targets.subarray(i * A, (i + 1) * A), r * A);
-        else tb[r] = data.targets[i];
-        wb[r] = data.weight[i];
-      }
-      optimizer.zeroGrad();
-      const loss = crossEntropy(student.logits(tensor(xb, [B, I])), tb, wb);
-      backward(loss);
-      optimizer.step();
+      const r = step(order.slice(b0, b0 + o.batchSize));
       steps++;
-      let w = 0;
-      for (let r = 0; r < B; r++) w += wb[r];
-      total += loss.item() * w;
-      mass += w;
+      total += r.loss * r.weight;
+      mass += r.weight;
     }
-    losses.push(total / mass);
-    o.onEpoch?.(epoch + 1, total / mass);
+    const mean = mass === 0 ? 0 : total / mass;
+    losses.push(mean);
+    o.onEpoch?.(epoch + 1, mean);
   }
+  return { losses, steps };
+}
+
+/** Minibatch Adam(W) on the weighted cross-entropy; the example order is drawn from (seed, epoch). */
+export function trainBc(student: NeuralPolicy, data: Demonstrations, o: TrainOptions): TrainResult {
+  const optimizer = new Adam(student.net.namedParameters(), {
+    lr: o.lr,
+    weightDecay: o.weightDecay,
+    decoupled: o.weightDecay > 0,
+  });
+  const I = student.inputs;
+  const A = student.actions;
+  const soft = data.targets instanceof Float32Array;
+  const { losses, steps } = minibatchEpochs(data.n, o, (idx) => {
+    const B = idx.length;
+    const xb = new Float32Array(B * I);
+    const tb = soft ? new Float32Array(B * A) : new Int32Array(B);
+    const wb = new Float32Array(B);
+    for (let r = 0; r < B; r++) {
+      const i = idx[r];
+      xb.set(data.x.subarray(i * I, (i + 1) * I), r * I);
+      if (tb instanceof Float32Array) tb.set(data.targets.subarray(i * A, (i + 1) * A), r * A);
+      else tb[r] = data.targets[i];
+      wb[r] = data.weight[i];
+    }
+    optimizer.zeroGrad();
+    const loss = crossEntropy(student.logits(tensor(xb, [B, I])), tb, wb);
+    backward(loss);
+    optimizer.step();
+    let w = 0;
+    for (let r = 0; r < B; r++) w += wb[r];
+    return { loss: loss.item(), weight: w };
+  });
   return { losses, optimizer, steps };
 }

@@ -12,7 +12,6 @@
 // by the context rule) and the whole fits in ctx; otherwise a new sequence starts with that turn's own
 // prompt. So every action is predicted from exactly the prompt the policy sees when it acts.
 import { ContextOverflow } from '../core/errors.ts';
-import { Rng, STREAM } from '../core/rng.ts';
 import type { EnvFactory, EnvView, Policy, Task, Trajectory } from '../core/types.ts';
 import { meanExactSuccess, meanOptimalSuccess } from '../eval/exact.ts';
 import { Adam } from '../nn/optim.ts';
@@ -23,6 +22,7 @@ import type { TransformerPolicy } from '../policies/transformer.ts';
 import { rollout } from '../rollout/batch.ts';
 import { contextAt } from '../rollout/context.ts';
 import { withEnvs } from '../rollout/env-cache.ts';
+import { minibatchEpochs, type TrainOptions } from './bc.ts';
 
 /** One training sequence: its tokens and, per token, whether it is an expert (assistant) token. */
 export interface ClonedSequence {
@@ -129,15 +129,8 @@ export function cloningLoss(student: TransformerPolicy, batch: TokenBatch): Tens
   return crossEntropy(logits, batch.targets, batch.weights);
 }
 
-export interface CloneOptions {
-  epochs: number;
-  /** Sequences per Adam step. */
-  batchSize: number;
-  lr: number;
-  weightDecay: number;
-  seed: number;
-  onEpoch?: (epoch: number, loss: number) => void;
-}
+/** bc.ts's options; a step's batch is `batchSize` sequences. */
+export type CloneOptions = TrainOptions;
 
 export interface CloneResult {
   /** Each epoch's loss: mean NLL per assistant token. */
@@ -150,30 +143,16 @@ export interface CloneResult {
 export function trainCloning(student: TransformerPolicy, data: CloningData, o: CloneOptions): CloneResult {
   const params = student.model.namedParameters();
   const optimizer = new Adam(params, { lr: o.lr, weightDecay: o.weightDecay, decoupled: o.weightDecay > 0 });
-  const n = data.sequences.length;
-  const order = Array.from({ length: n }, (_, i) => i);
-  const losses: number[] = [];
-  let steps = 0;
-  for (let epoch = 0; epoch < o.epochs; epoch++) {
-    Rng.derive(o.seed, STREAM.train, epoch).shuffle(order);
-    let total = 0;
-    let mass = 0;
-    for (let b0 = 0; b0 < n; b0 += o.batchSize) {
-      const batch = tokenBatch(order.slice(b0, b0 + o.batchSize).map((i) => data.sequences[i]));
-      optimizer.zeroGrad();
-      const loss = cloningLoss(student, batch);
-      backward(loss);
-      optimizer.step();
-      steps++;
-      let w = 0;
-      for (const x of batch.weights) w += x;
-      total += loss.item() * w;
-      mass += w;
-    }
-    const mean = mass === 0 ? 0 : total / mass;
-    losses.push(mean);
-    o.onEpoch?.(epoch + 1, mean);
-  }
+  const { losses, steps } = minibatchEpochs(data.sequences.length, o, (idx) => {
+    const batch = tokenBatch(idx.map((i) => data.sequences[i]));
+    optimizer.zeroGrad();
+    const loss = cloningLoss(student, batch);
+    backward(loss);
+    optimizer.step();
+    let w = 0;
+    for (const x of batch.weights) w += x;
+    return { loss: loss.item(), weight: w };
+  });
   return { losses, optimizer, steps };
 }
 
