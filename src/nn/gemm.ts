@@ -42,6 +42,7 @@ const SMALL = 4096;
 /** From this many multiply-adds a product is split between threads (below, waking a worker costs more
  * than it saves: see bench/README.md, "The nn engine"). */
 export const PARALLEL = 1 << 20;
+let parallelFrom = PARALLEL;
 /** Chunks per thread a parallel product aims for, so that a thread that starts late still gets a share. */
 const CHUNKS_PER_THREAD = 4;
 /** Threads a product may use at most (each has its own packing scratch in the wasm memory). */
@@ -99,6 +100,14 @@ export function gemmThreads(n?: number): number {
     threads = n;
     pool?.resize(n);
   }
+  return was;
+}
+
+/** The size (multiply-adds) from which products are split between threads (default PARALLEL; the bench
+ * lowers it to measure where splitting pays). Returns the previous value. */
+export function gemmParallelFrom(macs?: number): number {
+  const was = parallelFrom;
+  if (macs !== undefined) parallelFrom = macs;
   return was;
 }
 
@@ -268,7 +277,7 @@ function multiply(
 ): void {
   const nIB = Math.ceil(M / MC);
   const nJ = Math.ceil(N / NR);
-  const parallel = threads > 1 && w.shared && M * N * K >= PARALLEL;
+  const parallel = threads > 1 && w.shared && M * N * K >= parallelFrom;
   // Column groups: one per row block, unless there are too few row blocks to share between threads.
   const want = parallel ? Math.min(nJ, Math.ceil((CHUNKS_PER_THREAD * threads) / nIB)) : 1;
   const jgW = Math.ceil(nJ / want);
