@@ -17,7 +17,7 @@
 //                   GFLOP per CPU-second of training ÷ matmul GFLOP per CPU-second — what a step makes of
 //                   the CPU it gets, whatever the other processes on the machine take.
 import { Rng } from '../core/rng.ts';
-import { gemm, gemmKernel, gemmThreads, useSimd } from './gemm.ts';
+import { gemm, gemmKernel, gemmPool, gemmThreads, useSimd } from './gemm.ts';
 import { MLP } from './layers.ts';
 import { Adam } from './optim.ts';
 import { generate } from './sampling.ts';
@@ -55,6 +55,9 @@ export interface TransformerBench extends TrainFigures {
   threads: number;
   /** By batch size: "1" and "64". */
   generateTokensPerSecond: Record<string, number>;
+  /** Large products of the training above split between threads, and those left to one thread after
+   * a stall (a worker preempted mid-block: the machine's cores were busy; nn/gemm-threads.ts). */
+  parallel?: { split: number; declined: number };
   /** The training on one thread against the one-thread peak (when a peak for it was given). */
   oneThread?: TrainFigures;
   /** CPU-time cross-check (when a CPU-time peak was given): model GFLOP per CPU-second of training,
@@ -176,7 +179,11 @@ export function transformerBench(
     };
   };
   const threads = gemmThreads();
+  const pool = threads > 1 ? gemmPool() : undefined;
+  const [split0, declined0] = [pool?.split ?? 0, pool?.declined ?? 0];
   const train = measure(step, trialSeconds);
+  const parallel =
+    pool === undefined ? undefined : { split: pool.split - split0, declined: pool.declined - declined0 };
   const main = figures(train.perSecond, peakGflops);
   const oneThread =
     opts.onePeak === undefined
@@ -206,6 +213,7 @@ export function transformerBench(
     threads,
     ...main,
     generateTokensPerSecond,
+    ...(parallel === undefined ? {} : { parallel }),
     ...(oneThread === undefined ? {} : { oneThread }),
     ...(cpu === undefined ? {} : { cpu }),
   };

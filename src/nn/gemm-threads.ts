@@ -12,6 +12,11 @@
 //   block a worker claimed is finished before the descriptor is rewritten. NEXT only grows across jobs,
 //   so a worker that wakes late, holding an old job's range, can claim nothing of a new one.
 //
+// Under load (more runnable threads than cores) a worker can be preempted in the middle of a block, and
+// the caller then waits for it far longer than the block takes: a stall. After one, products run on the
+// caller alone for a while (2, 4, … 1024 products as stalls repeat), then splitting is tried again — so
+// two threads on a busy machine are not slower than one. The bits never depend on it.
+//
 // Lifecycle: workers start on the first parallel product, are unref()'d (they never keep the process
 // alive) and leave by themselves after IDLE_MS without work; the next parallel product starts them again.
 import { Worker } from 'node:worker_threads';
@@ -31,6 +36,10 @@ const RESET_AT = 1 << 30;
 export const IDLE_MS = 10_000;
 /** Spins on DONE before sleeping on it: the other threads' last blocks usually end within this. */
 const SPIN = 2000;
+/** A wait for the workers' last blocks longer than twice the caller's own time per block plus this (ms)
+ * is a stall (see the header). */
+const STALL_MS = 0.5;
+const MAX_STRIKES = 10;
 
 // The worker: CommonJS evaluated in the thread (no file, no loader to resolve).
 const WORKER_SOURCE = `
@@ -83,6 +92,11 @@ export class ChunkPool {
   idleMs = IDLE_MS;
   /** For tests: the calling thread claims no block, so that the workers compute every one. */
   workersOnly = false;
+  /** Products split between threads, and products left to the caller alone after a stall. */
+  split = 0;
+  declined = 0;
+  private strikes = 0;
+  private skip = 0;
 
   constructor(mem: PoolMemory, threads: number) {
     this.mem = mem;
@@ -109,9 +123,18 @@ export class ChunkPool {
     this.threads = threads;
   }
 
+  /** Whether the next large product should be split: false for a while after a stall (see the header). */
+  accepts(): boolean {
+    if (this.skip === 0 || this.workersOnly) return true;
+    this.skip--;
+    this.declined++;
+    return false;
+  }
+
   /** Runs chunk(desc, ci, scratch) for ci in [0, n) on this thread and the workers; returns when all are done. */
   run(n: number, chunk: (desc: number, ci: number, scratch: number) => void): void {
     this.spawn();
+    this.split++;
     const ctl = this.ctl;
     const s = Atomics.load(ctl, SEQ);
     Atomics.store(ctl, SEQ, s + 1);
@@ -129,6 +152,8 @@ export class ChunkPool {
     const { desc } = this.mem;
     const scratch = this.mem.scratch(0);
     let error: unknown;
+    let own = 0;
+    const t0 = performance.now();
     while (!this.workersOnly) {
       const cur = Atomics.load(ctl, NEXT);
       if (cur >= base + n) break;
@@ -138,17 +163,29 @@ export class ChunkPool {
       } catch (e) {
         error ??= e;
       }
+      own++;
       Atomics.add(ctl, DONE, 1);
     }
     // Blocks claimed by workers: wait until they are done (they notify on the last one).
+    const t1 = performance.now();
     for (let spin = 0; Atomics.load(ctl, DONE) < n; spin++) {
       if (spin >= SPIN) {
         const d = Atomics.load(ctl, DONE);
         if (d < n) Atomics.wait(ctl, DONE, d, 1000);
       }
     }
+    if (own > 0) this.recordWait(performance.now() - t1, (t1 - t0) / own);
     if (error !== undefined) throw error;
     if (Atomics.load(ctl, FAILED) !== 0) throw new Error('gemm: a worker thread failed on its block');
+  }
+
+  /** After a product: counts a stall (a wait for the workers far longer than the caller's own time per
+   * block) and sets how many products to decline (called by run(); public for tests). */
+  recordWait(waitedMs: number, blockMs: number): void {
+    if (waitedMs > 2 * blockMs + STALL_MS) {
+      this.strikes = Math.min(this.strikes + 1, MAX_STRIKES);
+      this.skip = 2 ** this.strikes;
+    } else if (this.strikes > 0) this.strikes--;
   }
 
   /** Starts the workers that are not running. */

@@ -277,7 +277,7 @@ function multiply(
 ): void {
   const nIB = Math.ceil(M / MC);
   const nJ = Math.ceil(N / NR);
-  const parallel = threads > 1 && w.shared && M * N * K >= parallelFrom;
+  const parallel = threads > 1 && w.shared && M * N * K >= parallelFrom && gemmPool()!.accepts();
   // Column groups: one per row block, unless there are too few row blocks to share between threads.
   const want = parallel ? Math.min(nJ, Math.ceil((CHUNKS_PER_THREAD * threads) / nIB)) : 1;
   const jgW = Math.ceil(nJ / want);

@@ -122,3 +122,21 @@ console.log(JSON.stringify({ alive: pool.alive, blocks: pool.workerBlocks }));
   // A worker was running (and had computed all 8 row blocks of 64) when the script reached its end.
   assert.deepEqual(out, { alive: 1, blocks: 8 });
 });
+
+test('after a stall the next products run on the caller alone, 2, 4, … at a time, then splitting resumes', () => {
+  const pool = gemmPool()!;
+  const accepted = (n: number) => Array.from({ length: n }, () => pool.accepts());
+  // Whatever the earlier tests' products left: no declines pending, no strikes.
+  while (!pool.accepts());
+  for (let i = 0; i < 10; i++) pool.recordWait(0.1, 1);
+  assert.deepEqual(accepted(3), [true, true, true]);
+  pool.recordWait(10, 1); // waited 10 ms for blocks the caller does in 1 ms: a stall
+  assert.deepEqual(accepted(3), [false, false, true]);
+  pool.recordWait(10, 1); // a second stall in a row: twice as long
+  assert.deepEqual(accepted(5), [false, false, false, false, true]);
+  pool.recordWait(0.1, 1); // a clean product: strikes decay one at a time
+  pool.recordWait(0.1, 1);
+  assert.deepEqual(accepted(2), [true, true]);
+  pool.recordWait(10, 1);
+  assert.deepEqual(accepted(3), [false, false, true]);
+});
