@@ -92,6 +92,9 @@ export class ChunkPool {
   idleMs = IDLE_MS;
   /** For tests: the calling thread claims no block, so that the workers compute every one. */
   workersOnly = false;
+  /** Whether stalls make products run on the caller alone for a while (bench/gemm-threads.ts turns it
+   * off to time the split itself). */
+  backoff = true;
   /** Products split between threads, and products left to the caller alone after a stall. */
   split = 0;
   declined = 0;
@@ -125,7 +128,7 @@ export class ChunkPool {
 
   /** Whether the next large product should be split: false for a while after a stall (see the header). */
   accepts(): boolean {
-    if (this.skip === 0 || this.workersOnly) return true;
+    if (this.skip === 0 || this.workersOnly || !this.backoff) return true;
     this.skip--;
     this.declined++;
     return false;
