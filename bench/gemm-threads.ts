@@ -32,7 +32,7 @@ function fill(n: number, rng: Rng): Float32Array {
 
 gemmParallelFrom(0); // split every product, to see where it pays
 const pool = gemmPool();
-if (pool !== undefined) pool.backoff = false; // time the split itself, stalls included
+if (pool !== undefined) pool.adaptive = false; // time the split itself
 const rng = Rng.derive(0, 0x7e);
 const rows = [];
 for (const [M, N, K] of SHAPES) {

@@ -55,8 +55,8 @@ export interface TransformerBench extends TrainFigures {
   threads: number;
   /** By batch size: "1" and "64". */
   generateTokensPerSecond: Record<string, number>;
-  /** Large products of the training above split between threads, and those left to one thread after
-   * a stall (a worker preempted mid-block: the machine's cores were busy; nn/gemm-threads.ts). */
+  /** Large products of the training above split between threads, and those run on one thread because
+   * that measured faster (the machine's cores were busy; nn/gemm-threads.ts). */
   parallel?: { split: number; declined: number };
   /** The training on one thread against the one-thread peak (when a peak for it was given). */
   oneThread?: TrainFigures;

@@ -12,10 +12,11 @@
 //   block a worker claimed is finished before the descriptor is rewritten. NEXT only grows across jobs,
 //   so a worker that wakes late, holding an old job's range, can claim nothing of a new one.
 //
-// Under load (more runnable threads than cores) a worker can be preempted in the middle of a block, and
-// the caller then waits for it far longer than the block takes: a stall. After one, products run on the
-// caller alone for a while (2, 4, … 1024 products as stalls repeat), then splitting is tried again — so
-// two threads on a busy machine are not slower than one. The bits never depend on it.
+// Whether splitting pays is measured, not assumed: on a busy machine the workers may get no core of
+// their own (a preempted worker then holds its block while the caller waits), and two threads run slower
+// than one. So each product shape is timed both ways — split, then on the caller alone — and from then
+// on runs the faster way, timing the other way again every EXPLORE-th time (an average that follows the
+// machine's load). Only the speed depends on it, never the bits.
 //
 // Lifecycle: workers start on the first parallel product, are unref()'d (they never keep the process
 // alive) and leave by themselves after IDLE_MS without work; the next parallel product starts them again.
@@ -36,10 +37,12 @@ const RESET_AT = 1 << 30;
 export const IDLE_MS = 10_000;
 /** Spins on DONE before sleeping on it: the other threads' last blocks usually end within this. */
 const SPIN = 2000;
-/** A wait for the workers' last blocks longer than twice the caller's own time per block plus this (ms)
- * is a stall (see the header). */
-const STALL_MS = 0.5;
-const MAX_STRIKES = 10;
+/** A shape's slower way is timed again every EXPLORE-th product of that shape. */
+const EXPLORE = 16;
+/** Weight of a new time in a shape's running averages. */
+const EMA = 0.25;
+/** Shapes remembered (the averages are forgotten past it: a training run has a few dozen). */
+const MAX_SHAPES = 4096;
 
 // The worker: CommonJS evaluated in the thread (no file, no loader to resolve).
 const WORKER_SOURCE = `
@@ -92,14 +95,14 @@ export class ChunkPool {
   idleMs = IDLE_MS;
   /** For tests: the calling thread claims no block, so that the workers compute every one. */
   workersOnly = false;
-  /** Whether stalls make products run on the caller alone for a while (bench/gemm-threads.ts turns it
-   * off to time the split itself). */
-  backoff = true;
-  /** Products split between threads, and products left to the caller alone after a stall. */
+  /** Whether products are split only when splitting measured faster (see the header); off, every
+   * product offered is split (bench/gemm-threads.ts times the split itself). */
+  adaptive = true;
+  /** Products split between threads, and products run on the caller alone because that measured faster. */
   split = 0;
   declined = 0;
-  private strikes = 0;
-  private skip = 0;
+  /** Per shape: running average ms split and alone (NaN until timed), and products seen. */
+  private readonly shapes = new Map<string, { split: number; alone: number; seen: number }>();
 
   constructor(mem: PoolMemory, threads: number) {
     this.mem = mem;
@@ -126,18 +129,35 @@ export class ChunkPool {
     this.threads = threads;
   }
 
-  /** Whether the next large product should be split: false for a while after a stall (see the header). */
-  accepts(): boolean {
-    if (this.skip === 0 || this.workersOnly || !this.backoff) return true;
-    this.skip--;
-    this.declined++;
-    return false;
+  /** Whether to split the next product of this shape (see the header); call record() with its time. */
+  choose(shape: string): boolean {
+    if (this.workersOnly || !this.adaptive) return true;
+    let s = this.shapes.get(shape);
+    if (s === undefined) {
+      if (this.shapes.size >= MAX_SHAPES) this.shapes.clear();
+      s = { split: Number.NaN, alone: Number.NaN, seen: 0 };
+      this.shapes.set(shape, s);
+    }
+    s.seen++;
+    if (Number.isNaN(s.split)) return true;
+    if (Number.isNaN(s.alone)) return false;
+    const faster = s.split < s.alone;
+    return s.seen % EXPLORE === 0 ? !faster : faster;
+  }
+
+  /** The time (ms) a product of this shape took, split or alone. */
+  record(shape: string, split: boolean, ms: number): void {
+    if (split) this.split++;
+    else this.declined++;
+    const s = this.shapes.get(shape);
+    if (s === undefined) return;
+    if (split) s.split = Number.isNaN(s.split) ? ms : s.split + EMA * (ms - s.split);
+    else s.alone = Number.isNaN(s.alone) ? ms : s.alone + EMA * (ms - s.alone);
   }
 
   /** Runs chunk(desc, ci, scratch) for ci in [0, n) on this thread and the workers; returns when all are done. */
   run(n: number, chunk: (desc: number, ci: number, scratch: number) => void): void {
     this.spawn();
-    this.split++;
     const ctl = this.ctl;
     const s = Atomics.load(ctl, SEQ);
     Atomics.store(ctl, SEQ, s + 1);
@@ -155,8 +175,6 @@ export class ChunkPool {
     const { desc } = this.mem;
     const scratch = this.mem.scratch(0);
     let error: unknown;
-    let own = 0;
-    const t0 = performance.now();
     while (!this.workersOnly) {
       const cur = Atomics.load(ctl, NEXT);
       if (cur >= base + n) break;
@@ -166,29 +184,17 @@ export class ChunkPool {
       } catch (e) {
         error ??= e;
       }
-      own++;
       Atomics.add(ctl, DONE, 1);
     }
     // Blocks claimed by workers: wait until they are done (they notify on the last one).
-    const t1 = performance.now();
     for (let spin = 0; Atomics.load(ctl, DONE) < n; spin++) {
       if (spin >= SPIN) {
         const d = Atomics.load(ctl, DONE);
         if (d < n) Atomics.wait(ctl, DONE, d, 1000);
       }
     }
-    if (own > 0) this.recordWait(performance.now() - t1, (t1 - t0) / own);
     if (error !== undefined) throw error;
     if (Atomics.load(ctl, FAILED) !== 0) throw new Error('gemm: a worker thread failed on its block');
-  }
-
-  /** After a product: counts a stall (a wait for the workers far longer than the caller's own time per
-   * block) and sets how many products to decline (called by run(); public for tests). */
-  recordWait(waitedMs: number, blockMs: number): void {
-    if (waitedMs > 2 * blockMs + STALL_MS) {
-      this.strikes = Math.min(this.strikes + 1, MAX_STRIKES);
-      this.skip = 2 ** this.strikes;
-    } else if (this.strikes > 0) this.strikes--;
   }
 
   /** Starts the workers that are not running. */

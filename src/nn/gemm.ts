@@ -277,7 +277,9 @@ function multiply(
 ): void {
   const nIB = Math.ceil(M / MC);
   const nJ = Math.ceil(N / NR);
-  const parallel = threads > 1 && w.shared && M * N * K >= parallelFrom && gemmPool()!.accepts();
+  const pool = threads > 1 && w.shared && M * N * K >= parallelFrom ? gemmPool() : undefined;
+  const shape = pool === undefined ? '' : `${M}x${N}x${K}`;
+  const parallel = pool?.choose(shape) ?? false;
   // Column groups: one per row block, unless there are too few row blocks to share between threads.
   const want = parallel ? Math.min(nJ, Math.ceil((CHUNKS_PER_THREAD * threads) / nIB)) : 1;
   const jgW = Math.ceil(nJ / want);
@@ -296,9 +298,8 @@ function multiply(
   f[(d + DESC.nJG) >> 2] = nJG;
   f[(d + DESC.jgW) >> 2] = jgW;
   const n = nIB * nJG;
-  if (!parallel) {
-    for (let ci = 0; ci < n; ci++) w.chunk(d, ci, SCRATCH);
-    return;
-  }
-  gemmPool()!.run(n, w.chunk);
+  const t0 = pool === undefined ? 0 : performance.now();
+  if (parallel) pool!.run(n, w.chunk);
+  else for (let ci = 0; ci < n; ci++) w.chunk(d, ci, SCRATCH);
+  pool?.record(shape, parallel, performance.now() - t0);
 }

@@ -123,20 +123,27 @@ console.log(JSON.stringify({ alive: pool.alive, blocks: pool.workerBlocks }));
   assert.deepEqual(out, { alive: 1, blocks: 8 });
 });
 
-test('after a stall the next products run on the caller alone, 2, 4, … at a time, then splitting resumes', () => {
+test('each shape is split only while splitting measures faster, and the slower way is timed again now and then', () => {
   const pool = gemmPool()!;
-  const accepted = (n: number) => Array.from({ length: n }, () => pool.accepts());
-  // Whatever the earlier tests' products left: no declines pending, no strikes.
-  while (!pool.accepts());
-  for (let i = 0; i < 10; i++) pool.recordWait(0.1, 1);
-  assert.deepEqual(accepted(3), [true, true, true]);
-  pool.recordWait(10, 1); // waited 10 ms for blocks the caller does in 1 ms: a stall
-  assert.deepEqual(accepted(3), [false, false, true]);
-  pool.recordWait(10, 1); // a second stall in a row: twice as long
-  assert.deepEqual(accepted(5), [false, false, false, false, true]);
-  pool.recordWait(0.1, 1); // a clean product: strikes decay one at a time
-  pool.recordWait(0.1, 1);
-  assert.deepEqual(accepted(2), [true, true]);
-  pool.recordWait(10, 1);
-  assert.deepEqual(accepted(3), [false, false, true]);
+  const shape = 'test-shape'; // a key no real product uses
+  const next = () => pool.choose(shape);
+  assert.equal(next(), true); // first timed split …
+  pool.record(shape, true, 4);
+  assert.equal(next(), false); // … then alone
+  pool.record(shape, false, 3);
+  // Alone measured faster (3 ms < 4 ms): alone, except every 16th product of the shape (the 16th here).
+  const ways: boolean[] = [];
+  for (let i = 3; i <= 20; i++) {
+    const split = next();
+    ways.push(split);
+    if (!split) pool.record(shape, false, 3);
+  }
+  assert.deepEqual(
+    ways.map((w, i) => (w ? i + 3 : 0)).filter((i) => i > 0),
+    [16],
+  );
+  // The split times faster now (e.g. the machine got quiet): averages move by a quarter of each new time.
+  for (let i = 0; i < 3; i++) pool.record(shape, true, 1); // 4 → 3.25 → 2.69 → 2.27 ms
+  assert.equal(next(), true);
+  assert.equal(next(), true);
 });
