@@ -12,11 +12,14 @@
 //   block a worker claimed is finished before the descriptor is rewritten. NEXT only grows across jobs,
 //   so a worker that wakes late, holding an old job's range, can claim nothing of a new one.
 //
-// Whether splitting pays is measured, not assumed: on a busy machine the workers may get no core of
-// their own (a preempted worker then holds its block while the caller waits), and two threads run slower
-// than one. So each product shape is timed both ways — split, then on the caller alone — and from then
-// on runs the faster way, timing the other way again every EXPLORE-th time (an average that follows the
-// machine's load). Only the speed depends on it, never the bits.
+// Whether splitting pays is measured, not assumed. On a busy machine the workers may get no core of
+// their own: the kernel's fair scheduler gives a process (its session) a share of the CPU, and a second
+// thread then only splits that share — it slows the caller's other work and, preempted mid-block, makes
+// the caller wait. So each product shape is timed both ways, split and on the caller alone, and a split
+// also measures the process's parallelism (CPU time ÷ wall time, every thread's CPU); a shape runs split
+// only while that is faster and at least MIN_PARALLELISM cores really worked on it, and the other way is
+// timed again every EXPLORE-th product of the shape (running averages follow the machine's load). Only
+// the speed depends on it, never the bits.
 //
 // Lifecycle: workers start on the first parallel product, are unref()'d (they never keep the process
 // alive) and leave by themselves after IDLE_MS without work; the next parallel product starts them again.
@@ -39,6 +42,8 @@ export const IDLE_MS = 10_000;
 const SPIN = 2000;
 /** A shape's slower way is timed again every EXPLORE-th product of that shape. */
 const EXPLORE = 16;
+/** CPU time ÷ wall time a split product must reach (on average) to count as parallel. */
+export const MIN_PARALLELISM = 1.5;
 /** Weight of a new time in a shape's running averages. */
 const EMA = 0.25;
 /** Shapes remembered (the averages are forgotten past it: a training run has a few dozen). */
@@ -101,8 +106,9 @@ export class ChunkPool {
   /** Products split between threads, and products run on the caller alone because that measured faster. */
   split = 0;
   declined = 0;
-  /** Per shape: running average ms split and alone (NaN until timed), and products seen. */
-  private readonly shapes = new Map<string, { split: number; alone: number; seen: number }>();
+  /** Per shape: running averages of ms split and alone (NaN until timed) and of a split's parallelism,
+   * and products seen. */
+  private readonly shapes = new Map<string, { split: number; alone: number; par: number; seen: number }>();
 
   constructor(mem: PoolMemory, threads: number) {
     this.mem = mem;
@@ -135,24 +141,29 @@ export class ChunkPool {
     let s = this.shapes.get(shape);
     if (s === undefined) {
       if (this.shapes.size >= MAX_SHAPES) this.shapes.clear();
-      s = { split: Number.NaN, alone: Number.NaN, seen: 0 };
+      s = { split: Number.NaN, alone: Number.NaN, par: Number.NaN, seen: 0 };
       this.shapes.set(shape, s);
     }
     s.seen++;
     if (Number.isNaN(s.split)) return true;
     if (Number.isNaN(s.alone)) return false;
-    const faster = s.split < s.alone;
+    const faster = s.split < s.alone && s.par >= MIN_PARALLELISM;
     return s.seen % EXPLORE === 0 ? !faster : faster;
   }
 
-  /** The time (ms) a product of this shape took, split or alone. */
-  record(shape: string, split: boolean, ms: number): void {
+  /** The wall time (ms) a product of this shape took, split or alone, and for a split the process's CPU
+   * time (ms, every thread's) meanwhile. */
+  record(shape: string, split: boolean, ms: number, cpuMs = 0): void {
     if (split) this.split++;
     else this.declined++;
     const s = this.shapes.get(shape);
     if (s === undefined) return;
-    if (split) s.split = Number.isNaN(s.split) ? ms : s.split + EMA * (ms - s.split);
-    else s.alone = Number.isNaN(s.alone) ? ms : s.alone + EMA * (ms - s.alone);
+    const avg = (was: number, x: number) => (Number.isNaN(was) ? x : was + EMA * (x - was));
+    if (!split) s.alone = avg(s.alone, ms);
+    else {
+      s.split = avg(s.split, ms);
+      s.par = avg(s.par, ms > 0 ? cpuMs / ms : 1);
+    }
   }
 
   /** Runs chunk(desc, ci, scratch) for ci in [0, n) on this thread and the workers; returns when all are done. */

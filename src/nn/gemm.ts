@@ -299,7 +299,13 @@ function multiply(
   f[(d + DESC.jgW) >> 2] = jgW;
   const n = nIB * nJG;
   const t0 = pool === undefined ? 0 : performance.now();
-  if (parallel) pool!.run(n, w.chunk);
-  else for (let ci = 0; ci < n; ci++) w.chunk(d, ci, SCRATCH);
-  pool?.record(shape, parallel, performance.now() - t0);
+  if (!parallel) for (let ci = 0; ci < n; ci++) w.chunk(d, ci, SCRATCH);
+  else {
+    const cpu0 = process.cpuUsage();
+    pool!.run(n, w.chunk);
+    const cpu = process.cpuUsage(cpu0);
+    pool!.record(shape, true, performance.now() - t0, (cpu.user + cpu.system) / 1000);
+    return;
+  }
+  pool?.record(shape, false, performance.now() - t0);
 }

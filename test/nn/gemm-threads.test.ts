@@ -123,12 +123,12 @@ console.log(JSON.stringify({ alive: pool.alive, blocks: pool.workerBlocks }));
   assert.deepEqual(out, { alive: 1, blocks: 8 });
 });
 
-test('each shape is split only while splitting measures faster, and the slower way is timed again now and then', () => {
+test('each shape is split only while splitting measures faster on two cores, and the other way is timed again now and then', () => {
   const pool = gemmPool()!;
   const shape = 'test-shape'; // a key no real product uses
   const next = () => pool.choose(shape);
   assert.equal(next(), true); // first timed split …
-  pool.record(shape, true, 4);
+  pool.record(shape, true, 4, 8); // 4 ms, 8 ms of CPU: parallelism 2
   assert.equal(next(), false); // … then alone
   pool.record(shape, false, 3);
   // Alone measured faster (3 ms < 4 ms): alone, except every 16th product of the shape (the 16th here).
@@ -142,8 +142,11 @@ test('each shape is split only while splitting measures faster, and the slower w
     ways.map((w, i) => (w ? i + 3 : 0)).filter((i) => i > 0),
     [16],
   );
-  // The split times faster now (e.g. the machine got quiet): averages move by a quarter of each new time.
-  for (let i = 0; i < 3; i++) pool.record(shape, true, 1); // 4 → 3.25 → 2.69 → 2.27 ms
+  // The split times faster now (the machine got quiet): averages move by a quarter of each new time.
+  for (let i = 0; i < 3; i++) pool.record(shape, true, 1, 2); // 4 → 3.25 → 2.69 → 2.27 ms
   assert.equal(next(), true);
   assert.equal(next(), true);
+  // Faster, but on one core's worth of CPU (parallelism 1: the threads took turns): not split.
+  for (let i = 0; i < 8; i++) pool.record(shape, true, 1, 1); // parallelism 2 → … → 1.10 < 1.5
+  assert.equal(next(), false);
 });
