@@ -18,6 +18,7 @@
 // Math.fround, so both give the same bits, whichever thread computed which block.
 import {
   BR_IF_0,
+  body,
   call,
   ELSE,
   END,
@@ -112,10 +113,7 @@ function kernel(): WasmFunction {
   const ACC = 15;
   const B = ACC + MR * NV;
   const A = B + NV;
-  const code: number[] = [];
-  const emit = (...parts: number[][]) => {
-    for (const p of parts) code.push(...p);
-  };
+  const { code, emit } = body();
   emit(i32Const(0), localSet(JT));
   emit(LOOP); // over column tiles jt
   emit(i32Const(0), localSet(IT));
@@ -189,10 +187,7 @@ function transpose(W: number): WasmFunction {
   const [DST, SRC, KCn, SC, N4, P] = [0, 1, 2, 3, 4, 5];
   const R = 6; // v128 r0..r3: four columns' next four k values
   const T = 10; // v128 t0..t3: the interleaved halves
-  const code: number[] = [];
-  const emit = (...parts: number[][]) => {
-    for (const p of parts) code.push(...p);
-  };
+  const { code, emit } = body();
   emit(localGet(KCn), i32Const(2), I32_SHR_U, localTee(N4), IF, LOOP);
   for (let cg = 0; cg < W / 4; cg++) {
     emit(
@@ -252,10 +247,7 @@ function transpose(W: number): WasmFunction {
  */
 function edge(): WasmFunction {
   const [DST, SRC, KCn, W, Wv, SK, SC, C, P, Q] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
-  const code: number[] = [];
-  const emit = (...parts: number[][]) => {
-    for (const p of parts) code.push(...p);
-  };
+  const { code, emit } = body();
   emit(LOOP, i32Const(0), localSet(C), localGet(SRC), localSet(P), localGet(DST), localSet(Q));
   emit(
     LOOP,
@@ -309,10 +301,7 @@ function chunk(): WasmFunction {
   ];
   const L = Object.fromEntries([...names, ...locals].map((n, i) => [n, i])) as Record<string, number>;
   const g = (n: string) => localGet(L[n]);
-  const code: number[] = [];
-  const emit = (...parts: number[][]) => {
-    for (const p of parts) code.push(...p);
-  };
+  const { code, emit } = body();
   for (const [field, off] of Object.entries(DESC)) emit(g('desc'), i32Load(off), localSet(L[field]));
   emit(g('ci'), g('nJG'), I32_DIV_U, localSet(L.ib));
   emit(g('ci'), g('ib'), g('nJG'), I32_MUL, I32_SUB, localSet(L.jg));

@@ -43,7 +43,6 @@ export const localSet = (i: number) => [0x21, ...uleb(i)];
 export const localTee = (i: number) => [0x22, ...uleb(i)];
 export const i32Const = (n: number) => [0x41, ...sleb(n)];
 export const call = (f: number) => [0x10, ...uleb(f)];
-export const I32_EQZ = [0x45];
 export const I32_EQ = [0x46];
 export const I32_NE = [0x47];
 export const I32_LT_U = [0x49];
@@ -75,6 +74,17 @@ export const F32X4_MUL = simd(0xe6);
  * (first ‖ second), lanes 0–3 naming the first operand and 4–7 the second. */
 export const f32x4Shuffle = (lanes: readonly number[]) =>
   simd(0x0d, ...lanes.flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3]));
+
+/** A function body being written: `emit` appends instructions to `code`. */
+export function body(): { code: number[]; emit: (...parts: number[][]) => void } {
+  const code: number[] = [];
+  return {
+    code,
+    emit: (...parts) => {
+      for (const p of parts) code.push(...p);
+    },
+  };
+}
 
 /** min(a, b) of two unsigned i32 expressions, each pushed by its code (evaluated twice: keep them cheap). */
 export const minU = (a: number[], b: number[]) => [...a, ...b, ...a, ...b, ...I32_LT_U, ...SELECT];
