@@ -150,3 +150,22 @@ test('each shape is split only while splitting measures faster on two cores, and
   for (let i = 0; i < 8; i++) pool.record(shape, true, 1, 1); // parallelism 2 → … → 1.10 < 1.5
   assert.equal(next(), false);
 });
+
+test('a product too large for one pass is done in row slabs, with the bits of a row computed alone', () => {
+  // M·(K + N) = 64 003 · 264 floats of A and C: more than one pass copies in (2²⁴), so two slabs, of
+  // 63 488 rows (a multiple of the 64-row block) and 515.
+  const [M, N, K] = [64_003, 8, 256];
+  const A = randomData(M * K, 11);
+  const B = randomData(K * N, 12);
+  for (const tA of [false, true]) {
+    const C = new Float32Array(M * N);
+    gemm(M, N, K, A, 0, tA, B, 0, false, C, 0, false);
+    for (const i of [0, 1, 63_487, 63_488, M - 1]) {
+      // Row i of op(A), contiguous, through the scalar path.
+      const row = tA ? Float32Array.from({ length: K }, (_, k) => A[k * M + i]) : A.slice(i * K, (i + 1) * K);
+      const want = new Float32Array(N);
+      gemmScalar(1, N, K, row, 0, false, B, 0, false, want, 0, false);
+      assert.deepEqual(bits(C.subarray(i * N, (i + 1) * N)), bits(want), `tA=${tA} row ${i}`);
+    }
+  }
+});
