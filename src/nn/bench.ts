@@ -1,21 +1,22 @@
 // Throughput of the engine (machine-dependent: printed by `turnwise bench nn`, never asserted).
 //   matmul          GFLOP/s of square float32 products C = A·B (2n³ flops), one thread, best of 3 timed
-//                   runs of ≥ 0.2 s each after a warm-up; `matmulThreads` the same at the engine's thread
-//                   count (gemmThreads(): the machine's cores), products split between worker threads
+//                   runs of ≥ 0.2 s each after a warm-up; `matmulThreads` the same on the engine's `threads`
+//                   (gemmThreads(): the machine's cores), large products split between worker threads
+//                   when that measures faster (nn/gemm-threads.ts)
 //   mlpTrainStepsPerSecond  full Adam steps (forward, cross-entropy, backward, update) of the FrozenLake
-//                   4x4 policy network — MLP 48→64→64→4, ReLU — on minibatches of 256
+//                   4x4 policy network — MLP 48→64→64→4, ReLU — on minibatches of 256, one thread
 //   transformer     the Llama-layout transformer (nn/transformer.ts) at layers 2, d 128, heads 4, ctx 256,
 //                   vocab 512: training tokens/s (forward, masked cross-entropy, backward, Adam on batches
 //                   of 8 × 256 tokens), generation tokens/s with the KV cache at batch 1 and 64 (16-token
 //                   prompts, 64 sampled tokens each, prefill included), and mfu: model FLOP/s of training
-//                   ÷ the best square-matmul GFLOP/s of the same run on the same threads — training on
-//                   `threads` threads against `matmulThreads`, and (`oneThread`) on one thread against
-//                   `matmul`. Model FLOPs per token are 6·N (N: parameters that pass through a product, the
-//                   tied head once; Kaplan et al. 2020, PaLM App. B) plus causal attention's 6·layers·d·T
-//                   (half of PaLM's 12·L·d·T: the masked upper triangle is not work the model needs).
-//                   `cpu` is the cross-check by CPU time (every thread's, from process.cpuUsage): model
-//                   GFLOP per CPU-second of training ÷ matmul GFLOP per CPU-second — what a step makes of
-//                   the CPU it gets, whatever the other processes on the machine take.
+//                   ÷ the best square-matmul GFLOP/s of the same run on the same threads — one thread
+//                   against `matmul`, and (`threads`) the engine's threads against `matmulThreads`. Model
+//                   FLOPs per token are 6·N (N: parameters that pass through a product, the tied head
+//                   once; Kaplan et al. 2020, PaLM App. B) plus causal attention's 6·layers·d·T (half of
+//                   PaLM's 12·L·d·T: the masked upper triangle is not work the model needs). `cpu` is the
+//                   cross-check by CPU time (every thread's, from process.cpuUsage): model GFLOP per
+//                   CPU-second of the one-thread training ÷ matmul GFLOP per CPU-second — what a step makes
+//                   of the CPU it gets, whatever the other processes on the machine take.
 import { Rng } from '../core/rng.ts';
 import { gemm, gemmKernel, gemmPool, gemmThreads, useSimd } from './gemm.ts';
 import { MLP } from './layers.ts';
@@ -48,20 +49,24 @@ export interface TrainFigures {
   peakGflops: number;
 }
 
+/** The training on several threads (gemmThreads()) against the matmul peak on them. */
+export interface ThreadsFigures extends TrainFigures {
+  threads: number;
+  /** Large products of that training split between threads, and those run on one thread because that
+   * measured faster (the machine's cores were busy; nn/gemm-threads.ts). */
+  parallel: { split: number; declined: number };
+}
+
+/** One thread's figures (as before threads existed), and the threads' figures beside them. */
 export interface TransformerBench extends TrainFigures {
   config: TransformerConfig;
   params: number;
-  /** Threads the training above ran on (gemmThreads()). */
-  threads: number;
   /** By batch size: "1" and "64". */
   generateTokensPerSecond: Record<string, number>;
-  /** Large products of the training above split between threads, and those run on one thread because
-   * that measured faster (the machine's cores were busy; nn/gemm-threads.ts). */
-  parallel?: { split: number; declined: number };
-  /** The training on one thread against the one-thread peak (when a peak for it was given). */
-  oneThread?: TrainFigures;
-  /** CPU-time cross-check (when a CPU-time peak was given): model GFLOP per CPU-second of training,
-   * the matmul's GFLOP per CPU-second, and their ratio. */
+  /** Training on gemmThreads() threads against their peak (when that peak was given and threads > 1). */
+  threads?: ThreadsFigures;
+  /** CPU-time cross-check of the one-thread training (when a CPU-time peak was given): model GFLOP per
+   * CPU-second of training, the matmul's GFLOP per CPU-second, and their ratio. */
   cpu?: { trainGflops: number; peakGflops: number; mfu: number };
 }
 
@@ -144,16 +149,16 @@ function withThreads<T>(n: number, fn: () => T): T {
 }
 
 /**
- * The transformer's figures (see the header) against a matmul peak measured in the same run on the same
- * threads (gemmThreads()); with `opts.onePeak`, also on one thread against it, and with `opts.cpuPeak`
- * (matmul GFLOP per CPU-second) the CPU-time cross-check.
+ * The transformer's figures (see the header) on one thread against the one-thread matmul peak measured in
+ * the same run; with `opts.threadsPeak` (the peak on gemmThreads() threads), also the training on those
+ * threads against it, and with `opts.cpuPeak` (matmul GFLOP per CPU-second) the CPU-time cross-check.
  */
 export function transformerBench(
   peakGflops: number,
   trialSeconds = 0.2,
   config: TransformerConfig = BENCH_TRANSFORMER,
   batch = 8,
-  opts: { onePeak?: number; cpuPeak?: number } = {},
+  opts: { threadsPeak?: number; cpuPeak?: number } = {},
 ): TransformerBench {
   const rng = Rng.derive(0, 0xbe4c);
   const model = new Transformer(config, rng);
@@ -178,19 +183,7 @@ export function transformerBench(
       peakGflops: Math.round(peak * 100) / 100,
     };
   };
-  const threads = gemmThreads();
-  const pool = threads > 1 ? gemmPool() : undefined;
-  const [split0, declined0] = [pool?.split ?? 0, pool?.declined ?? 0];
-  const train = measure(step, trialSeconds);
-  const parallel =
-    pool === undefined ? undefined : { split: pool.split - split0, declined: pool.declined - declined0 };
-  const main = figures(train.perSecond, peakGflops);
-  const oneThread =
-    opts.onePeak === undefined
-      ? undefined
-      : threads === 1
-        ? figures(train.perSecond, opts.onePeak)
-        : withThreads(1, () => figures(measure(step, trialSeconds).perSecond, opts.onePeak!));
+  const train = withThreads(1, () => measure(step, trialSeconds));
   let cpu: TransformerBench['cpu'];
   if (opts.cpuPeak !== undefined) {
     const cpuGflops = (train.perCpuSecond * batch * T * flopsPerToken) / 1e9;
@@ -200,21 +193,34 @@ export function transformerBench(
       mfu: Math.round((cpuGflops / opts.cpuPeak) * 1000) / 1000,
     };
   }
-  const generateTokensPerSecond: Record<string, number> = {};
-  for (const B of [1, 64]) {
-    const prompts = Array.from({ length: B }, () => Array.from({ length: 16 }, () => rng.int(config.vocab)));
-    const run = () =>
-      generate(model, prompts, { maxTokens: 64, rngs: prompts.map((_, i) => Rng.derive(1, i)) });
-    generateTokensPerSecond[B] = Math.round(rate(run, trialSeconds, B === 1 ? 3 : 1) * B * 64);
+  let threads: ThreadsFigures | undefined;
+  const pool = gemmThreads() > 1 && opts.threadsPeak !== undefined ? gemmPool() : undefined;
+  if (pool !== undefined) {
+    const [split, declined] = [pool.split, pool.declined];
+    const perSecond = measure(step, trialSeconds).perSecond;
+    threads = {
+      threads: gemmThreads(),
+      ...figures(perSecond, opts.threadsPeak!),
+      parallel: { split: pool.split - split, declined: pool.declined - declined },
+    };
   }
+  const generateTokensPerSecond: Record<string, number> = {};
+  withThreads(1, () => {
+    for (const B of [1, 64]) {
+      const prompts = Array.from({ length: B }, () =>
+        Array.from({ length: 16 }, () => rng.int(config.vocab)),
+      );
+      const run = () =>
+        generate(model, prompts, { maxTokens: 64, rngs: prompts.map((_, i) => Rng.derive(1, i)) });
+      generateTokensPerSecond[B] = Math.round(rate(run, trialSeconds, B === 1 ? 3 : 1) * B * 64);
+    }
+  });
   return {
     config,
     params: model.parameterCount(),
-    threads,
-    ...main,
+    ...figures(train.perSecond, peakGflops),
     generateTokensPerSecond,
-    ...(parallel === undefined ? {} : { parallel }),
-    ...(oneThread === undefined ? {} : { oneThread }),
+    ...(threads === undefined ? {} : { threads }),
     ...(cpu === undefined ? {} : { cpu }),
   };
 }
@@ -234,7 +240,7 @@ export function benchNn(sizes: readonly number[] = [64, 256, 512], trialSeconds 
   });
   const matmulThreads: Record<string, number> = {};
   for (const n of sizes) matmulThreads[n] = round(matmulGflops(n, trialSeconds));
-  const mlp = Math.round(mlpTrainStepsPerSecond(2.5 * trialSeconds));
+  const mlp = withThreads(1, () => Math.round(mlpTrainStepsPerSecond(2.5 * trialSeconds)));
   const kernel = gemmKernel();
   const matmulScalar: Record<string, number> = {};
   const was = useSimd(false);
@@ -244,8 +250,8 @@ export function benchNn(sizes: readonly number[] = [64, 256, 512], trialSeconds 
     useSimd(was);
   }
   const best = (r: Record<string, number>) => Math.max(...Object.values(r));
-  const transformer = transformerBench(best(matmulThreads), trialSeconds, BENCH_TRANSFORMER, 8, {
-    onePeak: best(matmul),
+  const transformer = transformerBench(best(matmul), trialSeconds, BENCH_TRANSFORMER, 8, {
+    threadsPeak: best(matmulThreads),
     cpuPeak,
   });
   return { matmul, matmulThreads, threads, mlpTrainStepsPerSecond: mlp, kernel, matmulScalar, transformer };

@@ -39,9 +39,10 @@ const NR = KERNEL_NR;
 export const KC = WASM_KC;
 /** Below this many multiply-adds the packing costs more than it saves. */
 const SMALL = 4096;
-/** From this many multiply-adds a product is split between threads (below, waking a worker costs more
- * than it saves: see bench/README.md, "The nn engine"). */
-export const PARALLEL = 1 << 20;
+/** From this many multiply-adds a product may be split between threads: below, waking a worker costs
+ * more than it saves (bench/gemm-threads.ts on an idle moment of 2 cores: 2 threads took 0.82× the time
+ * of one at 10⁶, 1.04× at 2.1·10⁶, 1.24× at 4.1·10⁶, 1.59× at 3.4·10⁷ multiply-adds). */
+export const PARALLEL = 1 << 21;
 let parallelFrom = PARALLEL;
 /** Chunks per thread a parallel product aims for, so that a thread that starts late still gets a share. */
 const CHUNKS_PER_THREAD = 4;

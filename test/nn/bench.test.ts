@@ -23,20 +23,23 @@ test('transformerBench: params of the model, mfu = model GFLOP/s of training ÷ 
   assert.ok(Math.abs(r.mfu - r.trainGflops / 10) < 2e-3);
 });
 
-test('transformerBench: on the engine threads and on one, each against its own peak; CPU-time cross-check', async () => {
+test('transformerBench: on one thread and on the engine threads, each against its own peak; CPU-time cross-check', async () => {
   const config = transformerConfig({ layers: 1, d: 16, heads: 2, ctx: 32, vocab: 24 });
   const was = gemmThreads(2);
   try {
-    const r = transformerBench(10, 0.01, config, 2, { onePeak: 4, cpuPeak: 8 });
-    assert.equal(r.threads, 2);
+    const r = transformerBench(10, 0.01, config, 2, { threadsPeak: 16, cpuPeak: 8 });
     assert.equal(r.peakGflops, 10);
-    const one = r.oneThread!;
-    assert.equal(one.peakGflops, 4);
+    assert.ok(Math.abs(r.mfu - r.trainGflops / 10) < 2e-3);
+    const t = r.threads!;
+    assert.equal(t.threads, 2);
+    assert.equal(t.peakGflops, 16);
     const perToken = 6 * new Transformer(config, Rng.derive(0)).matmulParameterCount() + 6 * 1 * 16 * 32;
     assert.ok(
-      Math.abs(one.trainGflops - (one.trainTokensPerSecond * perToken) / 1e9) < 0.01 + 1e-3 * one.trainGflops,
+      Math.abs(t.trainGflops - (t.trainTokensPerSecond * perToken) / 1e9) < 0.01 + 1e-3 * t.trainGflops,
     );
-    assert.ok(Math.abs(one.mfu - one.trainGflops / 4) < 2e-3);
+    assert.ok(Math.abs(t.mfu - t.trainGflops / 16) < 2e-3);
+    // This tiny model's products are all below the split threshold.
+    assert.deepEqual(t.parallel, { split: 0, declined: 0 });
     const cpu = r.cpu!;
     assert.equal(cpu.peakGflops, 8);
     assert.ok(cpu.trainGflops > 0);

@@ -31,11 +31,11 @@ function product(M: number, N: number, K: number, tA: boolean, tB: boolean, acc:
 // Above PARALLEL multiply-adds; odd sizes straddle the 4×8 tile, the 64-row block and the 256-deep
 // k-block; one row block only (64 × 520) splits by column groups, many (1000 × 37) by row blocks.
 const SHAPES = [
-  [131, 67, 129],
-  [64, 520, 33],
-  [1000, 37, 40],
+  [131, 67, 259],
+  [64, 520, 65],
+  [1000, 37, 60],
   [70, 70, 2 * KC + 3],
-  [300, 9, 401],
+  [300, 9, 801],
 ];
 
 test('a product split between threads has the bits of one thread and of the scalar path', () => {
@@ -83,7 +83,7 @@ test('idle workers leave by themselves, and the next large product starts them a
     await pool.close();
     pool.idleMs = 20;
     pool.workersOnly = true; // the product cannot finish unless a worker starts and computes it
-    const run = product(200, 100, 60, false, true, false, 7);
+    const run = product(200, 100, 120, false, true, false, 7);
     const first = run(gemm);
     assert.equal(pool.alive, 1);
     await pool.exited(); // resolves on the worker's own exit after 20 ms without work
@@ -110,7 +110,7 @@ test('a script that never closes the workers still exits', () => {
 gemmThreads(2);
 const pool = gemmPool();
 pool.workersOnly = true;
-const [M, N, K] = [512, 64, 32];
+const [M, N, K] = [512, 64, 64];
 gemm(M, N, K, new Float32Array(M * K).fill(1), 0, false, new Float32Array(K * N).fill(2), 0, false, new Float32Array(M * N), 0, false);
 console.log(JSON.stringify({ alive: pool.alive, blocks: pool.workerBlocks }));
 `,
