@@ -25,7 +25,8 @@ const CONSUMED = (): void => {
 export class Tensor {
   readonly data: Float32Array;
   readonly shape: Shape;
-  /** ∂loss/∂this, allocated by the first backward pass that reaches it; accumulates across passes. */
+  /** ∂loss/∂this. A leaf's (a parameter's) is allocated by the first backward pass that reaches it and
+   * accumulates across passes; an intermediate tensor's lives only while backward() runs (null after). */
   grad: Float32Array | null = null;
   readonly requiresGrad: boolean;
   /** Position on the tape. */
