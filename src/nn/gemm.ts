@@ -7,9 +7,9 @@
 // (K × NR each, contiguous), and C is computed in blocks ("chunks") of MC rows × a group of column
 // slivers: a chunk packs its rows of op(A) in k-blocks of KC (KC × MR slivers) and runs the SIMD
 // micro-kernel, which keeps an MR×NR tile of C in registers while one B sliver (KC·NR·4 = 8 KiB) stays
-// in L1 and the A block (MC·KC·4 = 64 KiB) in L2. Chunks are independent, so products of at least
-// PARALLEL multiply-adds are split between threads (gemm-threads.ts: worker threads on the same shared
-// memory); C is copied back in one memcpy.
+// in L1 and the A block (MC·KC·4 = 64 KiB) in L2. Chunks are independent, so a product of at least
+// PARALLEL multiply-adds may be split between threads (gemm-threads.ts: worker threads on the same shared
+// memory; split only while that measures faster for its shape); C is copied back in one memcpy.
 //
 // Small products (a single row at act time, tiny layers) skip the packing and run a scalar loop.
 //
