@@ -111,7 +111,9 @@ export function add(a: Tensor, b: Tensor): Tensor {
   const out = new Float32Array(a.size);
   const ad = a.data;
   const bd = b.data;
-  for (let i = 0; i < out.length; i++) out[i] = ad[i] + bd[i % nb];
+  // Same shapes (a residual connection): no index arithmetic per element.
+  if (nb === out.length) for (let i = 0; i < out.length; i++) out[i] = ad[i] + bd[i];
+  else for (let i = 0; i < out.length; i++) out[i] = ad[i] + bd[i % nb];
   return result(out, a.shape, [a, b], (o) => {
     const g = o.grad!;
     if (a.requiresGrad) {
@@ -120,7 +122,8 @@ export function add(a: Tensor, b: Tensor): Tensor {
     }
     if (b.requiresGrad) {
       const gb = b.gradBuffer();
-      for (let i = 0; i < g.length; i++) gb[i % nb] += g[i];
+      if (nb === g.length) for (let i = 0; i < g.length; i++) gb[i] += g[i];
+      else for (let i = 0; i < g.length; i++) gb[i % nb] += g[i];
     }
   });
 }

@@ -6,6 +6,11 @@
 // construction, without a global list to clear (micrograd's graph walk, with the sort replaced by the
 // creation order). Ops record a backward function only when grad mode is on and an input requires a
 // gradient; under noGrad() the same ops build no graph at all (inference in rollouts).
+//
+// Gradients of intermediate tensors live only during backward() (PyTorch keeps no .grad on non-leaf
+// tensors either): once a node's backward function has run, nothing reads its grad again, so the buffer
+// goes back to a free list that later gradBuffer() calls take from (zero-filled, as a new one would be).
+// A training step then reuses the same few buffers instead of allocating and collecting ~100 MB.
 
 export type Shape = readonly number[];
 
@@ -20,7 +25,8 @@ const CONSUMED = (): void => {
 export class Tensor {
   readonly data: Float32Array;
   readonly shape: Shape;
-  /** ∂loss/∂this, allocated by the first backward pass that reaches it; accumulates across passes. */
+  /** ∂loss/∂this. A leaf's (a parameter's) is allocated by the first backward pass that reaches it and
+   * accumulates across passes; an intermediate tensor's lives only while backward() runs (null after). */
   grad: Float32Array | null = null;
   readonly requiresGrad: boolean;
   /** Position on the tape. */
@@ -57,7 +63,7 @@ export class Tensor {
 
   /** The grad buffer, allocated (zeroed) on first use. */
   gradBuffer(): Float32Array {
-    this.grad ??= new Float32Array(this.data.length);
+    this.grad ??= zeroedBuffer(this.data.length);
     return this.grad;
   }
 
@@ -66,6 +72,27 @@ export class Tensor {
     if (this.data.length !== 1) throw new RangeError(`item(): tensor has ${this.data.length} values`);
     return this.data[0];
   }
+}
+
+/** Released grad buffers by length, and the floats they hold (bounded by FREE_MAX). */
+const free = new Map<number, Float32Array[]>();
+let freeFloats = 0;
+const FREE_MAX = 1 << 25;
+
+function zeroedBuffer(n: number): Float32Array {
+  const list = free.get(n);
+  const b = list?.pop();
+  if (b === undefined) return new Float32Array(n);
+  freeFloats -= n;
+  return b.fill(0);
+}
+
+function release(b: Float32Array): void {
+  if (freeFloats + b.length > FREE_MAX) return;
+  const list = free.get(b.length);
+  if (list === undefined) free.set(b.length, [b]);
+  else list.push(b);
+  freeFloats += b.length;
 }
 
 /** The size of the last dimension (what per-row ops act on). */
@@ -173,6 +200,11 @@ export function backward(loss: Tensor, seed?: Float32Array): void {
     if (t.grad !== null) t.backwardFn!();
     t.backwardFn = CONSUMED;
     t.inputs = [];
+    // An intermediate's grad is spent (see the header); the loss keeps its own.
+    if (t !== loss && t.grad !== null) {
+      release(t.grad);
+      t.grad = null;
+    }
   }
 }
 
