@@ -59,8 +59,7 @@ function* lazyTasks(range: (first: number, count: number) => Task[], n: number):
 }
 
 export async function runRollout(flags: RolloutFlags, plan: RolloutPlan): Promise<void> {
-  const { runSeed, nTasks, samples, config, taskRange, budget, price, concurrency } = plan;
-  const spec = plan.spec;
+  const { runSeed, nTasks, samples, config, taskRange, spec, budget, price, concurrency } = plan;
   const cache = openCache(flags.cache, [flags.policy]);
   const policy = await openPolicy(flags.policy, spec, '--policy', cache, connectOptions(flags, config));
   if (checksEpisodes(policy))
