@@ -12,7 +12,8 @@
 // tokenization, `<answer>` in tools mode) is a different text with its own probability.
 //
 // Acting in batches: actBatch generates every prompt at once (lockstep rollouts), each from its own
-// episode stream (ctx.rng), so lockstep equals one at a time; a prompt that cannot fit is that episode's
+// episode stream (one uniform53 of ctx.rng per turn, the token draws from Rng.replay of it, as a served
+// copy draws them from the request's seed), so lockstep equals one at a time; a prompt that cannot fit is that episode's
 // ContextOverflow alone.
 //
 // A fresh policy is `transformer:layers=…,d=…,heads=…,ctx=…,vocab=…,seed=…[,tokenizer=FILE]` (spec.ts);
@@ -174,7 +175,9 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
     if (prompts.length === 0) return out;
     const gens = generate(this.model, prompts, {
       maxTokens: this.maxTokens,
-      rngs: at.map((i) => ctxs[i].rng),
+      // One uniform from the episode's stream per turn, the rest from Rng.replay of it: a served copy
+      // (serve/openai.ts) given that uniform as the request's seed draws the same tokens.
+      rngs: at.map((i) => Rng.replay(ctxs[i].rng.uniform53())),
       stop: this.stop,
       temperature: this.format.temperature,
       topP: this.format.topP,
