@@ -20,6 +20,7 @@ import { makeTasks } from '../core/tasks.ts';
 import type { EnvConfig, EnvFactory, EnvSpec, Task, Trajectory } from '../core/types.ts';
 import { trainBpe } from '../nn/bpe.ts';
 import { type ChatRole, Tokenizer } from '../nn/tokenizer.ts';
+import type { ChatMode } from '../policies/chat.ts';
 import { makePolicy } from '../policies/spec.ts';
 import { hasTextPrompt, promptMessages, systemText } from '../policies/transformer-prompt.ts';
 import { rollout } from '../rollout/batch.ts';
@@ -45,25 +46,29 @@ export interface TranscriptOptions {
   eps: number;
   /** Turn budget; absent: the env's registered limit (100 when it has none). */
   budget?: number;
+  /** How actions are written (policies/transformer-prompt.ts): tool calls (the default) or, for a
+   * discrete env with a chat encoding, `<answer>Name</answer>` with the text-mode system prompt. */
+  mode?: ChatMode;
 }
 
 /** An episode as its conversation (see the top of the file); `text` is the env's text view. The
- * messages are the prompt of a turn after the last (policies/transformer-prompt.ts, tools mode, the
+ * messages are the prompt of a turn after the last (policies/transformer-prompt.ts, in `mode`, the
  * whole history) without that turn's message. */
 export function episodeTranscript(
   t: Trajectory,
   spec: EnvSpec,
   text: (observation: unknown) => string,
+  mode: ChatMode = 'tools',
 ): Transcript {
   if (!hasTextPrompt(spec))
     throw new InputError('--env', spec.id, 'has neither a chat encoding nor tools to render as a chat');
   const n = t.turns.length;
   const messages: TranscriptMessage[] =
     n === 0
-      ? [{ role: 'system', text: systemText(spec) }]
+      ? [{ role: 'system', text: systemText(spec, mode) }]
       : promptMessages({
           spec,
-          mode: 'tools',
+          mode,
           text,
           observation: t.turns[n - 1].observation,
           history: t.turns,
@@ -78,6 +83,8 @@ export function episodeTranscript(
 export async function expertTranscripts(o: TranscriptOptions): Promise<Transcript[]> {
   const tasks = makeTasks(o.config, o.episodes, o.seed);
   const spec = o.envs.spec(tasks[0]);
+  if (o.mode === 'text' && spec.chat === undefined)
+    throw new InputError('--mode', 'text', `needs a discrete env with a chat encoding; ${spec.id} has tools`);
   const policy = makePolicy(o.eps > 0 ? `oracle:eps=${o.eps}` : 'oracle', spec, '--eps');
   // The text view is a function of the observation alone; it is taken from the env the rollout makes.
   const views = new Map<Task, (observation: unknown) => string>();
@@ -96,7 +103,7 @@ export async function expertTranscripts(o: TranscriptOptions): Promise<Transcrip
     },
   });
   return trajectories.map((t, i) =>
-    episodeTranscript(t, o.envs.spec(tasks[i]), views.get(tasks[i]) as (o: unknown) => string),
+    episodeTranscript(t, o.envs.spec(tasks[i]), views.get(tasks[i]) as (o: unknown) => string, o.mode),
   );
 }
 

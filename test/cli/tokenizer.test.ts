@@ -161,6 +161,14 @@ test('bad input: one line, exit 2, before any episode, nothing written', async (
       /^turnwise: --eps: got "1\.5"; expected a probability in \[0, 1\]$/,
     ],
     [[...train, '--level', '9', '--vocab', '300', '--out', out], /^turnwise: --level: got "9"/],
+    [
+      [...train, '--mode', 'sideways', '--vocab', '300', '--out', out],
+      /^turnwise: --mode: got "sideways"; expected one of: tools, text$/,
+    ],
+    [
+      ['tokenizer', 'train', '--env', 'sql', '--mode', 'text', '--vocab', '300', '--out', out],
+      /^turnwise: --mode: got "text"; needs a discrete env with a chat encoding; sql has tools$/,
+    ],
     [[...stats], /^turnwise: required option '--tokenizer <file\.json>' not specified$/],
     [
       [...stats, '--tokenizer', join(dir, 'missing.json')],

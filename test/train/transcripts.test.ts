@@ -63,6 +63,24 @@ test("FrozenLake: each turn's messages are the prompt the openai: policy sends (
   }
 });
 
+test('FrozenLake in text mode: the text-mode system prompt, each action as <answer>Name</answer>', async () => {
+  const [t] = await expert(lake, 1, 0.2);
+  const env = envs.make(t.task) as { text(o: unknown): string };
+  const tr = episodeTranscript(t, envs.spec(t.task), (o) => env.text(o), 'text');
+  assert.doesNotMatch(tr.messages[0].text, /Tools:/);
+  assert.match(tr.messages[0].text, /<answer>Left<\/answer>/);
+  const names = ['Left', 'Down', 'Right', 'Up'];
+  assert.deepEqual(
+    tr.actions.map((i) => tr.messages[i].text),
+    t.turns.map((turn) => `<answer>${names[turn.action as number]}</answer>`),
+  );
+  const o = { envs, config: lake, episodes: 2, seed: 3, eps: 0.1 };
+  const [text] = await expertTranscripts({ ...o, mode: 'text' });
+  const [tools] = await expertTranscripts(o);
+  assert.notDeepEqual(text.messages[0], tools.messages[0]);
+  assert.equal(text.actions.length, tools.actions.length);
+});
+
 test("a tool env (sql): the observations' text view, the calls in Hermes form parsing back to the actions", async () => {
   const trajectories = await expert(sql, 3, 0.3);
   for (const t of trajectories) {

@@ -1,8 +1,10 @@
 // turnwise tokenizer train | stats — the language agent's byte-level BPE vocabulary learned from an env's
 // expert transcripts (train/transcripts.ts, nn/bpe.ts), and its tokens per turn against the bytes alone.
 import type { Command } from 'commander';
+import { InputError } from '../../core/errors.ts';
 import { envs } from '../../envs/index.ts';
 import { MAX_VOCAB, MIN_VOCAB, readTokenizerFile } from '../../nn/tokenizer.ts';
+import type { ChatMode } from '../../policies/chat.ts';
 import { writeFileAtomic } from '../../store/atomic.ts';
 import { checkOutput } from '../../store/paths.ts';
 import {
@@ -22,6 +24,7 @@ interface CommonFlags extends EnvFlags {
   eps: string;
   seed: string;
   budget?: string;
+  mode: string;
   json?: boolean;
 }
 
@@ -33,7 +36,17 @@ function transcriptOptions(cmd: Command, episodes: string): Command {
     .option('--eps <p>', "the expert's exploration: oracle:eps=p (a uniformly drawn other action)", '0.1')
     .option('--seed <n>', 'run seed and first task seed', '0')
     .option('--budget <T>', 'turn budget (default: the registered episode limit)')
+    .option(
+      '--mode <m>',
+      'how actions are written: tools (tool calls) | text (<answer>Name</answer>, FrozenLake)',
+      'tools',
+    )
     .option('--json', 'machine-readable output');
+}
+
+function chatMode(raw: string): ChatMode {
+  if (raw === 'tools' || raw === 'text') return raw;
+  throw new InputError('--mode', raw, 'expected one of: tools, text');
 }
 
 /** The flags read into the transcripts' options, refused in one line before any episode. */
@@ -46,6 +59,7 @@ function readOptions(flags: CommonFlags): TranscriptOptions {
     eps: probability('--eps', flags.eps),
     seed: seed(flags.seed),
     budget: flags.budget === undefined ? undefined : int('--budget', flags.budget, 1, 1_000_000),
+    mode: chatMode(flags.mode),
   };
 }
 
