@@ -57,9 +57,10 @@ export const PolicySchema = z.discriminatedUnion('kind', [
 ]);
 
 export const POLICY_KIND = 'policy kind';
-/** Defaults that depend on the policy kind (see resolveConfig): `tabular`, and `neural` for the rest. */
-export const byPolicy = (tabular: unknown, neural: unknown) => ({
-  defaults: { by: POLICY_KIND, values: { tabular, neural } },
+/** Defaults that depend on the policy kind (see resolveConfig): `tabular`, `transformer` (a saved
+ * transformer policy), and `neural` for the rest. */
+export const byPolicy = (tabular: unknown, neural: unknown, transformer: unknown) => ({
+  defaults: { by: POLICY_KIND, values: { tabular, neural, transformer } },
 });
 
 /** The credit method of each gradient algo when the config names none (algo es has no credit). */
@@ -119,13 +120,13 @@ export const OptimSchema = z
       .number()
       .gt(0)
       .optional()
-      .meta({ flag: '--lr <lr>', description: "Adam's step size", ...byPolicy(0.1, 3e-3) }),
+      .meta({ flag: '--lr <lr>', description: "Adam's step size", ...byPolicy(0.1, 3e-3, 3e-4) }),
     anneal: z
       .boolean()
       .optional()
       .meta({
         description: "decay lr linearly to 0 over the run (CleanRL's anneal_lr)",
-        ...byPolicy(false, true),
+        ...byPolicy(false, true, false),
       }),
     maxGradNorm: z.number().gt(0).default(1).describe('clip the global gradient norm to this'),
     weightDecay: z.number().min(0).default(0).describe("Adam's decoupled weight decay"),
@@ -141,11 +142,11 @@ export const PpoSchema = z
       .meta({
         flag: '--epochs <n>',
         description: 'passes over each batch (PPO epochs)',
-        ...byPolicy(2, 4),
+        ...byPolicy(2, 4, 1),
       }),
     minibatches: int(1, 100_000)
       .optional()
-      .meta({ flag: '--minibatches <n>', description: 'minibatches per epoch', ...byPolicy(2, 4) }),
+      .meta({ flag: '--minibatches <n>', description: 'minibatches per epoch', ...byPolicy(2, 4, 2) }),
     clipLow: unit.default(0.2).meta({
       flag: '--clip-low <ε>',
       description: 'ε_low of the ratio clip (0.2/0.28 with clipHigh is DAPO clip-higher; 0.2/0.2 is PPO)',
@@ -172,7 +173,7 @@ export const PpoSchema = z
       .meta({
         flag: '--entropy <c>',
         description: 'entropy bonus, decayed linearly to 0 over the run',
-        ...byPolicy(0, 0.05),
+        ...byPolicy(0, 0.05, 0),
       }),
     aggregation: z
       .enum(['turn-mean', 'sequence-mean', 'constant-sum'])

@@ -6,11 +6,13 @@
 // `--config run.json` reads a whole config; flags, then --set, override it; the resolved config is
 // saved with the run. Combinations that each field allows alone but that make a run meaningless are
 // refused here, before any work.
+
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { allowed, getPath, paramsOf, setPath } from '../core/params.ts';
 import { fromZod } from '../core/validate.ts';
 import { CREDIT_PARAM_NAMES, GROUP_BASELINE_METHODS, METHOD_PARAMS } from '../credit/index.ts';
+import { readPolicyCheckpoint } from '../policies/checkpoint-file.ts';
 import {
   BudgetSchema,
   byPolicy,
@@ -69,7 +71,7 @@ export const TrainConfigSchema = z
       .meta({ flag: '--group-size <k>', description: 'G = K: rollouts per task (a GRPO group)' }),
     groups: int(1, 100_000)
       .optional()
-      .meta({ flag: '--groups <n>', description: 'tasks (groups) per iteration', ...byPolicy(16, 64) }),
+      .meta({ flag: '--groups <n>', description: 'tasks (groups) per iteration', ...byPolicy(16, 64, 8) }),
     budget: BudgetSchema.default(DEFAULT_BUDGET).meta({
       description:
         'turn budget of training episodes: {kind:"fixed",budget}, {kind:"mix",budgets} or {kind:"grow",…}',
@@ -146,14 +148,31 @@ export type TrainConfig = Omit<Parsed, 'groups' | 'optim' | 'ppo'> & {
  *   MLP    lr 3e-3 annealed, 64 groups, 4 × 4, entropy bonus 0.05 annealed to 0 — with outcome
  *          credit the gradient is mostly state-independent and Adam turns it into one preferred
  *          action everywhere unless entropy holds the policy open while state-dependent signal accrues
- *          (random 4x4 maps: 84–87% of the optimum on held-out maps over seeds 1–3, ~2¼ min).
+ *          (random 4x4 maps: 84–87% of the optimum on held-out maps over seeds 1–3, ~2¼ min);
+ *   transformer (a saved transformer policy, e.g. a behaviour-cloned base)  lr 3e-4 constant, 8
+ *          groups, 1 epoch × 2 minibatches, no entropy bonus — it starts from a base that already
+ *          writes the actions; the MLP's lr and entropy bonus drive its token distribution towards
+ *          uniform within a few iterations (docs/language-agent.md).
  */
 export function resolveConfig(c: Parsed): TrainConfig {
-  const kind = c.policy.kind === 'tabular' ? 'tabular' : 'neural';
+  const kind = policyKind(c.policy);
   const out = structuredClone(c) as Record<string, unknown>;
   for (const p of POLICY_DEFAULTS)
     if (getPath(out, p.path) === undefined) setPath(out, p.path, p.defaults[kind]);
   return out as TrainConfig;
+}
+
+/** The kind whose defaults a policy gets: a checkpoint is a transformer when its config says llama
+ * (a file that cannot be read is reported by the setup, which loads it). */
+function policyKind(p: Parsed['policy']): 'tabular' | 'neural' | 'transformer' {
+  if (p.kind === 'tabular') return 'tabular';
+  if (p.kind !== 'checkpoint') return 'neural';
+  try {
+    const arch = (readPolicyCheckpoint(p.path)?.checkpoint.config as { arch?: unknown } | undefined)?.arch;
+    return arch === 'llama' ? 'transformer' : 'neural';
+  } catch {
+    return 'neural';
+  }
 }
 
 /** The fields whose default depends on the policy kind, in declaration order. */

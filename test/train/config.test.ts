@@ -2,6 +2,9 @@
 // fields agreeing with what each method declares, and the defaults the methods declare agreeing with
 // what their estimators do.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import type { z } from 'zod';
 import { InputError } from '../../src/core/errors.ts';
@@ -15,7 +18,10 @@ import {
   type MethodName,
   methodOptions,
 } from '../../src/credit/index.ts';
+import { envSpec } from '../../src/envs/index.ts';
 import { ACTIVATIONS } from '../../src/nn/layers.ts';
+import { mlpPolicyConfig, NeuralPolicy } from '../../src/policies/neural.ts';
+import { freshTransformerPolicy } from '../../src/policies/transformer.ts';
 import { StudyConfigSchema } from '../../src/studies/budget/config.ts';
 import { parseTrainConfig, TrainConfigSchema } from '../../src/train/config.ts';
 import { creditMethod } from '../../src/train/config-sections.ts';
@@ -55,6 +61,25 @@ test('policy-kind defaults: tables and MLPs get the documented values, in the sa
     'ppo.minibatches',
     'ppo.entCoef',
   ]);
+});
+
+test('policy-kind defaults: a saved transformer gets its own; an MLP checkpoint the neural ones', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tw-config-'));
+  try {
+    const lake = envSpec({ env: 'frozenlake', params: { map: '4x4', slippery: true }, seed: 0 });
+    const file = join(dir, 'lm.safetensors');
+    freshTransformerPolicy({ layers: 1, d: 16, heads: 2, ctx: 256 }, lake, 'lm').save(file);
+    const lm = parseTrainConfig({ env, policy: { kind: 'checkpoint', path: file } });
+    assert.equal(lm.groups, 8);
+    assert.deepEqual(lm.optim, { maxGradNorm: 1, weightDecay: 0, lr: 3e-4, anneal: false });
+    assert.deepEqual([lm.ppo.epochs, lm.ppo.minibatches, lm.ppo.entCoef], [1, 2, 0]);
+    const mlpFile = join(dir, 'mlp.safetensors');
+    new NeuralPolicy(mlpPolicyConfig(lake, { hidden: [8] }, 'policy')).save(mlpFile);
+    const mlp = parseTrainConfig({ env, policy: { kind: 'checkpoint', path: mlpFile } });
+    assert.deepEqual([mlp.groups, mlp.optim.lr, mlp.ppo.entCoef], [64, 3e-3, 0.05]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('every field is described: the declaration carries the help and the config-file documentation', () => {
