@@ -33,15 +33,18 @@ import {
   parseChatML,
   parseReply,
 } from '../policies/chat.ts';
+import { TransformerPolicy } from '../policies/transformer.ts';
 import { conversationReader } from './conversation.ts';
 import type { Faults } from './faults.ts';
 import { type EdgeOptions, guardRoutes, protocolFallbacks } from './guard.ts';
 import { BadRequest, chatCompletion, chunks, jsonRoutes, serveModels, sse, wordCount } from './protocol.ts';
+import { FLOOR, samplingOf, textChoices, textCompletion } from './text-model.ts';
 
 export interface ServeOptions extends EdgeOptions {
   policy: Policy<unknown, unknown>;
-  /** The env the policy acts in (one fixed configuration): its spec, views and oracle. */
-  env: EnvView<unknown>;
+  /** The env the policy acts in (one fixed configuration): its spec, views and oracle; or the envs of
+   * the served tasks (random maps: a conversation's board names its map). */
+  env: EnvView<unknown> | readonly EnvView<unknown>[];
   faults?: Faults;
   /** Added before every answer. */
   latencyMs?: number;
@@ -66,6 +69,10 @@ interface ChatRequest {
   top_logprobs?: unknown;
   stream?: unknown;
   stream_options?: unknown;
+  temperature?: unknown;
+  top_p?: unknown;
+  max_tokens?: unknown;
+  return_token_ids?: unknown;
 }
 
 interface CompletionRequest {
@@ -76,22 +83,27 @@ interface CompletionRequest {
   max_tokens?: unknown;
   seed?: unknown;
   stream?: unknown;
+  temperature?: unknown;
+  top_p?: unknown;
 }
 
-/** OpenAI's floor for an impossible token: JSON has no −∞. */
-const FLOOR = -9999;
 const floor = (lp: number) => Math.max(FLOOR, lp);
 
 /** The hono app and what it holds; `release()` answers every hanging request (for shutdown). */
 export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
-  const { policy, env } = o;
-  const spec = env.spec;
+  const { policy } = o;
+  const served = Array.isArray(o.env) ? o.env : [o.env as EnvView<unknown>];
+  const spec = served[0].spec;
   const chat: ChatSpec | undefined = typeof spec.actions === 'number' ? spec.chat : undefined;
   if (chat === undefined) throw new Error(`env ${spec.id} has no chat encoding`);
-  const reader = conversationReader(env, chat);
+  const readers = served.map((env) => conversationReader(env, chat));
+  /** The reader of the env whose board the last message shows (the first, when none does: its 400). */
+  const readerOf = (messages: ChatMessage[]) =>
+    readers.length === 1 ? readers[0] : (readers.find((r) => r.reads(messages)) ?? readers[0]);
+  const textModel = policy instanceof TransformerPolicy ? policy : undefined;
   const nA = spec.actions as number;
   const ids = modelIds(policy);
-  let served = 0;
+  let answered = 0;
 
   const intIn = (x: unknown, lo: number, hi: number, param: string, fallback: number): number => {
     if (x === undefined || x === null) return fallback;
@@ -141,8 +153,40 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     const top = intIn(req.logprobs, 0, 20, 'logprobs', 0);
     const wantLogprobs = req.logprobs !== undefined && req.logprobs !== null;
     const maxTokens = intIn(req.max_tokens, 0, 1_000_000, 'max_tokens', 16);
+    const reader = readerOf(parsed.messages);
     const mode = reader.modeOf(parsed.messages);
     const ctx = reader.contextOf(parsed.messages, mode, Rng.replay(seedOf(req.seed)));
+    if (textModel !== undefined) {
+      const r = textCompletion(textModel, ctx, prompt, parsed.completion, {
+        ...samplingOf(req),
+        echo: req.echo === true,
+        top,
+        generate: maxTokens > 0,
+      });
+      answered++;
+      return {
+        id: `cmpl-${answered}`,
+        object: 'text_completion',
+        created: Math.floor(Date.now() / 1000),
+        model,
+        system_fingerprint: `turnwise:${policy.id}`,
+        choices: [
+          {
+            index: 0,
+            text: r.text,
+            logprobs: wantLogprobs
+              ? { tokens: r.tokens, token_logprobs: r.lps, top_logprobs: r.tops, text_offset: r.offsets }
+              : null,
+            finish_reason: r.finish,
+          },
+        ],
+        usage: {
+          prompt_tokens: r.promptTokens,
+          completion_tokens: r.generated,
+          total_tokens: r.promptTokens + r.generated,
+        },
+      };
+    }
     const head = prompt.slice(0, prompt.length - parsed.completion.length);
     const alternatives = async () => {
       const alts: Record<string, number> = {};
@@ -186,10 +230,10 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
         generated = 1;
       }
     }
-    served++;
+    answered++;
     const words = prompt.split(/\s+/).filter(Boolean).length;
     return {
-      id: `cmpl-${served}`,
+      id: `cmpl-${answered}`,
       object: 'text_completion',
       created: Math.floor(Date.now() / 1000),
       model,
@@ -219,8 +263,8 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     const n = intIn(req.n, 1, 16, 'n', 1);
     const top = intIn(req.top_logprobs, 0, 20, 'top_logprobs', 0);
     const seed = seedOf(req.seed);
-    const choices = [];
-    for (let i = 0; i < n; i++) {
+    const reader = readerOf(messages);
+    const contexts = Array.from({ length: n }, (_, i) => {
       const rng = Rng.replay(i === 0 ? seed : Rng.derive(seed, i).uniform53());
       const ctx = reader.contextOf(messages, mode, rng);
       if (policy.budgetAware && ctx.turnsLeft === undefined) {
@@ -229,14 +273,39 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
           'messages',
         );
       }
+      return ctx;
+    });
+    const id = ++answered;
+    if (textModel !== undefined) {
+      const r = textChoices(textModel, contexts, mode, {
+        ...samplingOf(req),
+        top,
+        logprobs: req.logprobs === true,
+        tokenIds: req.return_token_ids === true,
+        callId: (i) => `call_${id}_${i}`,
+      });
+      const res = chatCompletion({
+        id,
+        model,
+        policy: policy.id,
+        choices: r.choices,
+        promptWords: r.prompt,
+        completionTokens: r.completion,
+      });
+      return req.return_token_ids === true
+        ? { ...res, prompt_token_ids: textModel.prompt(contexts[0]).tokens }
+        : res;
+    }
+    const choices = [];
+    for (let i = 0; i < n; i++) {
+      const ctx = contexts[i];
       const probs = isDiscrete(policy) ? policy.probs(ctx) : undefined;
       const { action, logp } = await policy.act(ctx);
       if (typeof action !== 'number' || !Number.isInteger(action) || action < 0 || action >= nA) {
         throw new Error(`policy ${policy.id} returned ${String(action)}, not an action of ${spec.id}`);
       }
       const message = { ...actionMessage(chat, mode, action, ctx.turn), role: 'assistant' as const };
-      if (mode === 'tools' && message.tool_calls !== undefined)
-        message.tool_calls[0].id = `call_${served}_${i}`;
+      if (mode === 'tools' && message.tool_calls !== undefined) message.tool_calls[0].id = `call_${id}_${i}`;
       const entry: Record<string, unknown> = {
         token: chat.names[action],
         logprob: logp,
@@ -264,7 +333,7 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       (s, m) => s + (typeof m.content === 'string' ? wordCount(m.content) : 0),
       0,
     );
-    return chatCompletion({ id: ++served, model, policy: policy.id, choices, promptWords });
+    return chatCompletion({ id, model, policy: policy.id, choices, promptWords });
   };
 
   const app = new Hono();

@@ -114,15 +114,17 @@ export function wordCount(text: string): number {
   return n;
 }
 
-/** A chat.completion around `choices`: the prompt's words as its prompt tokens, one token a choice. */
+/** A chat.completion around `choices`: the prompt's words as its prompt tokens, one token a choice
+ * (a text policy gives its model's token counts instead). */
 export function chatCompletion<C>(o: {
   id: number;
   model: string;
   policy: string;
   choices: C[];
   promptWords: number;
+  completionTokens?: number;
 }) {
-  const n = o.choices.length;
+  const n = o.completionTokens ?? o.choices.length;
   return {
     id: `chatcmpl-${o.id}`,
     object: 'chat.completion' as const,
