@@ -188,7 +188,9 @@ export function generate(
   }
   const top = opts.top ?? 0;
   const out: Generation[] = prompts.map(() =>
-    top > 0 ? { tokens: [], logProbs: [], finish: 'length', top: [] } : { tokens: [], logProbs: [], finish: 'length' },
+    top > 0
+      ? { tokens: [], logProbs: [], finish: 'length', top: [] }
+      : { tokens: [], logProbs: [], finish: 'length' },
   );
   const cache = new KvCache(model, B);
   const w = new Float64Array(c.vocab);
