@@ -55,7 +55,8 @@ export interface ServeOptions extends EdgeOptions {
 
 /** The ids a served policy answers to: its spec, and the bare kind (`oracle` for `oracle:eps=0.2`). */
 export function modelIds(policy: Policy<unknown, unknown>): string[] {
-  const kind = policy.id.split(':')[0];
+  // A transformer loaded from its checkpoint (id: the path) answers to `transformer` too.
+  const kind = policy instanceof TransformerPolicy ? 'transformer' : policy.id.split(':')[0];
   return kind === policy.id ? [policy.id] : [policy.id, kind];
 }
 
