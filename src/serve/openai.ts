@@ -37,7 +37,16 @@ import { TransformerPolicy } from '../policies/transformer.ts';
 import { conversationReader } from './conversation.ts';
 import type { Faults } from './faults.ts';
 import { type EdgeOptions, guardRoutes, protocolFallbacks } from './guard.ts';
-import { BadRequest, chatCompletion, chunks, jsonRoutes, serveModels, sse, wordCount } from './protocol.ts';
+import {
+  BadRequest,
+  chatCompletion,
+  chunks,
+  jsonRoutes,
+  legacyCompletion,
+  serveModels,
+  sse,
+  wordCount,
+} from './protocol.ts';
 import { FLOOR, samplingOf, textChoices, textCompletion } from './text-model.ts';
 
 export interface ServeOptions extends EdgeOptions {
@@ -159,34 +168,24 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     const ctx = reader.contextOf(parsed.messages, mode, Rng.replay(seedOf(req.seed)));
     if (textModel !== undefined) {
       const r = textCompletion(textModel, ctx, prompt, parsed.completion, {
-        ...samplingOf(req),
+        ...samplingOf({ temperature: req.temperature, top_p: req.top_p }),
+        ...(maxTokens > 0 ? { maxTokens } : {}),
         echo: req.echo === true,
         top,
         generate: maxTokens > 0,
       });
-      answered++;
-      return {
-        id: `cmpl-${answered}`,
-        object: 'text_completion',
-        created: Math.floor(Date.now() / 1000),
+      return legacyCompletion({
+        id: ++answered,
         model,
-        system_fingerprint: `turnwise:${policy.id}`,
-        choices: [
-          {
-            index: 0,
-            text: r.text,
-            logprobs: wantLogprobs
-              ? { tokens: r.tokens, token_logprobs: r.lps, top_logprobs: r.tops, text_offset: r.offsets }
-              : null,
-            finish_reason: r.finish,
-          },
-        ],
-        usage: {
-          prompt_tokens: r.promptTokens,
-          completion_tokens: r.generated,
-          total_tokens: r.promptTokens + r.generated,
-        },
-      };
+        policy: policy.id,
+        text: r.text,
+        logprobs: wantLogprobs
+          ? { tokens: r.tokens, token_logprobs: r.lps, top_logprobs: r.tops, text_offset: r.offsets }
+          : null,
+        finish: r.finish,
+        promptTokens: r.promptTokens,
+        completionTokens: r.generated,
+      });
     }
     const head = prompt.slice(0, prompt.length - parsed.completion.length);
     const alternatives = async () => {
@@ -231,26 +230,19 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
         generated = 1;
       }
     }
-    answered++;
     const words = prompt.split(/\s+/).filter(Boolean).length;
-    return {
-      id: `cmpl-${answered}`,
-      object: 'text_completion',
-      created: Math.floor(Date.now() / 1000),
+    return legacyCompletion({
+      id: ++answered,
       model,
-      system_fingerprint: `turnwise:${policy.id}`,
-      choices: [
-        {
-          index: 0,
-          text,
-          logprobs: wantLogprobs
-            ? { tokens, token_logprobs: lps, top_logprobs: tops, text_offset: offsets }
-            : null,
-          finish_reason: finish,
-        },
-      ],
-      usage: { prompt_tokens: words, completion_tokens: generated, total_tokens: words + generated },
-    };
+      policy: policy.id,
+      text,
+      logprobs: wantLogprobs
+        ? { tokens, token_logprobs: lps, top_logprobs: tops, text_offset: offsets }
+        : null,
+      finish,
+      promptTokens: words,
+      completionTokens: generated,
+    });
   };
 
   const complete = async (req: ChatRequest) => {
@@ -276,14 +268,17 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       }
       return ctx;
     });
-    const id = ++answered;
+    // The tool calls are numbered by the answers before this one; the completion by this one.
+    const before = answered;
+    const id = answered + 1;
     if (textModel !== undefined) {
+      answered = id;
       const r = textChoices(textModel, contexts, mode, {
         ...samplingOf(req),
         top,
         logprobs: req.logprobs === true,
         tokenIds: req.return_token_ids === true,
-        callId: (i) => `call_${id}_${i}`,
+        callId: (i) => `call_${before}_${i}`,
       });
       const res = chatCompletion({
         id,
@@ -306,7 +301,8 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
         throw new Error(`policy ${policy.id} returned ${String(action)}, not an action of ${spec.id}`);
       }
       const message = { ...actionMessage(chat, mode, action, ctx.turn), role: 'assistant' as const };
-      if (mode === 'tools' && message.tool_calls !== undefined) message.tool_calls[0].id = `call_${id}_${i}`;
+      if (mode === 'tools' && message.tool_calls !== undefined)
+        message.tool_calls[0].id = `call_${before}_${i}`;
       const entry: Record<string, unknown> = {
         token: chat.names[action],
         logprob: logp,
@@ -334,6 +330,7 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       (s, m) => s + (typeof m.content === 'string' ? wordCount(m.content) : 0),
       0,
     );
+    answered = id;
     return chatCompletion({ id, model, policy: policy.id, choices, promptWords });
   };
 

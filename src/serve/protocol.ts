@@ -136,6 +136,32 @@ export function chatCompletion<C>(o: {
   };
 }
 
+/** A text_completion (/v1/completions) of one choice, with its usage. */
+export function legacyCompletion(o: {
+  id: number;
+  model: string;
+  policy: string;
+  text: string;
+  logprobs: unknown;
+  finish: string;
+  promptTokens: number;
+  completionTokens: number;
+}) {
+  return {
+    id: `cmpl-${o.id}`,
+    object: 'text_completion' as const,
+    created: Math.floor(Date.now() / 1000),
+    model: o.model,
+    system_fingerprint: `turnwise:${o.policy}`,
+    choices: [{ index: 0, text: o.text, logprobs: o.logprobs, finish_reason: o.finish }],
+    usage: {
+      prompt_tokens: o.promptTokens,
+      completion_tokens: o.completionTokens,
+      total_tokens: o.promptTokens + o.completionTokens,
+    },
+  };
+}
+
 export type Completion = {
   id: string;
   created: number;

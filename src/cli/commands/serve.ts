@@ -149,7 +149,15 @@ it (observe, or an action's result, verbatim or within other text; its "(N turns
 turns left), or the chat encoding of policies/chat.ts that --policy openai:URL#MODEL sends ("Turn t (N
 turns left).", an optional "Last action: …" line, then "Observation:" and the view). Without a turn
 header the turn is counted from the conversation, and the turns left are the last ones said less the
-turns since. Models: the policy spec and its bare kind (oracle for oracle:eps=0.2).
+turns since. Models: the policy spec and its bare kind (oracle for oracle:eps=0.2; transformer for a
+transformer checkpoint). Random maps (--random) are served over the tasks of --tasks/--seed (or
+--task-seeds), numbered as eval and rollout number theirs: the board in a message names its map.
+
+A transformer (transformer:… or its checkpoint) answers with its own generation: the text as content,
+or a Hermes <tool_call> block as tool_calls when the request offers the tool; per token its log-prob,
+top_logprobs, bytes and id, the end-of-action token <|end|> last (not in the content; the log-probs sum
+to the turn's logp in process); return_token_ids as vLLM; usage in model tokens. temperature and top_p
+are honoured (absent: the policy's own); max_tokens is capped at its reply limit.
 
 Tool envs (sql, code, tools, search) serve a scripted policy (oracle, oracle:eps=ε, random) to an agent
 that takes its tools from \`turnwise mcp\`: the first user message must be the task's first observation
