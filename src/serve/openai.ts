@@ -9,7 +9,10 @@
 // A discrete action is one completion token: `logprobs.content[0]` = {token: the action's name, id: its
 // index, logprob: log π(a)}; `top_logprobs` lists the actions by probability (an impossible one as
 // −9999, OpenAI's floor, since JSON has no −∞). `n` > 1 draws choice i > 0 from Rng.derive(seed, i).
-// `usage` counts whitespace-separated words of the messages, not model tokens.
+// `usage` counts whitespace-separated words of the messages, not model tokens. A text policy (the
+// transformer) answers instead with its own generation, token by token, its usage in model tokens
+// (serve/text-model.ts). Random maps are served as a list of envs (the served tasks'): the board in the
+// last message names the map whose reader reads the conversation.
 //
 // `stream: true` answers the same completion as server-sent events in OpenAI's (and vLLM's) chunk shape
 // — role, then the content or the tool call (id and name, then the arguments) with the token's
