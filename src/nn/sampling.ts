@@ -9,7 +9,9 @@
 // p = 1 (the defaults) it is the model's own softmax. τ = 0 is greedy decoding: the point mass on the
 // argmax (lowest id on ties), whose log-probability is 0. scoreTokens takes the same τ and p, so the
 // score of a generated continuation is the sum of its sampling log-probs (the tests check equality).
-// One uniform is drawn per sampled token (greedy draws none), from the sequence's own Rng.
+// One uniform is drawn per sampled token (greedy draws none), from the sequence's own Rng. With `top` k,
+// each position also lists its k most probable tokens under the same π_τ,p (what a server's
+// top_logprobs report; ties: lower id first), read from the very logits row the token was drawn from.
 import { ContextOverflow, InputError } from '../core/errors.ts';
 import type { Rng } from '../core/rng.ts';
 import { feed, KvCache } from './kv-cache.ts';
@@ -21,6 +23,14 @@ export interface SamplingOptions {
   temperature?: number;
   /** Nucleus mass p in (0, 1]. Default 1 (no truncation). */
   topP?: number;
+  /** List each position's `top` most probable tokens (0: none). */
+  top?: number;
+}
+
+/** A token and its log π_τ,p (−∞ outside the nucleus). */
+export interface TokenLogProb {
+  id: number;
+  logprob: number;
 }
 
 export interface GenerateOptions extends SamplingOptions {
@@ -39,6 +49,8 @@ export interface Generation {
   logProbs: number[];
   /** stop: a stop token was sampled; length: maxTokens reached; context: the context window is full. */
   finish: 'stop' | 'length' | 'context';
+  /** With `top` k: per generated token, the k most probable tokens of its distribution. */
+  top?: TokenLogProb[][];
 }
 
 function checkSampling(o: SamplingOptions): { temperature: number; topP: number } {
@@ -119,6 +131,22 @@ export function tokenLogProbs(
   return out;
 }
 
+/** The k most probable tokens of a logits row's distribution (ties: lower id first). */
+function topTokens(
+  logits: Float32Array,
+  off: number,
+  k: number,
+  temperature: number,
+  w: Float64Array,
+  logZ: number,
+): TokenLogProb[] {
+  const all: TokenLogProb[] = [];
+  for (let i = 0; i < w.length; i++)
+    all.push({ id: i, logprob: logProbOf(logits, off, i, temperature, w, logZ) });
+  all.sort((a, b) => b.logprob - a.logprob || a.id - b.id);
+  return all.slice(0, k);
+}
+
 function checkTokens(ids: ArrayLike<number>, vocab: number, what: string): void {
   for (let i = 0; i < ids.length; i++) {
     const t = ids[i];
@@ -158,7 +186,12 @@ export function generate(
       );
     checkTokens(prompts[b], c.vocab, `prompts[${b}]`);
   }
-  const out: Generation[] = prompts.map(() => ({ tokens: [], logProbs: [], finish: 'length' }));
+  const top = opts.top ?? 0;
+  const out: Generation[] = prompts.map(() =>
+    top > 0
+      ? { tokens: [], logProbs: [], finish: 'length', top: [] }
+      : { tokens: [], logProbs: [], finish: 'length' },
+  );
   const cache = new KvCache(model, B);
   const w = new Float64Array(c.vocab);
   const order: number[] = [];
@@ -174,6 +207,7 @@ export function generate(
       const g = out[b];
       g.tokens.push(token);
       g.logProbs.push(logProbOf(logits, off, token, temperature, w, logZ));
+      if (top > 0) g.top?.push(topTokens(logits, off, top, temperature, w, logZ));
       if (stops[b].has(token)) g.finish = 'stop';
       else if (g.tokens.length >= opts.maxTokens) g.finish = 'length';
       else if (cache.lengths[b] + 1 >= c.ctx) g.finish = 'context';
@@ -213,6 +247,16 @@ export function scoreTokens(
   action: ArrayLike<number>,
   opts: SamplingOptions = {},
 ): number[] {
+  return scoreTokensTop(model, prompt, action, opts).logProbs;
+}
+
+/** scoreTokens with, when opts.top = k > 0, each position's k most probable tokens (as generate's). */
+export function scoreTokensTop(
+  model: Transformer,
+  prompt: ArrayLike<number>,
+  action: ArrayLike<number>,
+  opts: SamplingOptions = {},
+): { logProbs: number[]; top: TokenLogProb[][] } {
   const { temperature, topP } = checkSampling(opts);
   const c = model.config;
   const P = prompt.length;
@@ -222,7 +266,7 @@ export function scoreTokens(
     throw new ContextOverflow(`prompt and action hold ${P + A} tokens; the context is ${c.ctx}`);
   checkTokens(prompt, c.vocab, 'prompt');
   checkTokens(action, c.vocab, 'action');
-  if (A === 0) return [];
+  if (A === 0) return { logProbs: [], top: [] };
   const ids = new Int32Array(P + A - 1);
   for (let i = 0; i < P; i++) ids[i] = prompt[i];
   for (let j = 0; j + 1 < A; j++) ids[P + j] = action[j];
@@ -230,10 +274,13 @@ export function scoreTokens(
   const w = new Float64Array(c.vocab);
   const order: number[] = [];
   const out: number[] = [];
+  const tops: TokenLogProb[][] = [];
+  const k = opts.top ?? 0;
   for (let j = 0; j < A; j++) {
     const off = (P - 1 + j) * c.vocab;
     const logZ = distribution(logits, off, c.vocab, temperature, topP, w, order);
     out.push(logProbOf(logits, off, action[j], temperature, w, logZ));
+    if (k > 0) tops.push(topTokens(logits, off, k, temperature, w, logZ));
   }
-  return out;
+  return { logProbs: out, top: tops };
 }

@@ -21,6 +21,9 @@ export interface Capabilities {
   n: boolean;
 }
 
+/** max_tokens of the tool-call request (the others ask 16). */
+const TOOL_CALL_TOKENS = 256;
+
 /** The statuses that say "not supported" (the parameter or the route is refused). */
 const REFUSED = new Set([400, 404, 422]);
 
@@ -57,7 +60,9 @@ export async function probeServer(
   };
   const seedA = await ask('seed', { seed: 12345, temperature: 1, logprobs: true });
   const seedB = await ask('seed', { seed: 12345, temperature: 1, logprobs: true });
-  const toolReply = await ask('tools', { tools });
+  // A tool call takes more tokens than a short answer (a Hermes block is ~20 of Qwen's, ~30 of a small
+  // BPE's): cut at 16 it would come back as truncated content, and the server's tools read as absent.
+  const toolReply = await ask('tools', { tools, max_tokens: TOOL_CALL_TOKENS });
   const top = await ask('topLogprobs', { logprobs: true, top_logprobs: 2 });
   const ids = await ask('tokenIds', { logprobs: true, return_token_ids: true });
   const prompt = await ask('promptLogprobs', { prompt_logprobs: 1 });

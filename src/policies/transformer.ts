@@ -26,7 +26,7 @@ import type { Action, BatchedPolicy, EnvSpec, TurnContext } from '../core/types.
 import { fromZod } from '../core/validate.ts';
 import { writeCheckpoint } from '../nn/checkpoint.ts';
 import type { Optimizer } from '../nn/optim.ts';
-import { generate, scoreTokens } from '../nn/sampling.ts';
+import { generate, scoreTokens, scoreTokensTop, type TokenLogProb } from '../nn/sampling.ts';
 import { readTokenizerFile, Tokenizer } from '../nn/tokenizer.ts';
 import { Transformer, transformerConfig } from '../nn/transformer.ts';
 import { transformerCheckpointBytes, transformerFromCheckpoint } from '../nn/transformer-checkpoint.ts';
@@ -67,6 +67,28 @@ export function policyFormat(o: Partial<Omit<TransformerPolicyFormat, 'format' |
     { format: FORMAT, version: 1, mode: 'tools', budgetAware: false, temperature: 1, topP: 1, ...o },
     'transformer',
   );
+}
+
+/** Sampling overrides of one request to a served copy (serve/openai.ts), and how many alternatives to
+ * list per token. maxTokens is capped at the policy's own. */
+export interface ReplyOptions {
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  top?: number;
+}
+
+/** A turn as actBatch acts it, with each generated token's most probable alternatives. */
+export interface Reply {
+  action: Action<unknown>;
+  top: TokenLogProb[][];
+}
+
+/** Log-probs of given reply tokens after a turn's prompt (of `prompt` tokens), with alternatives. */
+export interface ScoredReply {
+  prompt: number;
+  logprobs: number[];
+  top: TokenLogProb[][];
 }
 
 /** max_tokens of a tool env's reply when none is given. */
@@ -161,7 +183,16 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
   }
 
   actBatch(ctxs: readonly TurnContext<unknown>[]): (Action<unknown> | Error)[] {
-    const out: (Action<unknown> | Error)[] = new Array(ctxs.length);
+    return this.replies(ctxs).map((r) => (r instanceof Error ? r : r.action));
+  }
+
+  /**
+   * The turns of actBatch, each with what a served copy reports of it (serve/openai.ts): the
+   * generation's `top` most probable tokens per position, under sampling overrides of a request (a
+   * temperature, a top_p, fewer tokens than maxTokens). Without overrides the actions are actBatch's.
+   */
+  replies(ctxs: readonly TurnContext<unknown>[], o: ReplyOptions = {}): (Reply | Error)[] {
+    const out: (Reply | Error)[] = new Array(ctxs.length);
     const prompts: number[][] = [];
     const at: number[] = [];
     ctxs.forEach((ctx, i) => {
@@ -174,13 +205,14 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
     });
     if (prompts.length === 0) return out;
     const gens = generate(this.model, prompts, {
-      maxTokens: this.maxTokens,
+      maxTokens: Math.min(o.maxTokens ?? this.maxTokens, this.maxTokens),
       // One uniform from the episode's stream per turn, the rest from Rng.replay of it: a served copy
       // (serve/openai.ts) given that uniform as the request's seed draws the same tokens.
       rngs: at.map((i) => Rng.replay(ctxs[i].rng.uniform53())),
       stop: this.stop,
-      temperature: this.format.temperature,
-      topP: this.format.topP,
+      temperature: o.temperature ?? this.format.temperature,
+      topP: o.topP ?? this.format.topP,
+      top: o.top ?? 0,
     });
     gens.forEach((g, k) => {
       const ctx = ctxs[at[k]];
@@ -189,7 +221,7 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
       const parsed = parseGeneration(ctx.env.spec, this.format.mode, text);
       let logp = 0;
       for (const x of g.logProbs) logp += x;
-      out[at[k]] = {
+      const action: Action<unknown> = {
         action: parsed.action,
         logp,
         trace: {
@@ -201,8 +233,29 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
           ...(parsed.invalid === undefined ? {} : { invalid: parsed.invalid }),
         },
       };
+      out[at[k]] = { action, top: g.top ?? [] };
     });
     return out;
+  }
+
+  /**
+   * Teacher-forced log π_τ,p (the policy's own τ and p, as logProb scores) of `tokens` after this turn's
+   * prompt, with each position's `top` most probable tokens: what a served copy echoes when asked to
+   * score a reply's text (serve/openai.ts).
+   */
+  scoreReply(ctx: TurnContext<unknown>, tokens: readonly number[], top = 0): ScoredReply {
+    const prompt = this.prompt(ctx).tokens;
+    const r = scoreTokensTop(this.model, prompt, tokens, {
+      temperature: this.format.temperature,
+      topP: this.format.topP,
+      top,
+    });
+    return { prompt: prompt.length, logprobs: r.logProbs, top: r.top };
+  }
+
+  /** The id of <|end|>, the token that ends an action. */
+  get endToken(): number {
+    return this.end;
   }
 
   /** log π(action | ctx): the action's canonical tokens scored by teacher forcing (−∞ for a value that

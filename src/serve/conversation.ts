@@ -37,6 +37,8 @@ export interface ConversationReader {
   contextOf(messages: ChatMessage[], mode: ChatMode, rng: Rng): TurnContext<unknown>;
   /** Tools mode when the conversation opens with the tools-mode system prompt (a scoring prompt). */
   modeOf(messages: ChatMessage[]): ChatMode;
+  /** Whether the last message carries an observation of this env (of its map, when served with others). */
+  reads(messages: ChatMessage[]): boolean;
 }
 
 /** One message that carries a turn's observation. `turn` is absent without turnwise's header. */
@@ -146,6 +148,7 @@ export function conversationReader(env: EnvView<unknown>, chat: ChatSpec): Conve
       const next = turns[i + 1].feedback;
       const valid = 'action' in reply && !(next !== undefined && 'invalid' in next);
       const info: StepInfo = valid ? {} : { valid: false };
+      const said = next !== undefined && 'invalid' in next ? next.invalid : undefined;
       const turn: Turn = {
         t: t as number,
         observation: turns[i].observation(),
@@ -154,7 +157,15 @@ export function conversationReader(env: EnvView<unknown>, chat: ChatSpec): Conve
         logp: 0,
         info,
       };
-      if (!valid) turn.trace = { invalid: 'invalid' in reply ? reply.invalid : 'not an action' };
+      // An invalid turn keeps the reason the next message told and the text the model wrote, as the
+      // in-process trace has them (a text policy reads its earlier replies back).
+      if (!valid) {
+        const content = answer?.role === 'assistant' ? contentText(answer.content as unknown) : undefined;
+        turn.trace = {
+          invalid: said ?? ('invalid' in reply ? reply.invalid : 'not an action'),
+          ...(content === undefined ? {} : { text: content }),
+        };
+      }
       history.push(turn);
     }
     return history;
@@ -208,6 +219,15 @@ export function conversationReader(env: EnvView<unknown>, chat: ChatSpec): Conve
         rng,
         env,
       };
+    },
+    reads(messages) {
+      const i = messages.length - 1;
+      const m = messages[i];
+      if (m === undefined) return false;
+      const content = contentText(m.content as unknown);
+      const p = content === undefined ? undefined : parseTurnMessage(content);
+      if (p !== undefined) return byView.has(p.view);
+      return turnText(m, i) !== undefined;
     },
     modeOf: (messages) =>
       messages[0]?.role === 'system' && messages[0].content === systemPrompt(chat, 'tools')

@@ -9,7 +9,10 @@
 // A discrete action is one completion token: `logprobs.content[0]` = {token: the action's name, id: its
 // index, logprob: log π(a)}; `top_logprobs` lists the actions by probability (an impossible one as
 // −9999, OpenAI's floor, since JSON has no −∞). `n` > 1 draws choice i > 0 from Rng.derive(seed, i).
-// `usage` counts whitespace-separated words of the messages, not model tokens.
+// `usage` counts whitespace-separated words of the messages, not model tokens. A text policy (the
+// transformer) answers instead with its own generation, token by token, its usage in model tokens
+// (serve/text-model.ts). Random maps are served as a list of envs (the served tasks'): the board in the
+// last message names the map whose reader reads the conversation.
 //
 // `stream: true` answers the same completion as server-sent events in OpenAI's (and vLLM's) chunk shape
 // — role, then the content or the tool call (id and name, then the arguments) with the token's
@@ -33,15 +36,27 @@ import {
   parseChatML,
   parseReply,
 } from '../policies/chat.ts';
+import { TransformerPolicy } from '../policies/transformer.ts';
 import { conversationReader } from './conversation.ts';
 import type { Faults } from './faults.ts';
 import { type EdgeOptions, guardRoutes, protocolFallbacks } from './guard.ts';
-import { BadRequest, chatCompletion, chunks, jsonRoutes, serveModels, sse, wordCount } from './protocol.ts';
+import {
+  BadRequest,
+  chatCompletion,
+  chunks,
+  jsonRoutes,
+  legacyCompletion,
+  serveModels,
+  sse,
+  wordCount,
+} from './protocol.ts';
+import { FLOOR, samplingOf, textChoices, textCompletion } from './text-model.ts';
 
 export interface ServeOptions extends EdgeOptions {
   policy: Policy<unknown, unknown>;
-  /** The env the policy acts in (one fixed configuration): its spec, views and oracle. */
-  env: EnvView<unknown>;
+  /** The env the policy acts in (one fixed configuration): its spec, views and oracle; or the envs of
+   * the served tasks (random maps: a conversation's board names its map). */
+  env: EnvView<unknown> | readonly EnvView<unknown>[];
   faults?: Faults;
   /** Added before every answer. */
   latencyMs?: number;
@@ -52,7 +67,8 @@ export interface ServeOptions extends EdgeOptions {
 
 /** The ids a served policy answers to: its spec, and the bare kind (`oracle` for `oracle:eps=0.2`). */
 export function modelIds(policy: Policy<unknown, unknown>): string[] {
-  const kind = policy.id.split(':')[0];
+  // A transformer loaded from its checkpoint (id: the path) answers to `transformer` too.
+  const kind = policy instanceof TransformerPolicy ? 'transformer' : policy.id.split(':')[0];
   return kind === policy.id ? [policy.id] : [policy.id, kind];
 }
 
@@ -66,6 +82,10 @@ interface ChatRequest {
   top_logprobs?: unknown;
   stream?: unknown;
   stream_options?: unknown;
+  temperature?: unknown;
+  top_p?: unknown;
+  max_tokens?: unknown;
+  return_token_ids?: unknown;
 }
 
 interface CompletionRequest {
@@ -76,22 +96,27 @@ interface CompletionRequest {
   max_tokens?: unknown;
   seed?: unknown;
   stream?: unknown;
+  temperature?: unknown;
+  top_p?: unknown;
 }
 
-/** OpenAI's floor for an impossible token: JSON has no −∞. */
-const FLOOR = -9999;
 const floor = (lp: number) => Math.max(FLOOR, lp);
 
 /** The hono app and what it holds; `release()` answers every hanging request (for shutdown). */
 export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
-  const { policy, env } = o;
-  const spec = env.spec;
+  const { policy } = o;
+  const served = Array.isArray(o.env) ? o.env : [o.env as EnvView<unknown>];
+  const spec = served[0].spec;
   const chat: ChatSpec | undefined = typeof spec.actions === 'number' ? spec.chat : undefined;
   if (chat === undefined) throw new Error(`env ${spec.id} has no chat encoding`);
-  const reader = conversationReader(env, chat);
+  const readers = served.map((env) => conversationReader(env, chat));
+  /** The reader of the env whose board the last message shows (the first, when none does: its 400). */
+  const readerOf = (messages: ChatMessage[]) =>
+    readers.length === 1 ? readers[0] : (readers.find((r) => r.reads(messages)) ?? readers[0]);
+  const textModel = policy instanceof TransformerPolicy ? policy : undefined;
   const nA = spec.actions as number;
   const ids = modelIds(policy);
-  let served = 0;
+  let answered = 0;
 
   const intIn = (x: unknown, lo: number, hi: number, param: string, fallback: number): number => {
     if (x === undefined || x === null) return fallback;
@@ -141,8 +166,30 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     const top = intIn(req.logprobs, 0, 20, 'logprobs', 0);
     const wantLogprobs = req.logprobs !== undefined && req.logprobs !== null;
     const maxTokens = intIn(req.max_tokens, 0, 1_000_000, 'max_tokens', 16);
+    const reader = readerOf(parsed.messages);
     const mode = reader.modeOf(parsed.messages);
     const ctx = reader.contextOf(parsed.messages, mode, Rng.replay(seedOf(req.seed)));
+    if (textModel !== undefined) {
+      const r = textCompletion(textModel, ctx, prompt, parsed.completion, {
+        ...samplingOf({ temperature: req.temperature, top_p: req.top_p }),
+        ...(maxTokens > 0 ? { maxTokens } : {}),
+        echo: req.echo === true,
+        top,
+        generate: maxTokens > 0,
+      });
+      return legacyCompletion({
+        id: ++answered,
+        model,
+        policy: policy.id,
+        text: r.text,
+        logprobs: wantLogprobs
+          ? { tokens: r.tokens, token_logprobs: r.lps, top_logprobs: r.tops, text_offset: r.offsets }
+          : null,
+        finish: r.finish,
+        promptTokens: r.promptTokens,
+        completionTokens: r.generated,
+      });
+    }
     const head = prompt.slice(0, prompt.length - parsed.completion.length);
     const alternatives = async () => {
       const alts: Record<string, number> = {};
@@ -186,26 +233,19 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
         generated = 1;
       }
     }
-    served++;
     const words = prompt.split(/\s+/).filter(Boolean).length;
-    return {
-      id: `cmpl-${served}`,
-      object: 'text_completion',
-      created: Math.floor(Date.now() / 1000),
+    return legacyCompletion({
+      id: ++answered,
       model,
-      system_fingerprint: `turnwise:${policy.id}`,
-      choices: [
-        {
-          index: 0,
-          text,
-          logprobs: wantLogprobs
-            ? { tokens, token_logprobs: lps, top_logprobs: tops, text_offset: offsets }
-            : null,
-          finish_reason: finish,
-        },
-      ],
-      usage: { prompt_tokens: words, completion_tokens: generated, total_tokens: words + generated },
-    };
+      policy: policy.id,
+      text,
+      logprobs: wantLogprobs
+        ? { tokens, token_logprobs: lps, top_logprobs: tops, text_offset: offsets }
+        : null,
+      finish,
+      promptTokens: words,
+      completionTokens: generated,
+    });
   };
 
   const complete = async (req: ChatRequest) => {
@@ -219,8 +259,8 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     const n = intIn(req.n, 1, 16, 'n', 1);
     const top = intIn(req.top_logprobs, 0, 20, 'top_logprobs', 0);
     const seed = seedOf(req.seed);
-    const choices = [];
-    for (let i = 0; i < n; i++) {
+    const reader = readerOf(messages);
+    const contexts = Array.from({ length: n }, (_, i) => {
       const rng = Rng.replay(i === 0 ? seed : Rng.derive(seed, i).uniform53());
       const ctx = reader.contextOf(messages, mode, rng);
       if (policy.budgetAware && ctx.turnsLeft === undefined) {
@@ -229,6 +269,35 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
           'messages',
         );
       }
+      return ctx;
+    });
+    // The tool calls are numbered by the answers before this one; the completion by this one.
+    const before = answered;
+    const id = answered + 1;
+    if (textModel !== undefined) {
+      answered = id;
+      const r = textChoices(textModel, contexts, mode, {
+        ...samplingOf(req),
+        top,
+        logprobs: req.logprobs === true,
+        tokenIds: req.return_token_ids === true,
+        callId: (i) => `call_${before}_${i}`,
+      });
+      const res = chatCompletion({
+        id,
+        model,
+        policy: policy.id,
+        choices: r.choices,
+        promptWords: r.prompt,
+        completionTokens: r.completion,
+      });
+      return req.return_token_ids === true
+        ? { ...res, prompt_token_ids: textModel.prompt(contexts[0]).tokens }
+        : res;
+    }
+    const choices = [];
+    for (let i = 0; i < n; i++) {
+      const ctx = contexts[i];
       const probs = isDiscrete(policy) ? policy.probs(ctx) : undefined;
       const { action, logp } = await policy.act(ctx);
       if (typeof action !== 'number' || !Number.isInteger(action) || action < 0 || action >= nA) {
@@ -236,7 +305,7 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       }
       const message = { ...actionMessage(chat, mode, action, ctx.turn), role: 'assistant' as const };
       if (mode === 'tools' && message.tool_calls !== undefined)
-        message.tool_calls[0].id = `call_${served}_${i}`;
+        message.tool_calls[0].id = `call_${before}_${i}`;
       const entry: Record<string, unknown> = {
         token: chat.names[action],
         logprob: logp,
@@ -264,7 +333,8 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       (s, m) => s + (typeof m.content === 'string' ? wordCount(m.content) : 0),
       0,
     );
-    return chatCompletion({ id: ++served, model, policy: policy.id, choices, promptWords });
+    answered = id;
+    return chatCompletion({ id, model, policy: policy.id, choices, promptWords });
   };
 
   const app = new Hono();

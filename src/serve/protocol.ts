@@ -114,15 +114,17 @@ export function wordCount(text: string): number {
   return n;
 }
 
-/** A chat.completion around `choices`: the prompt's words as its prompt tokens, one token a choice. */
+/** A chat.completion around `choices`: the prompt's words as its prompt tokens, one token a choice
+ * (a text policy gives its model's token counts instead). */
 export function chatCompletion<C>(o: {
   id: number;
   model: string;
   policy: string;
   choices: C[];
   promptWords: number;
+  completionTokens?: number;
 }) {
-  const n = o.choices.length;
+  const n = o.completionTokens ?? o.choices.length;
   return {
     id: `chatcmpl-${o.id}`,
     object: 'chat.completion' as const,
@@ -131,6 +133,32 @@ export function chatCompletion<C>(o: {
     system_fingerprint: `turnwise:${o.policy}`,
     choices: o.choices,
     usage: { prompt_tokens: o.promptWords, completion_tokens: n, total_tokens: o.promptWords + n },
+  };
+}
+
+/** A text_completion (/v1/completions) of one choice, with its usage. */
+export function legacyCompletion(o: {
+  id: number;
+  model: string;
+  policy: string;
+  text: string;
+  logprobs: unknown;
+  finish: string;
+  promptTokens: number;
+  completionTokens: number;
+}) {
+  return {
+    id: `cmpl-${o.id}`,
+    object: 'text_completion' as const,
+    created: Math.floor(Date.now() / 1000),
+    model: o.model,
+    system_fingerprint: `turnwise:${o.policy}`,
+    choices: [{ index: 0, text: o.text, logprobs: o.logprobs, finish_reason: o.finish }],
+    usage: {
+      prompt_tokens: o.promptTokens,
+      completion_tokens: o.completionTokens,
+      total_tokens: o.promptTokens + o.completionTokens,
+    },
   };
 }
 

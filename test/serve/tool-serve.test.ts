@@ -381,7 +381,7 @@ test('bad serve and mcp flags for tool envs: one line naming the flag, exit 2, b
   const cases: [string[], RegExp][] = [
     [
       ['serve', '--policy', 'random', '--tasks', '2'],
-      /^turnwise: --tasks: got "?2"?; only for tool envs; frozenlake is served from its text view\n$/,
+      /^turnwise: --tasks: got "?2"?; only for tool envs and --random maps; frozenlake is served from its text view of one fixed map\n$/,
     ],
     [
       ['serve', '--env', 'sql', '--policy', 'oracle', '--tasks', '2', '--task-seeds', '1,2'],

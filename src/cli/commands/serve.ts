@@ -149,7 +149,15 @@ it (observe, or an action's result, verbatim or within other text; its "(N turns
 turns left), or the chat encoding of policies/chat.ts that --policy openai:URL#MODEL sends ("Turn t (N
 turns left).", an optional "Last action: …" line, then "Observation:" and the view). Without a turn
 header the turn is counted from the conversation, and the turns left are the last ones said less the
-turns since. Models: the policy spec and its bare kind (oracle for oracle:eps=0.2).
+turns since. Models: the policy spec and its bare kind (oracle for oracle:eps=0.2; transformer for a
+transformer checkpoint). Random maps (--random) are served over the tasks of --tasks/--seed (or
+--task-seeds), numbered as eval and rollout number theirs: the board in a message names its map.
+
+A transformer (transformer:… or its checkpoint) answers with its own generation: the text as content,
+or a Hermes <tool_call> block as tool_calls when the request offers the tool; per token its log-prob,
+top_logprobs, bytes and id, the end-of-action token <|end|> last (not in the content; the log-probs sum
+to the turn's logp in process); return_token_ids as vLLM; usage in model tokens. temperature and top_p
+are honoured (absent: the policy's own); max_tokens is capped at its reply limit.
 
 Tool envs (sql, code, tools, search) serve a scripted policy (oracle, oracle:eps=ε, random) to an agent
 that takes its tools from \`turnwise mcp\`: the first user message must be the task's first observation
@@ -162,7 +170,7 @@ and --reveal-budget).`,
     .option('--env <id>', 'environment id', 'frozenlake')
     .requiredOption(
       '--policy <spec>',
-      'the in-process policy to serve (random | oracle[:…] | tabular | checkpoint)',
+      'the in-process policy to serve (random | oracle[:…] | tabular | checkpoint | transformer:… or its run)',
     )
     .option('--port <n>', 'port (0 = a free port)', '8000')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
@@ -177,9 +185,12 @@ and --reveal-budget).`,
     )
     .option('--max-body-mb <n>', 'the largest request body read, in MiB (else HTTP 413)', '32')
     .option('--json', 'print {"url": …} on stdout once listening')
-    .option('--tasks <n>', 'tool envs: the number of served tasks (task seed = --seed + index)')
-    .option('--seed <n>', 'tool envs: first task seed (default 0)')
-    .option('--task-seeds <list>', 'tool envs: the served task seeds, e.g. 3,5,8')
+    .option(
+      '--tasks <n>',
+      'tool envs and --random maps: the number of served tasks (task seed = --seed + index)',
+    )
+    .option('--seed <n>', 'tool envs and --random maps: first task seed (default 0)')
+    .option('--task-seeds <list>', 'tool envs and --random maps: the served task seeds, e.g. 3,5,8')
     .option(
       '--budget <T>',
       "tool envs: the MCP episodes' budget, as given to harness run (default: the env limit)",
@@ -210,23 +221,24 @@ and --reveal-budget).`,
         await untilStopped(server, flags.json === true, models);
         return;
       }
+      // A random map shows in its board: the served tasks' maps (--tasks/--seed, as eval numbers them).
+      const random = config.params.random === true;
       for (const [key, flag] of TOOL_FLAGS) {
-        if (flags[key] !== undefined)
+        if (flags[key] === undefined) continue;
+        const tasksFlag = key === 'tasks' || key === 'seed' || key === 'taskSeeds';
+        if (!(random && tasksFlag))
           throw new InputError(
             flag,
             flags[key],
-            `only for tool envs; ${flags.env} is served from its text view`,
+            tasksFlag
+              ? `only for tool envs and --random maps; ${flags.env} is served from its text view of one fixed map`
+              : `only for tool envs; ${flags.env} is served from its text view`,
           );
       }
-      if (config.params.random === true) {
-        throw new InputError(
-          '--random',
-          true,
-          'serve needs one fixed map (the observation is read from its text view)',
-        );
-      }
-      const env = await envs.make({ ...config, seed: 0 });
-      const policy = makePolicy(flags.policy, env.spec);
+      const env = random
+        ? await Promise.all(servedTasks(config, flags).map((task) => envs.make(task)))
+        : [await envs.make({ ...config, seed: 0 })];
+      const policy = makePolicy(flags.policy, env[0].spec);
       if (policy.id.startsWith('openai:'))
         throw new InputError('--policy', flags.policy, 'serve takes an in-process policy');
       const server = await startServer({
@@ -246,7 +258,7 @@ and --reveal-budget).`,
         );
       });
       await untilStopped(server, flags.json === true, modelIds(policy));
-      await env.close?.();
+      for (const e of env) await e.close?.();
     });
 }
 

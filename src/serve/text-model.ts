@@ -1,0 +1,256 @@
+// `turnwise serve` of a text policy (policies/transformer.ts): the reply is the model's own generation,
+// token by token, where a discrete policy's is one action token (serve/openai.ts).
+//
+// Chat completions. The policy acts on the conversation's turn context with its uniform from
+// Rng.replay(seed) (as every served policy), so a client sending ctx.rng.uniform53() as `seed` gets the
+// in-process tokens. The message is the generated text as `content`; when the request offers the env's
+// tool and the text is one Hermes block (`<tool_call>\n{"name":…,"arguments":…}\n</tool_call>`, the
+// parser of policies/chat.ts completionMessage), it is that call in `tool_calls` instead (finish_reason
+// `tool_calls`), as vLLM's hermes tool parser returns it. `logprobs.content` has one entry per generated
+// token — its text, log π_τ,p, UTF-8 bytes and `id` (as llama.cpp gives it), and `top_logprobs` from the
+// same distribution (−9999, OpenAI's floor, outside the nucleus) — and the last entry is the end-of-action
+// token `<|end|>` when the generation stopped on it: it is not in the content (a chat server's
+// end-of-turn token never is), but its log-prob is the model's choice to stop, so the entries sum to the
+// turn's logp in process. `return_token_ids: true` adds vLLM's `token_ids` (per choice, <|end|>
+// included) and `prompt_token_ids`. `usage` counts the model's tokens. finish_reason: `stop` on
+// <|end|>, `length` at max_tokens or the context's end.
+//
+// Sampling: a request's `temperature` and `top_p` are honoured (the tokens are drawn from π_τ,p of the
+// request's values, and the log-probs are that distribution's); absent, the policy's own (the
+// in-process values). `max_tokens` is capped at the policy's reply limit. A prompt that cannot fit the
+// context is a 400 (vLLM's answer to a prompt over max_model_len).
+//
+// Completions (/v1/completions, the scoring endpoint): after the ChatML conversation's opened assistant
+// turn, the completion's text is tokenized as the model writes it and scored by teacher forcing with the
+// policy's own τ and p (what logProb uses, whatever the request's temperature: it applies to generated
+// tokens only). `<|im_end|>`, ChatML's end of message, closing the completion is scored as <|end|>, so
+// that the echo of a closed reply sums to logProb(ctx, action); an open one is the prefix's probability.
+
+import { ContextOverflow } from '../core/errors.ts';
+import type { Action, TurnContext } from '../core/types.ts';
+import type { ChatMessage, ChatMode } from '../policies/chat.ts';
+import { completionMessage } from '../policies/chat.ts';
+import type { ReplyOptions, TransformerPolicy } from '../policies/transformer.ts';
+import { BadRequest } from './protocol.ts';
+
+/** OpenAI's floor for an impossible token: JSON has no −∞. */
+export const FLOOR = -9999;
+const floor = (lp: number) => Math.max(FLOOR, lp);
+
+const IM_END = '<|im_end|>';
+
+interface SamplingRequest {
+  temperature?: unknown;
+  top_p?: unknown;
+  max_tokens?: unknown;
+}
+
+/** A request's sampling parameters, checked (400 naming the parameter). */
+export function samplingOf(req: SamplingRequest): ReplyOptions {
+  const o: ReplyOptions = {};
+  const { temperature: t, top_p: p, max_tokens: m } = req;
+  if (t !== undefined && t !== null) {
+    if (typeof t !== 'number' || !(t >= 0 && t <= 10))
+      throw new BadRequest('temperature must be a number from 0 to 10 (0 = greedy)', 'temperature');
+    o.temperature = t;
+  }
+  if (p !== undefined && p !== null) {
+    if (typeof p !== 'number' || !(p > 0 && p <= 1))
+      throw new BadRequest('top_p must be a number in (0, 1]', 'top_p');
+    o.topP = p;
+  }
+  if (m !== undefined && m !== null) {
+    if (typeof m !== 'number' || !Number.isInteger(m) || m < 1)
+      throw new BadRequest('max_tokens must be an integer ≥ 1', 'max_tokens');
+    o.maxTokens = m;
+  }
+  return o;
+}
+
+/** A token as a logprobs entry: its text (a special's name; U+FFFD for a partial character), bytes, id. */
+function tokenOf(policy: TransformerPolicy, id: number) {
+  const bytes = policy.tokenizer.tokenBytes(id);
+  const token = policy.tokenizer.isSpecial(id)
+    ? policy.tokenizer.tokenText(id)
+    : new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+  return { token, bytes: Array.from(bytes), id };
+}
+
+/** `logprobs.content` of a generation: each token with its log-prob and its `top` alternatives. */
+function contentEntries(
+  policy: TransformerPolicy,
+  tokens: readonly number[],
+  logprobs: readonly number[],
+  top: readonly { id: number; logprob: number }[][],
+) {
+  return tokens.map((id, j) => {
+    const t = tokenOf(policy, id);
+    return {
+      token: t.token,
+      logprob: floor(logprobs[j]),
+      bytes: t.bytes,
+      id,
+      top_logprobs: (top[j] ?? []).map((a) => {
+        const x = tokenOf(policy, a.id);
+        return { token: x.token, logprob: floor(a.logprob), bytes: x.bytes, id: a.id };
+      }),
+    };
+  });
+}
+
+/** The policy's replies as OpenAI chat choices, with the usage in model tokens. */
+export function textChoices(
+  policy: TransformerPolicy,
+  ctxs: readonly TurnContext<unknown>[],
+  mode: ChatMode,
+  o: ReplyOptions & { logprobs: boolean; tokenIds: boolean; callId: (i: number) => string },
+) {
+  const replies = policy.replies(ctxs, o);
+  let completion = 0;
+  let prompt = 0;
+  const choices = replies.map((r, i) => {
+    if (r instanceof Error) throw overflowAs(r, 'messages');
+    const trace = (r.action as Action<unknown>).trace ?? {};
+    const tokens = trace.tokens ?? [];
+    prompt = trace.usage?.prompt ?? 0;
+    completion += tokens.length;
+    const text = trace.text ?? '';
+    const call = mode === 'tools' ? completionMessage(text).tool_calls?.[0]?.function : undefined;
+    const message: ChatMessage =
+      call === undefined
+        ? { role: 'assistant', content: text }
+        : {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                id: o.callId(i),
+                type: 'function',
+                function: { name: call.name ?? '', arguments: call.arguments ?? '' },
+              },
+            ],
+          };
+    const finish = call !== undefined ? 'tool_calls' : trace.finishReason === 'stop' ? 'stop' : 'length';
+    return {
+      index: i,
+      message,
+      finish_reason: finish,
+      logprobs: o.logprobs
+        ? { content: contentEntries(policy, tokens, trace.logprobs ?? [], o.top ? r.top : []) }
+        : null,
+      ...(o.tokenIds ? { token_ids: tokens } : {}),
+    };
+  });
+  return { choices, prompt, completion };
+}
+
+/** Each token's character offset in `text` (the decoded tokens): where its first byte's character starts. */
+function charOffsets(policy: TransformerPolicy, text: string, ids: readonly number[]): number[] {
+  const encoder = new TextEncoder();
+  const charAt: number[] = [];
+  for (let c = 0; c < text.length; ) {
+    const units = (text.codePointAt(c) as number) > 0xffff ? 2 : 1;
+    const n = encoder.encode(text.slice(c, c + units)).length;
+    for (let b = 0; b < n; b++) charAt.push(c);
+    c += units;
+  }
+  let bytes = 0;
+  return ids.map((id) => {
+    const at = charAt[bytes] ?? text.length;
+    bytes += policy.tokenizer.tokenBytes(id).length;
+    return at;
+  });
+}
+
+/** The ContextOverflow of a prompt as the 400 a server gives a prompt over its context. */
+function overflowAs(e: Error, param: string): Error {
+  return e instanceof ContextOverflow ? new BadRequest(e.message, param) : e;
+}
+
+/** A /v1/completions answer of a text policy: the echoed completion's tokens scored (with the closing
+ * <|im_end|> as <|end|>); with no completion, the reply it generates (up to max_tokens). Legacy shapes:
+ * per token its text, log-prob, character offset and {text: log-prob} alternatives. */
+export function textCompletion(
+  policy: TransformerPolicy,
+  ctx: TurnContext<unknown>,
+  prompt: string,
+  completion: string,
+  o: ReplyOptions & { echo: boolean; top: number; generate: boolean },
+) {
+  const head = prompt.slice(0, prompt.length - completion.length);
+  const close = completion.indexOf(IM_END);
+  if (close >= 0 && close + IM_END.length !== completion.length)
+    throw new BadRequest(`the completion goes on after ${IM_END}, the end of the message`, 'prompt');
+  const body = close >= 0 ? completion.slice(0, close) : completion;
+  const ids = policy.tokenizer.encode(body);
+  const out = {
+    tokens: [] as string[],
+    lps: [] as (number | null)[],
+    offsets: [] as number[],
+    tops: [] as (Record<string, number> | null)[],
+    text: '',
+    promptTokens: 0,
+    generated: 0,
+    finish: 'length',
+  };
+  const alts = (list: readonly { id: number; logprob: number }[] | undefined) => {
+    if (o.top === 0 || list === undefined) return null;
+    const alt: Record<string, number> = {};
+    for (const a of list) {
+      const t = tokenOf(policy, a.id).token;
+      if (!(t in alt)) alt[t] = floor(a.logprob);
+    }
+    return alt;
+  };
+  const push = (token: string, lp: number | null, at: number, top: Record<string, number> | null) => {
+    out.tokens.push(token);
+    out.lps.push(lp);
+    out.offsets.push(at);
+    out.tops.push(top);
+  };
+  if (o.echo) {
+    const all = close >= 0 ? [...ids, policy.endToken] : ids;
+    let scored: ReturnType<TransformerPolicy['scoreReply']>;
+    try {
+      scored = policy.scoreReply(ctx, all, o.top);
+    } catch (e) {
+      throw overflowAs(e as Error, 'prompt');
+    }
+    out.promptTokens = scored.prompt + all.length;
+    push(head, null, 0, null);
+    const at = charOffsets(policy, body, ids);
+    ids.forEach((id, j) => {
+      push(tokenOf(policy, id).token, floor(scored.logprobs[j]), head.length + at[j], alts(scored.top[j]));
+    });
+    if (close >= 0) {
+      const j = ids.length;
+      push(IM_END, floor(scored.logprobs[j]), head.length + close, alts(scored.top[j]));
+      out.finish = 'stop';
+    }
+    out.text = prompt;
+  }
+  if (o.generate && completion === '') {
+    const [r] = policy.replies([ctx], o);
+    if (r instanceof Error) throw overflowAs(r, 'prompt');
+    const trace = r.action.trace ?? {};
+    const gen = trace.tokens ?? [];
+    const text = trace.text ?? '';
+    out.promptTokens = trace.usage?.prompt ?? out.promptTokens;
+    out.finish = trace.finishReason === 'stop' ? 'stop' : 'length';
+    const at = charOffsets(policy, text, gen);
+    gen.forEach((id, j) => {
+      // The end token closes the text: listed, with its log-prob, as no characters at its end.
+      const end = out.finish === 'stop' && j === gen.length - 1;
+      const lp = floor(trace.logprobs?.[j] ?? Number.NEGATIVE_INFINITY);
+      push(
+        end ? '' : tokenOf(policy, id).token,
+        lp,
+        out.text.length + (end ? text.length : at[j]),
+        alts(r.top[j]),
+      );
+    });
+    out.text += text;
+    out.generated = gen.length;
+  }
+  return out;
+}
