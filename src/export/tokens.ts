@@ -123,7 +123,6 @@ export function tokenRows(
     row.last_turn = k;
     // The prompt holds the system message, 2 messages per kept turn and this turn's; the reply is one.
     row.num_turns = 2 * turn.kept + 2;
-    seq.push(...turn.reply);
   });
   function push(r: TokenRow, id: number, mask: number, logprob: number, advantage: number): void {
     r.response_ids.push(id);

@@ -233,7 +233,7 @@ async function exportTokens(
         ...(skipped ? { skipped } : {}),
       });
     out(
-      `${spec.label}: wrote ${kept.length} trajectories as ${rows.length} rows to ${flags.out} (tokens: ${turns} turns; ${prompt} prompt and ${response} response tokens, ${policyTokens} of them the policy's; a new row where the context dropped turns ${splits.context} times, where the next prompt writes a reply otherwise ${splits.rewritten} times)`,
+      `${spec.label}: wrote ${kept.length} trajectories as ${rows.length} rows to ${flags.out} (tokens: ${turns} turns, ${prompt} prompt and ${response} response tokens, ${policyTokens} of them the policy's; new rows where the context dropped turns: ${splits.context}, where the next prompt writes a reply otherwise: ${splits.rewritten})`,
     );
   } finally {
     await source.close();
