@@ -14,7 +14,7 @@ import { after, test } from 'node:test';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import type { Env, EnvSpec, Task, Trajectory } from '../../src/core/types.ts';
 import { envConfig, envs, makeTasks } from '../../src/envs/index.ts';
-import { tokenRows } from '../../src/export/tokens.ts';
+import { type TokenRow, tokenRows } from '../../src/export/tokens.ts';
 import { trainBpe } from '../../src/nn/bpe.ts';
 import { scoreTokens } from '../../src/nn/sampling.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
@@ -35,21 +35,8 @@ const readJsonl = (path: string): Trajectory[] =>
     .split('\n')
     .map((l) => JSON.parse(l) as Trajectory);
 
-interface Row {
-  id: string;
-  segment: number;
-  first_turn: number;
-  last_turn: number;
-  task: string;
-  prompt_ids: number[];
-  response_ids: number[];
-  response_mask: number[];
-  response_logprobs: number[];
-  advantages: number[];
-  num_turns: number;
-  reward: number;
-  success: boolean;
-}
+/** A row as hyparquet gives it, int64 turned into numbers: the columns export/tokens.ts declares. */
+type Row = TokenRow;
 
 /** The file's rows as hyparquet reads them (int64 as bigint, turned into numbers here), and its
  * schema as name:type:repetition:converted. */
@@ -66,6 +53,13 @@ async function readRows(file: string): Promise<{ rows: Row[]; schema: string[] }
     [s.name, s.type ?? '', s.repetition_type ?? '', s.converted_type ?? ''].join(':'),
   );
   return { rows, schema };
+}
+
+/** `turnwise rollout --policy POLICY … --out FILE`, and the trajectories it wrote. */
+async function rolledOut(file: string, policy: string, args: string[]): Promise<Trajectory[]> {
+  const r = await turnwise(['rollout', ...args, '--policy', policy, '--out', file]);
+  assert.equal(r.code, 0, r.stderr);
+  return readJsonl(file);
 }
 
 async function credit(file: string, method: string): Promise<number[][]> {
@@ -238,26 +232,10 @@ const ckpt = join(dir, 'lake.safetensors');
 
 test("a cloned transformer's FrozenLake episodes: one row each, the chat it read and wrote, its tokens, log-probs and each turn's advantage", async () => {
   const file = join(dir, 'lake.jsonl');
-  const roll = await turnwise([
-    'rollout',
-    '--random',
-    '--size',
-    '4',
-    '--seed',
-    String(shortMap.seed),
-    '--tasks',
-    '1',
-    '--samples',
-    '3',
-    '--budget',
-    '6',
-    '--policy',
-    ckpt,
-    '--out',
-    file,
+  const trajectories = await rolledOut(file, ckpt, [
+    ...['--random', '--size', '4', '--seed', String(shortMap.seed)],
+    ...['--tasks', '1', '--samples', '3', '--budget', '6'],
   ]);
-  assert.equal(roll.code, 0, roll.stderr);
-  const trajectories = readJsonl(file);
   assert.ok(trajectories.every((t) => t.outcome.success));
   const { rows, schema, summary } = await exportTokens(file, ckpt, 'discounted');
   // The column types verl's datasets read through pyarrow: list<int64> and list<float>.
@@ -302,24 +280,10 @@ test('the context rule: a new row where the context dropped turns, or where the 
   ] as const) {
     const spec = `transformer:layers=1,d=16,heads=2,ctx=${ctx},mode=text,seed=4`;
     const file = join(dir, `raw-${ctx}.jsonl`);
-    const roll = await turnwise([
-      'rollout',
-      '--random',
-      '--size',
-      '4',
-      '--tasks',
-      '2',
-      '--samples',
-      '2',
-      '--budget',
-      '3',
-      '--policy',
-      spec,
-      '--out',
-      file,
+    const trajectories = await rolledOut(file, spec, [
+      ...['--random', '--size', '4'],
+      ...['--tasks', '2', '--samples', '2', '--budget', '3'],
     ]);
-    assert.equal(roll.code, 0, roll.stderr);
-    const trajectories = readJsonl(file);
     const { rows, summary } = await exportTokens(file, spec, 'grpo');
     assert.ok(summary.splits[cause] > 0, JSON.stringify(summary.splits));
     assert.equal(rows.length, trajectories.length + summary.splits.context + summary.splits.rewritten);
@@ -332,25 +296,10 @@ test('the context rule: a new row where the context dropped turns, or where the 
 test("sql's tools: an untrained transformer's replies (cut at max_tokens, written back otherwise) in rows of their own", async () => {
   const spec = 'transformer:layers=1,d=16,heads=2,ctx=2048,seed=1';
   const file = join(dir, 'sql.jsonl');
-  const roll = await turnwise([
-    'rollout',
-    '--env',
-    'sql',
-    '--level',
-    '1',
-    '--tasks',
-    '1',
-    '--samples',
-    '2',
-    '--budget',
-    '3',
-    '--policy',
-    spec,
-    '--out',
-    file,
+  const trajectories = await rolledOut(file, spec, [
+    ...['--env', 'sql', '--level', '1'],
+    ...['--tasks', '1', '--samples', '2', '--budget', '3'],
   ]);
-  assert.equal(roll.code, 0, roll.stderr);
-  const trajectories = readJsonl(file);
   const { rows, summary } = await exportTokens(file, spec, 'gigpo');
   assert.deepEqual(boundaries(rows), summary.splits);
   const policy = makePolicy(spec, envs.spec(trajectories[0].task)) as TransformerPolicy;
