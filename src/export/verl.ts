@@ -71,7 +71,8 @@ export function verlRow(
   };
 }
 
-const required = (
+/** A required (non-null) column of a flat type. */
+export const required = (
   name: string,
   type: NonNullable<SchemaElement['type']>,
   converted_type?: SchemaElement['converted_type'],
@@ -82,7 +83,7 @@ const required = (
   ...(converted_type === undefined ? {} : { converted_type }),
 });
 /** Parquet's three-level LIST (what pyarrow, pandas and verl's datasets read as list<…>), nullable. */
-const list = (name: string, type: NonNullable<SchemaElement['type']>): SchemaElement[] => [
+export const list = (name: string, type: NonNullable<SchemaElement['type']>): SchemaElement[] => [
   { name, repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
   { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
   { name: 'element', type, repetition_type: 'REQUIRED' },

@@ -1,6 +1,9 @@
-// turnwise export --in FILE.jsonl --format openai|verl --out PATH [--method M] [--min-advantage X]
+// turnwise export --in FILE.jsonl --format openai|verl|tokens --out PATH [--method M] [--min-advantage X]
+//   [--policy RUN]
 // A trajectory file, credited per turn exactly as `turnwise credit` does (creditForSpec), handed over as
-// OpenAI fine-tuning JSONL or verl Parquet (src/export/). The composition lives here: export/ may not
+// OpenAI fine-tuning JSONL, verl Parquet, or a transformer policy's token rows in verl's agent-loop
+// shape (export/tokens.ts; the prompts rebuilt by the policy, export-tokens.ts). The composition lives
+// here: export/ may not
 // reach the env registry or the policies, so the chat renderer of in-process discrete-env trajectories
 // (FrozenLake: the env's chat encoding and text view, what an LLM policy was sent) is built here and
 // passed in, and so are the tools a recorded trajectory's env declares.
@@ -18,6 +21,11 @@ import {
   type ExportTool,
   openaiExample,
   openaiJsonl,
+  type SplitCause,
+  type TokenRow,
+  type TokenTurn,
+  tokenRows,
+  tokensParquet,
   verlParquet,
   verlRow,
 } from '../../export/index.ts';
@@ -29,6 +37,7 @@ import {
   chatSpec,
   chatTool,
 } from '../../policies/chat.ts';
+import { specFile } from '../../policies/spec.ts';
 import { writeFileAtomic } from '../../store/atomic.ts';
 import { readTrajectories, SkippedLines } from '../../store/jsonl.ts';
 import { checkOutput } from '../../store/paths.ts';
@@ -36,8 +45,9 @@ import { creditForSpec, DEFAULT_VALUE_SOURCE, exactValuesFromSpecs } from '../..
 import { json, out, warn } from '../io.ts';
 import { checkSpacesOfRegistered, num } from '../options.ts';
 import { ABOUT } from './about.ts';
+import { TokenSource } from './export-tokens.ts';
 
-const FORMATS = ['openai', 'verl'] as const;
+const FORMATS = ['openai', 'verl', 'tokens'] as const;
 type Format = (typeof FORMATS)[number];
 const MODES: readonly ChatMode[] = ['tools', 'text'];
 /** GRPO: verl's default advantage estimator for multi-turn rollouts. */
@@ -50,6 +60,7 @@ interface ExportFlags {
   method: string;
   minAdvantage: string;
   chat: string;
+  policy?: string;
   skipInvalid?: boolean;
   json?: boolean;
 }
@@ -129,13 +140,116 @@ function write(path: string, data: string | Uint8Array): void {
   else writeFileAtomic(path, data);
 }
 
+type Kept<X> = { t: Trajectory; x: X }[];
+
+/** The trajectories that can be exported, each with what `make` gives it; one that cannot is refused
+ * (naming it) unless --skip-invalid, and so is a file with none. */
+function exportable<X>(
+  trajectories: readonly Trajectory[],
+  make: (t: Trajectory) => X | { reason: string },
+  flags: ExportFlags,
+  skipped: SkippedLines | undefined,
+): { kept: Kept<X>; unrenderable: string[] } {
+  const kept: Kept<X> = [];
+  const unrenderable: string[] = [];
+  for (const t of trajectories) {
+    const r = make(t);
+    if (typeof r === 'object' && r !== null && 'reason' in r) {
+      if (!flags.skipInvalid)
+        throw InputError.raw(
+          '--in',
+          `trajectory ${t.id} cannot be exported: ${r.reason} (--skip-invalid skips such trajectories)`,
+        );
+      unrenderable.push(`${t.id}: ${r.reason}`);
+    } else kept.push({ t, x: r as X });
+  }
+  if (kept.length === 0)
+    throw InputError.raw(
+      '--in',
+      `${flags.in} has nothing to export: ${trajectories.length} trajectories read${unrenderable.length > 0 ? `, none renderable (${unrenderable[0]})` : ''}${skipped && skipped.count > 0 ? `; ${skipped.note(flags.in as string)}` : ''}`,
+    );
+  return { kept, unrenderable };
+}
+
+function warnSkipped(flags: ExportFlags, skipped: SkippedLines | undefined, unrenderable: string[]): void {
+  if (skipped && skipped.count > 0) warn(skipped.note(flags.in as string));
+  if (unrenderable.length > 0)
+    warn(`skipped ${unrenderable.length} trajectories that cannot be rendered (first: ${unrenderable[0]})`);
+}
+
+/** --format tokens: the rows of export/tokens.ts, the prompts rebuilt by --policy (export-tokens.ts). */
+async function exportTokens(
+  flags: ExportFlags & { out: string; policy: string },
+  spec: MethodSpec,
+  trajectories: readonly Trajectory[],
+  skipped: SkippedLines | undefined,
+): Promise<void> {
+  const source = new TokenSource(flags.policy);
+  try {
+    // The policy is checked before any trajectory is: a wrong --policy is named as such.
+    if (trajectories.length > 0) source.policyFor(envSpec(trajectories[0].task));
+    const { kept, unrenderable } = exportable<TokenTurn[]>(
+      trajectories,
+      (t) => {
+        const r = source.turns(t);
+        return typeof r === 'string' ? { reason: r } : r;
+      },
+      flags,
+      skipped,
+    );
+    const advantages = creditForSpec(
+      kept.map((k) => k.t),
+      spec,
+      () => exactValuesFromSpecs('--method'),
+    );
+    const rows: TokenRow[] = [];
+    const splits: Record<SplitCause, number> = { context: 0, rewritten: 0 };
+    kept.forEach((k, i) => {
+      const r = tokenRows(k.t, k.x, advantages[i]);
+      rows.push(...r.rows);
+      for (const s of r.splits) splits[s.cause]++;
+    });
+    write(flags.out, tokensParquet(rows));
+    warnSkipped(flags, skipped, unrenderable);
+    const sum = (f: (r: TokenRow) => number) => rows.reduce((s, r) => s + f(r), 0);
+    const turns = kept.reduce((s, k) => s + k.t.turns.length, 0);
+    const prompt = sum((r) => r.prompt_ids.length);
+    const response = sum((r) => r.response_ids.length);
+    const policyTokens = sum((r) => r.response_mask.reduce((a, b) => a + b, 0));
+    if (flags.json)
+      return json({
+        format: 'tokens',
+        out: flags.out,
+        method: spec.label,
+        policy: flags.policy,
+        trajectories: kept.length,
+        rows: rows.length,
+        turns,
+        promptTokens: prompt,
+        responseTokens: response,
+        policyTokens,
+        splits,
+        unrenderable: unrenderable.length,
+        ...(skipped ? { skipped } : {}),
+      });
+    out(
+      `${spec.label}: wrote ${kept.length} trajectories as ${rows.length} rows to ${flags.out} (tokens: ${turns} turns, ${prompt} prompt and ${response} response tokens, ${policyTokens} of them the policy's; new rows where the context dropped turns: ${splits.context}, where the next prompt writes a reply otherwise: ${splits.rewritten})`,
+    );
+  } finally {
+    await source.close();
+  }
+}
+
 export function registerExport(program: Command): void {
   program
     .command('export')
     .description(ABOUT.export.description)
     .option('--in <file.jsonl>', 'trajectories, one JSON object per line')
     .option('--format <f>', `${FORMATS.join(' | ')}`)
-    .option('--out <path>', 'the file to write (.jsonl for openai, .parquet for verl); replaced whole')
+    .option(
+      '--out <path>',
+      'the file to write (.jsonl for openai, .parquet for verl and tokens); replaced whole',
+    )
     .option(
       '--method <m>',
       `credit method, as in \`turnwise credit\`: ${METHOD_NAMES.join(' | ')} | exact; parameters as m:key=value,…`,
@@ -152,17 +266,33 @@ export function registerExport(program: Command): void {
       'tools',
     )
     .option(
+      '--policy <run>',
+      'tokens: the transformer policy that made the file (a checkpoint or run directory, or its transformer: spec); it rebuilds every prompt in its tokens',
+    )
+    .option(
       '--skip-invalid',
-      'skip (and count) malformed lines and trajectories that cannot be rendered as one conversation, instead of refusing the file; the count and the first one go to stderr',
+      'skip (and count) malformed lines and trajectories that cannot be rendered as one conversation (tokens: that have no token ids), instead of refusing the file; the count and the first one go to stderr',
     )
     .option('--json', 'machine-readable summary')
-    .action((flags: ExportFlags) => {
+    .action(async (flags: ExportFlags) => {
       if (flags.in === undefined) throw new InputError('--in', undefined, 'give a trajectory JSONL file');
       if (flags.format === undefined || !(FORMATS as readonly string[]).includes(flags.format))
         throw new InputError('--format', flags.format, `expected one of: ${FORMATS.join(', ')}`);
       const format = flags.format as Format;
       if (flags.out === undefined) throw new InputError('--out', undefined, 'give the file to write');
-      checkOutput(flags.out, '--out', 'file', [['--in', flags.in]]);
+      if (format === 'tokens' && flags.policy === undefined)
+        throw new InputError(
+          '--policy',
+          undefined,
+          '--format tokens needs the transformer policy that made the file (a checkpoint or its transformer: spec): its tokenizer and prompt format',
+        );
+      if (format !== 'tokens' && flags.policy !== undefined)
+        throw new InputError('--policy', flags.policy, 'only --format tokens reads a policy');
+      const policyFile = flags.policy === undefined ? undefined : specFile(flags.policy);
+      checkOutput(flags.out, '--out', 'file', [
+        ['--in', flags.in],
+        ['--policy', policyFile],
+      ]);
       const threshold = num('--min-advantage', flags.minAdvantage);
       if (!(MODES as readonly string[]).includes(flags.chat))
         throw new InputError('--chat', flags.chat, `expected one of: ${MODES.join(', ')}`);
@@ -170,44 +300,35 @@ export function registerExport(program: Command): void {
       const skipped = flags.skipInvalid ? new SkippedLines() : undefined;
       const trajectories = readTrajectories(flags.in, '--in', checkSpacesOfRegistered, skipped);
       refuseWithoutOracle(spec, trajectories);
+      if (format === 'tokens')
+        return exportTokens(
+          { ...flags, out: flags.out, policy: flags.policy as string },
+          spec,
+          trajectories,
+          skipped,
+        );
 
       const render = discreteRenderer(flags.chat as ChatMode);
-      const kept: { t: Trajectory; c: Conversation }[] = [];
-      const unrenderable: string[] = [];
-      for (const t of trajectories) {
-        const r = conversationOf(t, { render, toolsOf: envTools });
-        if ('reason' in r) {
-          if (!flags.skipInvalid)
-            throw InputError.raw(
-              '--in',
-              `trajectory ${t.id} cannot be exported: ${r.reason} (--skip-invalid skips such trajectories)`,
-            );
-          unrenderable.push(`${t.id}: ${r.reason}`);
-        } else kept.push({ t, c: r });
-      }
-      if (kept.length === 0)
-        throw InputError.raw(
-          '--in',
-          `${flags.in} has nothing to export: ${trajectories.length} trajectories read${unrenderable.length > 0 ? `, none renderable (${unrenderable[0]})` : ''}${skipped && skipped.count > 0 ? `; ${skipped.note(flags.in)}` : ''}`,
-        );
+      const { kept, unrenderable } = exportable<Conversation>(
+        trajectories,
+        (t) => conversationOf(t, { render, toolsOf: envTools }),
+        flags,
+        skipped,
+      );
       // Credit groups by identical task over the trajectories exported, as `credit` on a file of them.
       const batch = kept.map((k) => k.t);
       const advantages = creditForSpec(batch, spec, () => exactValuesFromSpecs('--method'));
 
       let withTokens = 0;
       if (format === 'openai') {
-        const examples = kept.map((k, i) => openaiExample(k.c, advantages[i], threshold));
+        const examples = kept.map((k, i) => openaiExample(k.x, advantages[i], threshold));
         write(flags.out, openaiJsonl(examples));
       } else {
-        const rows = kept.map((k, i) => verlRow(k.t, k.c, advantages[i], threshold));
+        const rows = kept.map((k, i) => verlRow(k.t, k.x, advantages[i], threshold));
         withTokens = rows.filter((r) => r.response_ids !== null).length;
         write(flags.out, verlParquet(rows));
       }
-      if (skipped && skipped.count > 0) warn(skipped.note(flags.in));
-      if (unrenderable.length > 0)
-        warn(
-          `skipped ${unrenderable.length} trajectories that cannot be rendered (first: ${unrenderable[0]})`,
-        );
+      warnSkipped(flags, skipped, unrenderable);
       if (format === 'verl' && withTokens < kept.length)
         warn(
           `${kept.length - withTokens} of ${kept.length} trajectories have no token ids on every turn (trace.tokens: the model server gave none): their response_ids, response_mask and token_advantages are null`,
