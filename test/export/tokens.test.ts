@@ -448,6 +448,14 @@ test('bad input: one line, exit 2, before any work', async () => {
       ['--in', oracleFile, '--policy', 'transformer:layers=1,d=16,heads=2,ctx=1024,mode=text'],
       /^turnwise: --in: trajectory r0-0-0 cannot be exported: turn 0 has no token ids and log-probs .*not a text policy’s turn/,
     ],
+    [
+      ['--in', lakeFile, '--policy', ckpt, '--chat', 'tools'],
+      /^turnwise: --chat: got "tools"; is read by --format openai and verl only, not tokens$/,
+    ],
+    [
+      ['--in', lakeFile, '--policy', ckpt, '--min-advantage', '0'],
+      /^turnwise: --min-advantage: got "0"; is read by --format openai and verl only, not tokens$/,
+    ],
   ];
   for (const [args, re] of cases) {
     const r = await inProcess(['export', '--format', 'tokens', '--out', out, ...args]);

@@ -274,7 +274,7 @@ export function registerExport(program: Command): void {
       'skip (and count) malformed lines and trajectories that cannot be rendered as one conversation (tokens: that have no token ids), instead of refusing the file; the count and the first one go to stderr',
     )
     .option('--json', 'machine-readable summary')
-    .action(async (flags: ExportFlags) => {
+    .action(async (flags: ExportFlags, cmd: Command) => {
       if (flags.in === undefined) throw new InputError('--in', undefined, 'give a trajectory JSONL file');
       if (flags.format === undefined || !(FORMATS as readonly string[]).includes(flags.format))
         throw new InputError('--format', flags.format, `expected one of: ${FORMATS.join(', ')}`);
@@ -288,6 +288,13 @@ export function registerExport(program: Command): void {
         );
       if (format !== 'tokens' && flags.policy !== undefined)
         throw new InputError('--policy', flags.policy, 'only --format tokens reads a policy');
+      // The tokens are the policy's own prompt and reply, with no weights: these would be ignored.
+      for (const [key, flag] of [
+        ['chat', '--chat'],
+        ['minAdvantage', '--min-advantage'],
+      ] as const)
+        if (format === 'tokens' && cmd.getOptionValueSource(key) === 'cli')
+          throw new InputError(flag, flags[key], 'is read by --format openai and verl only, not tokens');
       const policyFile = flags.policy === undefined ? undefined : specFile(flags.policy);
       checkOutput(flags.out, '--out', 'file', [
         ['--in', flags.in],
