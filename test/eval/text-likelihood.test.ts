@@ -4,37 +4,23 @@
 // when two tokenizers differ, eval's own NLL and invalid rate of a text policy, and no new key for
 // policies that write no text.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Env, Policy, Trajectory } from '../../src/core/types.ts';
 import { envConfig, envs, makeTasks } from '../../src/envs/index.ts';
 import { evaluate } from '../../src/eval/evaluate.ts';
 import { invalidRate } from '../../src/eval/invalid.ts';
 import { likelihood } from '../../src/eval/likelihood.ts';
-import { trainBpe } from '../../src/nn/bpe.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import type { TransformerPolicy } from '../../src/policies/transformer.ts';
 import { rollout } from '../../src/rollout/batch.ts';
 import { contextAt } from '../../src/rollout/context.ts';
-import { expertTranscripts, transcriptTexts } from '../../src/train/transcripts.ts';
+import { lakeTokenizerFile } from '../fixtures/lake-tokenizer.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
 const lake = envConfig('frozenlake', { random: true, size: 4, slippery: false });
 const tasks = makeTasks(lake, 3, 7);
 const spec = envs.spec(tasks[0]);
-const dir = mkdtempSync(join(tmpdir(), 'tw-text-lik-'));
-const tokFile = join(dir, 'tok.json');
-writeFileSync(
-  tokFile,
-  JSON.stringify(
-    trainBpe(
-      transcriptTexts(await expertTranscripts({ envs, config: lake, episodes: 4, seed: 0, eps: 0.1 })),
-      400,
-    ).toJSON(),
-  ),
-);
+const tokFile = await lakeTokenizerFile(lake, 400);
 
 /** A tiny transformer: the BPE tokenizer above, or bytes only (another tokenizer, other counts). */
 const tiny = (seed: number, tokenizer: 'bpe' | 'bytes' = 'bpe', extra = '') =>

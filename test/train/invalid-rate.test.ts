@@ -3,34 +3,24 @@
 // equals a count over the iteration's stored trajectories made from the env's side (FrozenLake refuses
 // an unparsed output: info.valid = false), expert-prefix turns left out.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { envConfig, envs, makeTasks } from '../../src/envs/index.ts';
-import { trainBpe } from '../../src/nn/bpe.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import type { TransformerPolicy } from '../../src/policies/transformer.ts';
 import { RunStore } from '../../src/store/sqlite.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
 import { trainPolicyGradient } from '../../src/train/loop.ts';
 import { RUN_ID } from '../../src/train/run-dir.ts';
-import { expertTranscripts, transcriptTexts } from '../../src/train/transcripts.ts';
 import { TransformerLearner } from '../../src/train/transformer-learner.ts';
+import { lakeTokenizerFile } from '../fixtures/lake-tokenizer.ts';
 
 const lake = envConfig('frozenlake', { random: true, size: 4, slippery: false });
 const spec = envs.spec(makeTasks(lake, 1, 0)[0]);
 const dir = mkdtempSync(join(tmpdir(), 'tw-invalid-rate-'));
-const tok = join(dir, 'tok.json');
-writeFileSync(
-  tok,
-  JSON.stringify(
-    trainBpe(
-      transcriptTexts(await expertTranscripts({ envs, config: lake, episodes: 4, seed: 0, eps: 0.1 })),
-      380,
-    ).toJSON(),
-  ),
-);
+const tok = await lakeTokenizerFile(lake, 380);
 const base = {
   env: lake,
   iters: 2,
