@@ -163,11 +163,13 @@ function tokenWriter(p: AnyPolicy): TokenWriter | undefined {
 }
 
 /** n_t of TOKEN_UNIT: the trace's tokens (or log-probs), else the writer's rendering; undefined when
- * neither exists. */
+ * neither exists, or when the turn's text was written without tokens (a server that gave none: its
+ * tokens are not the writer's). */
 function tokenCount(turn: Turn, spec: EnvSpec, writer: TokenWriter | undefined): number | undefined {
   const trace = turn.trace;
   const written = trace?.tokens ?? trace?.logprobs;
   if (written !== undefined) return written.length;
+  if (trace?.text !== undefined) return undefined;
   return writer?.actionTokens(spec, turn.action)?.length;
 }
 

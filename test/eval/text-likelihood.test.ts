@@ -182,6 +182,14 @@ test('policies that write no text: no per-token or per-trajectory key', async ()
   const m = (await likelihood(envs, await roll(a, 1), await roll(b, 2), a, t))!;
   assert.ok(m.perToken !== undefined && m.perToken.tokens.a! > 0);
   close(m.perToken.nllAunderB, Math.log(t.tokenizer.vocabSize), 'the oracle’s actions under uniform');
+  // A turn whose text was written without tokens (a server that gave none) has no count in the
+  // transformer's tokens: that side's per-token figures are null, the other side's stay.
+  const ta = await roll(a, 1);
+  ta[0].turns[0].trace = { text: '<answer>Left</answer>' };
+  const n = (await likelihood(envs, ta, await roll(b, 2), a, t))!;
+  assert.equal(n.perToken!.tokens.a, null);
+  assert.equal(n.perToken!.nllAunderB, null);
+  assert.deepEqual(n.perToken!.tokens.b, m.perToken.tokens.b);
 });
 
 test('eval of a text policy: its invalid rate and its own NLL, from the trajectories it wrote', async () => {
