@@ -12,6 +12,8 @@ import type { EnvFactory, Policy, Task, Trajectory } from '../core/types.ts';
 import { rollout } from '../rollout/batch.ts';
 import { episodeSeeds } from '../rollout/episode.ts';
 import { bootstrapPassKT, DEFAULT_RESAMPLES, type Interval } from './bootstrap.ts';
+import { InvalidCount } from './invalid.ts';
+import { type OwnLikelihood, OwnLikelihoodCount } from './own-likelihood.ts';
 import { checkKT, countsFromFirstSuccess, type PassCounts, passKT } from './passkt.ts';
 import type { Recorded } from './states.ts';
 
@@ -64,6 +66,10 @@ export interface PassRun {
   counts: PassCounts;
   /** The run at T_max, task-major (only with `keep`). */
   atTmax: Recorded[];
+  /** Invalid outputs and the policy's own likelihood over the run at T_max (eval/invalid.ts,
+   * eval/own-likelihood.ts). */
+  invalid: InvalidCount;
+  own: OwnLikelihoodCount;
 }
 
 /** Episodes per rollout call: tasks are rolled out in chunks so that memory stays bounded. */
@@ -83,6 +89,8 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
   const first = new Int32Array(mode === 'prefix' ? tasks.length * samples : 0);
   const c = new Int32Array(tasks.length * nT);
   const atTmax: Recorded[] = [];
+  const invalid = new InvalidCount();
+  const own = new OwnLikelihoodCount();
   let done = 0;
   for (let j = 0; j < runs.length; j++) {
     const budget = runs[j];
@@ -103,8 +111,11 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
         const s = e % samples;
         if (mode === 'prefix') first[i * samples + s] = tr.outcome.firstSuccessTurn ?? 0;
         else if (tr.outcome.success) c[i * nT + j]++;
-        if (o.keep && budget === Tmax) {
-          atTmax.push({ trajectory: tr, envSeed: episodeSeeds(o.runSeed, tr.task.seed, s).envSeed });
+        if (budget === Tmax) {
+          invalid.add(tr);
+          own.add(tr);
+          if (o.keep)
+            atTmax.push({ trajectory: tr, envSeed: episodeSeeds(o.runSeed, tr.task.seed, s).envSeed });
         }
       });
       done += trajectories.length;
@@ -115,7 +126,7 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
     mode === 'prefix'
       ? countsFromFirstSuccess(first, samples, T)
       : { T, n: new Int32Array(tasks.length).fill(samples), c };
-  return { mode, counts, atTmax };
+  return { mode, counts, atTmax, invalid, own };
 }
 
 export interface PerTask {
@@ -148,6 +159,12 @@ export interface EvalReport {
   passKT: number[][];
   ci95: Interval[][];
   perTask: PerTask[];
+  /** A policy that writes text (its turns carry a trace), over the run at T_max: the fraction of its
+   * turns whose output did not parse (eval/invalid.ts) with the counts, and its NLL of its own tokens
+   * (eval/own-likelihood.ts; absent when its turns carry no log-probs). */
+  invalidRate?: number;
+  invalid?: { count: number; turns: number };
+  likelihood?: OwnLikelihood;
 }
 
 export async function evaluate(o: EvalOptions): Promise<EvalReport> {
@@ -169,5 +186,16 @@ export async function evaluate(o: EvalOptions): Promise<EvalReport> {
     passKT: passKT(run.counts, K),
     ci95: ci[0],
     perTask: perTask(o.tasks, run.counts),
+    ...textFigures(run),
+  };
+}
+
+/** EvalReport's figures of a text policy; none for a policy that writes no text. */
+function textFigures({ invalid, own }: PassRun): Partial<EvalReport> {
+  if (!invalid.text) return {};
+  const likelihood = own.result();
+  return {
+    ...invalid.report(),
+    ...(likelihood === undefined ? {} : { likelihood }),
   };
 }

@@ -15,6 +15,7 @@
 import { InputError } from '../core/errors.ts';
 import type { EnvFactory, Policy, Trajectory } from '../core/types.ts';
 import { type DeadGroupReport as DeadGroups, deadGroups } from '../credit/index.ts';
+import { invalidRate } from '../eval/invalid.ts';
 import { stepRegret, stepReward } from '../eval/step-reward.ts';
 import { EnvCache } from '../rollout/env-cache.ts';
 import { collect, refill, replayDeadGroups } from './collect.ts';
@@ -100,6 +101,8 @@ function iterationMetrics(
     'rollout/episodes': batch.length,
     'rollout/step_quality': stepReward(batch, viewOf) ?? Number.NaN,
     'rollout/step_regret': stepRegret(batch, viewOf) ?? Number.NaN,
+    // Own turns whose output did not parse into an action (eval/invalid.ts; 0 for a policy that writes no text).
+    'rollout/invalid_rate': invalidRate(batch),
     'credit/groups': first.counts.groups,
     'credit/dead_groups': first.counts.dead,
     'credit/all_fail_groups': first.counts.allFail,

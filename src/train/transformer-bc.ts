@@ -14,6 +14,7 @@
 import { ContextOverflow } from '../core/errors.ts';
 import type { EnvFactory, EnvView, Policy, Task, Trajectory } from '../core/types.ts';
 import { meanExactSuccess, meanOptimalSuccess } from '../eval/exact.ts';
+import { invalidRate } from '../eval/invalid.ts';
 import { Adam } from '../nn/optim.ts';
 import { crossEntropy } from '../nn/softmax.ts';
 import { backward, type Tensor } from '../nn/tensor.ts';
@@ -176,7 +177,7 @@ export interface SampledSuccess {
   episodes: number;
   success: number;
   stdErr: number;
-  /** Turns whose generation did not parse, over all turns. */
+  /** Turns whose generation did not parse, over all turns (eval/invalid.ts, as `rollout/invalid_rate`). */
   invalidRate: number;
 }
 
@@ -210,18 +211,11 @@ async function sampledSuccess(
   });
   const n = trajectories.length;
   const p = trajectories.filter((t) => t.outcome.success).length / n;
-  let turns = 0;
-  let invalid = 0;
-  for (const t of trajectories)
-    for (const turn of t.turns) {
-      turns++;
-      if (turn.trace?.invalid !== undefined) invalid++;
-    }
   return {
     episodes: n,
     success: p,
     stdErr: Math.sqrt((p * (1 - p)) / n),
-    invalidRate: turns === 0 ? 0 : invalid / turns,
+    invalidRate: invalidRate(trajectories),
   };
 }
 

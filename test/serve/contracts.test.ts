@@ -157,7 +157,15 @@ test('compare of two served policies: NLL and LLR through /v1/completions equal 
   await A.stop();
   await B.stop();
   assert.ok(served.likelihood !== null);
-  assert.deepEqual(served.likelihood, local.likelihood);
+  // Served, the policies write text (one token per action in their traces): the per-token and
+  // per-trajectory figures come on top, and per token is per action for the NLLs.
+  const { perToken, perTrajectory, ...perAction } = served.likelihood;
+  assert.deepEqual(perAction, local.likelihood);
+  assert.equal(local.likelihood.perToken, undefined);
+  assert.deepEqual(perToken.tokens, perAction.actions);
+  for (const k of ['nllAunderA', 'nllAunderB', 'nllBunderB', 'nllBunderA'])
+    assert.equal(perToken[k], perAction[k], k);
+  assert.deepEqual(perTrajectory.trajectories, { a: 12, b: 12 });
   // Values that could be wrong: random's NLL is ln 4 exactly; the oracle's is below it.
   assert.equal(local.likelihood.nllBunderB, Math.log(4));
   assert.ok(local.likelihood.nllAunderA < 1 && local.likelihood.actions.a > 50);

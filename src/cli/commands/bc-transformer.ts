@@ -160,7 +160,7 @@ export async function bcTransformer(flags: TransformerBcFlags, r: BcRun): Promis
         'success',
         `student (${evalSamples} episodes/task)`,
         's.e.',
-        'invalid turns',
+        'invalid rate',
         'expert',
         'random',
         'optimum',

@@ -6,6 +6,7 @@ import { FAILURE_KINDS } from '../../core/types.ts';
 import { envs } from '../../envs/index.ts';
 import { type CompareReport, compare, STATES_FROM, type StatesFrom } from '../../eval/compare.ts';
 import { resolveMode } from '../../eval/evaluate.ts';
+import type { Likelihood } from '../../eval/likelihood.ts';
 import type { StepQuality } from '../../eval/step-quality.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
@@ -146,6 +147,7 @@ function print(r: CompareReport, resamples: number, actions: number, unscored: s
       ]),
     );
     out(`(${l.note})`);
+    printText(l);
   } else if (unscored.length > 0) for (const reason of unscored) out(`\nLikelihood: unavailable — ${reason}`);
   else out('\nLikelihood: a policy cannot score actions (no logProb or probs)');
 
@@ -162,6 +164,55 @@ function print(r: CompareReport, resamples: number, actions: number, unscored: s
         orDash(f[p].meanTurnsSuccess, 2),
         orDash(f[p].meanTurnsFailure, 2),
       ]),
+    ]),
+  );
+}
+
+/** The per-token and per-trajectory figures of text policies (absent for policies that write no text). */
+function printText(l: Likelihood): void {
+  const t = l.perToken;
+  const j = l.perTrajectory;
+  if (t === undefined || j === undefined) return;
+  const cell = (x: number | null, inf: number, of: number | null) =>
+    `${orDash(x)}${inf > 0 ? ` (+${inf} of ${of ?? '-'} infinite)` : ''}`;
+  const n = (x: number | null) => (x === null ? 'tokens unknown' : `${x} tokens`);
+  out(
+    '\nLikelihood per token: Σ −log π / Σ tokens over the actions; LLR = Σ LLR / Σ tokens over successful trajectories',
+  );
+  out(
+    table([
+      ['', 'under A', 'under B', 'LLR (successful)'],
+      [
+        `A's actions (${n(t.tokens.a)})`,
+        cell(t.nllAunderA, t.infinite.nllAunderA, l.actions.a),
+        cell(t.nllAunderB, t.infinite.nllAunderB, l.actions.a),
+        cell(t.llrSuccessA, t.infinite.llrSuccessA, l.successful.a),
+      ],
+      [
+        `B's actions (${n(t.tokens.b)})`,
+        cell(t.nllBunderA, t.infinite.nllBunderA, l.actions.b),
+        cell(t.nllBunderB, t.infinite.nllBunderB, l.actions.b),
+        cell(t.llrSuccessB, t.infinite.llrSuccessB, l.successful.b),
+      ],
+    ]),
+  );
+  out(`(tokens: ${t.unit})`);
+  out(
+    '\nLikelihood per trajectory: NLL = Σ_t −log π over a trajectory, mean over trajectories (LLR per trajectory: the first table)',
+  );
+  out(
+    table([
+      ['', 'under A', 'under B'],
+      [
+        `A's trajectories (${j.trajectories.a})`,
+        cell(j.nllAunderA, j.infinite.nllAunderA, j.trajectories.a),
+        cell(j.nllAunderB, j.infinite.nllAunderB, j.trajectories.a),
+      ],
+      [
+        `B's trajectories (${j.trajectories.b})`,
+        cell(j.nllBunderA, j.infinite.nllBunderA, j.trajectories.b),
+        cell(j.nllBunderB, j.infinite.nllBunderB, j.trajectories.b),
+      ],
     ]),
   );
 }

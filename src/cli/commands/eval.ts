@@ -3,7 +3,14 @@ import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import type { Interval } from '../../eval/bootstrap.ts';
-import { checkIncreasing, evaluate, PASS_MODES, type PassMode, resolveMode } from '../../eval/evaluate.ts';
+import {
+  checkIncreasing,
+  type EvalReport,
+  evaluate,
+  PASS_MODES,
+  type PassMode,
+  resolveMode,
+} from '../../eval/evaluate.ts';
 import { passFromOutcomes } from '../../eval/recorded.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
@@ -185,8 +192,24 @@ export function registerEval(program: Command): void {
       if (report.perTask.length > shown.length) {
         out(`… ${report.perTask.length - shown.length} more tasks (all of them with --json)`);
       }
+      printText(report, Tmax);
       if (totals !== undefined) out(`\n${totalsLine(totals)}`);
     });
+}
+
+/** A text policy's invalid outputs and its likelihood of its own tokens, over the run at T_max. */
+function printText(r: EvalReport, Tmax: number): void {
+  if (r.invalidRate === undefined || r.invalid === undefined) return;
+  out(
+    `\ninvalid outputs at T=${Tmax}: ${r.invalid.count} of ${r.invalid.turns} turns (${fmt(r.invalidRate)}) did not parse into an action`,
+  );
+  const l = r.likelihood;
+  if (l === undefined) return;
+  const left = (n: number, what: string) => (n > 0 ? `; ${n} ${what} with an infinite term left out` : '');
+  const nll = (x: number | null) => (x === null ? '-' : fmt(x));
+  out(
+    `own NLL at T=${Tmax} (−log π of the tokens it wrote, as sampled): ${nll(l.perToken.nll)} per token (${l.perToken.tokens} tokens${left(l.perToken.infinite, 'turns')}), ${nll(l.perTrajectory.nll)} per trajectory (${l.perTrajectory.trajectories} trajectories${left(l.perTrajectory.infinite, 'trajectories')})`,
+  );
 }
 
 interface EvalInFlags {

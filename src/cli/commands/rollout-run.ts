@@ -5,6 +5,7 @@ import { InputError } from '../../core/errors.ts';
 import type { EnvConfig, EnvSpec, Task, Trajectory } from '../../core/types.ts';
 import { envs } from '../../envs/index.ts';
 import { meanExactSuccess } from '../../eval/exact.ts';
+import { InvalidCount } from '../../eval/invalid.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy, specFile } from '../../policies/spec.ts';
 import { rollout } from '../../rollout/batch.ts';
@@ -105,6 +106,7 @@ export async function runRollout(flags: RolloutFlags, plan: RolloutPlan): Promis
   const progress = new Progress('rollout', nTasks * samples);
   const pending: Trajectory[] = [];
   const acc = new SummaryAccumulator();
+  const invalid = new InvalidCount();
   let stored = 0;
   let finished = false;
   const t0 = performance.now();
@@ -124,6 +126,7 @@ export async function runRollout(flags: RolloutFlags, plan: RolloutPlan): Promis
         keep: false,
         onTrajectory: (t, i) => {
           acc.add(t);
+          invalid.add(t);
           writer?.write(t);
           if (store) {
             pending.push(t);
@@ -165,6 +168,8 @@ export async function runRollout(flags: RolloutFlags, plan: RolloutPlan): Promis
   const se = Math.sqrt((summary.success * (1 - summary.success)) / n);
   const result = {
     ...summary,
+    // A policy that writes text: the turns whose output did not parse (eval/invalid.ts).
+    ...(invalid.text ? invalid.report() : {}),
     exact,
     successStdErr: se,
     policy: policy.id,
