@@ -1,6 +1,7 @@
 // The run store: one SQLite file (better-sqlite3, WAL) with runs, trajectories and metrics. Rows are
 // keyed so that a resumed run can neither lose nor duplicate them: (run, idx) for trajectories and
 // (run, iter, key) for metrics; a second insert of the same key is an error, not a silent overwrite.
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -56,7 +57,22 @@ CREATE TABLE IF NOT EXISTS metrics (
   value REAL,
   PRIMARY KEY (run, iter, key)
 );
+CREATE TABLE IF NOT EXISTS metric_digests (
+  run TEXT NOT NULL REFERENCES runs(id),
+  iter INTEGER NOT NULL,
+  digest TEXT NOT NULL,
+  PRIMARY KEY (run, iter)
+);
 `;
+
+/** The sha256 of an iteration's metrics as stored (keys sorted, non-finite as null): SQLite has no
+ * checksum of its own contents, so a flipped byte in a key or a value would be read back as data. */
+function metricsDigest(rows: readonly { key: string; value: number | null }[]): string {
+  const sorted = [...rows].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return createHash('sha256')
+    .update(JSON.stringify(sorted.map((r) => [r.key, r.value])))
+    .digest('hex');
+}
 
 export class RunStore {
   readonly db: Database.Database;
@@ -184,17 +200,41 @@ export class RunStore {
 
   addMetrics(run: string, iter: number, values: Record<string, number | null>): void {
     const insert = this.db.prepare('INSERT INTO metrics (run, iter, key, value) VALUES (?, ?, ?, ?)');
+    const rows = Object.entries(values).map(([key, value]) => ({
+      key,
+      value: value === null || Number.isFinite(value) ? value : null,
+    }));
     this.db.transaction(() => {
-      for (const [key, value] of Object.entries(values)) {
-        insert.run(run, iter, key, value === null || Number.isFinite(value) ? value : null);
-      }
+      for (const r of rows) insert.run(run, iter, r.key, r.value);
+      this.db
+        .prepare('INSERT INTO metric_digests (run, iter, digest) VALUES (?, ?, ?)')
+        .run(run, iter, metricsDigest(rows));
     })();
   }
 
+  /** A run's metrics by iteration and key; an iteration whose rows do not match their digest (a store
+   * written before digests has none) is refused in one line naming the file. */
   metrics(run: string): MetricRow[] {
-    return this.db
+    const rows = this.db
       .prepare('SELECT iter, key, value FROM metrics WHERE run = ? ORDER BY iter, key')
       .all(run) as MetricRow[];
+    const digests = this.db.prepare('SELECT iter, digest FROM metric_digests WHERE run = ?').all(run) as {
+      iter: number;
+      digest: string;
+    }[];
+    const byIter = new Map<number, MetricRow[]>();
+    for (const r of rows) {
+      const list = byIter.get(r.iter) ?? [];
+      list.push(r);
+      byIter.set(r.iter, list);
+    }
+    for (const d of digests)
+      if (metricsDigest(byIter.get(d.iter) ?? []) !== d.digest)
+        throw InputError.raw(
+          this.path,
+          `the metrics of iteration ${d.iter} do not match their checksum: the run store is damaged`,
+        );
+    return rows;
   }
 
   /** Deletes what a run wrote after iteration `iter` (resume from a checkpoint taken at `iter`). */
@@ -202,6 +242,7 @@ export class RunStore {
     this.db.transaction(() => {
       this.db.prepare('DELETE FROM trajectories WHERE run = ? AND iter > ?').run(run, iter);
       this.db.prepare('DELETE FROM metrics WHERE run = ? AND iter > ?').run(run, iter);
+      this.db.prepare('DELETE FROM metric_digests WHERE run = ? AND iter > ?').run(run, iter);
     })();
   }
 }

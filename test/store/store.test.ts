@@ -75,6 +75,26 @@ test('SQLite run store: WAL, round trip, no duplicates, truncation for resume', 
     { iter: 1, key: 'rollout/success', value: 0.5 },
     { iter: 1, key: 'train/loss', value: null },
   ]);
+  // Damage the file would carry unnoticed (SQLite has no content checksum): a key or a value changed.
+  store.db
+    .prepare("UPDATE metrics SET key = 'rollout/succesS' WHERE iter = 1 AND key = 'rollout/success'")
+    .run();
+  assert.throws(
+    () => store.metrics('r1'),
+    /: the metrics of iteration 1 do not match their checksum: the run store is damaged$/,
+  );
+  store.db
+    .prepare(
+      "UPDATE metrics SET key = 'rollout/success', value = 0.25 WHERE iter = 1 AND key = 'rollout/succesS'",
+    )
+    .run();
+  assert.throws(() => store.metrics('r1'), /iteration 1 do not match their checksum/);
+  store.db.prepare("UPDATE metrics SET value = 0.5 WHERE iter = 1 AND key = 'rollout/success'").run();
+  assert.equal(store.metrics('r1').length, 2);
+  // A store written before digests (none recorded) is read as it is.
+  store.db.prepare('DELETE FROM metric_digests').run();
+  store.db.prepare("UPDATE metrics SET value = 0.25 WHERE iter = 1 AND key = 'rollout/success'").run();
+  assert.equal(store.metrics('r1')[0].value, 0.25);
   store.setStatus('r1', 'done');
   store.close();
   const again = new RunStore(path);
