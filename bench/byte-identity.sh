@@ -74,7 +74,7 @@ tw study budget --profile quick --out "$out/study" --force >"$out/study-quick.tx
 
 # Timings are the only thing allowed to differ: strip them, then hash everything.
 for f in "$out"/*.json; do
-  node -e 'const fs=require("fs");const f=process.argv[1];const strip=(x)=>{if(Array.isArray(x))return x.map(strip);if(x&&typeof x==="object"){const o={};for(const[k,v]of Object.entries(x)){if(/^(seconds|time|timing|elapsed|wall|path|dir|out)$/i.test(k)||/(Seconds|Ms|Time|Path|Dir)$/.test(k))continue;o[k]=strip(v)}return o}return x};fs.writeFileSync(f,JSON.stringify(strip(JSON.parse(fs.readFileSync(f,"utf8"))))+"\n")' "$f"
+  node -e 'const fs=require("fs");const f=process.argv[1];const strip=(x)=>{if(Array.isArray(x))return x.map(strip);if(x&&typeof x==="object"){const o={};for(const[k,v]of Object.entries(x)){if(/^(seconds|time|timings?|elapsed|wall|path|dir|out)$/i.test(k)||/(Seconds|Ms|Time|Path|Dir)$/.test(k))continue;o[k]=strip(v)}return o}return x};fs.writeFileSync(f,JSON.stringify(strip(JSON.parse(fs.readFileSync(f,"utf8"))))+"\n")' "$f"
 done
 # The study's terminal summary ends with its wall-clock times.
 sed -i '/^time: /d' "$out/study-quick.txt"
