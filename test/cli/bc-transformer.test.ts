@@ -93,3 +93,39 @@ test('bc refuses, in one line with exit 2, a --policy it cannot clone into and s
   }
   assert.equal(existsSync(join(dir, 'x')), false);
 });
+
+test('bc on a tool env (sql) clones its scripted oracle by default, its calls as Hermes tool calls', async () => {
+  const sqlTok = join(dir, 'sql-tok.json');
+  const sql = envConfig('sql', { level: 1 });
+  const calls = await expertTranscripts({ envs, config: sql, episodes: 6, seed: 0, eps: 0 });
+  writeFileSync(sqlTok, JSON.stringify(trainBpe(transcriptTexts(calls), 600).toJSON()));
+  const out = join(dir, 'sql');
+  const r = await turnwise([
+    'bc',
+    '--env',
+    'sql',
+    '--level',
+    '1',
+    '--policy',
+    `transformer:layers=1,d=16,heads=2,ctx=1024,tokenizer=${sqlTok}`,
+    '--train-seeds',
+    '0:2',
+    '--test-seeds',
+    '1000:1001',
+    '--epochs',
+    '1',
+    '--eval-samples',
+    '1',
+    '--out',
+    out,
+    '--json',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const s = JSON.parse(r.stdout);
+  assert.equal(s.expert, 'oracle');
+  assert.equal(s.student.format.mode, 'tools');
+  // Two level-1 episodes of four calls (list_tables, describe_table, execute_sql, submit), every one kept.
+  assert.equal(s.train.turns, 8);
+  assert.equal(s.train.skipped, 0);
+  assert.equal(s.train.expertEpisodeSuccess, 1);
+});

@@ -21,7 +21,7 @@ interface BcFlags extends EnvFlags {
   env: string;
   policy?: string;
   evalSamples: string;
-  expert: string;
+  expert?: string;
   trainSeeds?: string;
   testSeeds?: string;
   budget?: string;
@@ -44,8 +44,7 @@ export function registerBc(program: Command): void {
     .option('--env <id>', 'environment id', 'frozenlake')
     .option(
       '--expert <spec>',
-      'the policy to imitate (needs probs for --targets probs)',
-      'oracle:horizon=100',
+      'the policy to imitate (needs probs for --targets probs) (default: oracle:horizon=100 on frozenlake, the scripted oracle on a tool env)',
     )
     .option('--train-seeds <A:B>', 'training task seeds A..B−1 (random maps: one map per seed)')
     .option('--test-seeds <A:B>', 'held-out task seeds A..B−1')
@@ -94,7 +93,8 @@ export function registerBc(program: Command): void {
       const spec = envSpec(train[0]);
       const budget =
         flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
-      const expert = makePolicy(flags.expert, spec, '--expert');
+      const expertSpec = flags.expert ?? (spec.tools === undefined ? 'oracle:horizon=100' : 'oracle');
+      const expert = makePolicy(expertSpec, spec, '--expert');
       if (flags.policy !== undefined)
         return bcTransformer(flags, { config, train, test, spec, budget, expert, runSeed });
       const targets = (flags.targets ?? 'probs') as BcTargets;
