@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The language agent's figures (issue 22): a small transformer cloned from the env's expert, then
+# trained by token-level GRPO, scored on held-out tasks against the exact optimum (FrozenLake) and
+# against its own base with a paired interval (`compare`, Pass@1 at the training budget).
+#   bash bench/language-agent.sh frozenlake|sql [DIR]
+# One JSON object on stdout: each phase's figures, wall and CPU seconds. Progress on stderr. See
+# bench/README.md ("The language agent") for the figures of the project's machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+world=${1:?usage: bench/language-agent.sh frozenlake|sql [DIR]}
+dir=${2:-$(mktemp -d)}
+mkdir -p "$dir"
+tw() { node bin/turnwise.js "$@"; }
+# Wall and CPU (user + system, children included) seconds of one command, written to $dir/$name.time.
+timed() {
+  local name=$1
+  shift
+  local t0 c0
+  t0=$(date +%s.%N)
+  c0=$(awk '{print $14+$15+$16+$17}' /proc/$$/stat)
+  "$@"
+  awk -v t0="$t0" -v t1="$(date +%s.%N)" -v c0="$c0" -v c1="$(awk '{print $14+$15+$16+$17}' /proc/$$/stat)" \
+    -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "{\"wall\":%.1f,\"cpu\":%.1f}", t1 - t0, (c1 - c0) / hz }' >"$dir/$name.time"
+}
+
+case $world in
+frozenlake)
+  env=(--env frozenlake --random --size 4 --p 0.8 --slippery)
+  vocab=512
+  model="transformer:layers=2,d=64,heads=4,ctx=192,mode=text,tokenizer=$dir/tokenizer.json"
+  tok=(--mode text --episodes 200)
+  bc=(--train-seeds 0:300 --test-seeds 1000000:1000040 --budget 100 --epochs 3 --batch-size 16 --lr 2e-3 --eval-samples 4)
+  rl=(--train-seeds 0:300 --test-seeds 1000000:1000040 --budget 100 --iters "${ITERS:-8}" --eval-episodes 160)
+  cmp=(--tasks 100 --samples 8 --K 1 --T 100 --seed 1000000)
+  ;;
+sql)
+  env=(--env sql --level 1)
+  vocab=1024
+  model="transformer:layers=2,d=64,heads=4,ctx=1024,tokenizer=$dir/tokenizer.json"
+  tok=(--episodes 200)
+  bc=(--train-seeds 0:300 --test-seeds 1000000:1000040 --epochs 3 --batch-size 8 --lr 2e-3 --eval-samples 4)
+  rl=(--train-seeds 0:300 --test-seeds 1000000:1000040 --iters "${ITERS:-8}" --eval-episodes 160)
+  cmp=(--tasks 100 --samples 8 --K 1 --T 10 --seed 1000000)
+  ;;
+*)
+  echo "bench/language-agent.sh: world: got \"$world\"; expected frozenlake or sql" >&2
+  exit 2
+  ;;
+esac
+
+echo "[$world] tokenizer" >&2
+timed tokenizer tw tokenizer train "${env[@]}" "${tok[@]}" --vocab "$vocab" --seed 0 --out "$dir/tokenizer.json" --json >"$dir/tokenizer-train.json"
+tw tokenizer stats "${env[@]}" "${tok[@]}" --tokenizer "$dir/tokenizer.json" --seed 1000000 --json >"$dir/tokenizer-stats.json"
+echo "[$world] behaviour cloning" >&2
+timed bc tw bc "${env[@]}" --policy "$model" "${bc[@]}" --seed 0 --out "$dir/bc" >"$dir/bc.txt"
+echo "[$world] token-level GRPO from the clone" >&2
+timed rl tw train "${env[@]}" --policy "$dir/bc" "${rl[@]}" --seed 1 --out "$dir/rl" --json >"$dir/rl.json"
+echo "[$world] RL vs its base, paired by task" >&2
+# Step quality and recovery are the study's (issue 23); here one state each keeps them cheap.
+timed compare tw compare "${env[@]}" --a "$dir/rl" --b "$dir/bc" "${cmp[@]}" --states 1 --actions 1 --continuations 1 --json >"$dir/compare.json"
+
+node -e '
+const fs = require("fs");
+const [dir, world] = process.argv.slice(1);
+const read = (f) => JSON.parse(fs.readFileSync(`${dir}/${f}`, "utf8"));
+const bc = read("bc/bc.json");
+const rl = read("rl.json");
+const cmp = read("compare.json");
+console.log(JSON.stringify({
+  world,
+  dir,
+  tokensPerTurn: read("tokenizer-stats.json").tokensPerTurn,
+  bc: { test: bc.test.success, train: bc.train.success, parameters: bc.student.parameters, time: read("bc.time") },
+  rl: { final: rl.final ?? rl.test ?? null, iters: rl.iters ?? null, time: read("rl.time") },
+  // Pass@1 at the training budget, RL (a) minus the clone (b), its bootstrap interval over tasks.
+  compare: { rl: cmp.passKT.a.passKT[0][0], bc: cmp.passKT.b.passKT[0][0], diff: cmp.passKT.diff[0][0], diffCi95: cmp.passKT.diffCi95[0][0], likelihood: cmp.likelihood, time: read("compare.time") },
+  tokenizerTime: read("tokenizer.time"),
+}));
+' "$dir" "$world"
