@@ -285,7 +285,8 @@ export function parseReply(chat: ChatSpec, mode: ChatMode, message: ReplyMessage
 // characters (by `text_offset`) sum to log π(action | conversation) — lm-eval-harness's loglikelihood.
 
 const IM_START = '<|im_start|>';
-const IM_END = '<|im_end|>';
+/** ChatML's end of a message: after a reply, the model's end-of-turn token. */
+export const IM_END = '<|im_end|>';
 
 /** The conversation as ChatML text, the assistant turn opened (what a model continues). */
 export function renderChatML(messages: readonly ChatMessage[]): string {

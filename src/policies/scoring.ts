@@ -1,10 +1,14 @@
 // Scoring through an OpenAI-compatible server (logProb, for NLL, LLR and PPO ratios): the turn's prompt
-// rendered as ChatML (chat.ts renderChatML) with the action's text appended, sent to /v1/completions with
-// echo and logprobs; the echoed tokens over the action's characters (text_offset) sum to log π(a) —
-// lm-eval-harness's loglikelihood. A server that cannot echo prompt log-probs (llama.cpp, Ollama,
+// rendered as ChatML (chat.ts renderChatML) with the action's text appended and the message closed by
+// `<|im_end|>`, sent to /v1/completions with echo and logprobs; the echoed tokens over the action's
+// characters and the end marker (text_offset) sum to log π(a) — lm-eval-harness's loglikelihood of the
+// reply being exactly that text. The end marker is in the score because a chat model's reply is the text
+// and then its end-of-turn token (Qwen's <|im_end|> is a token of its own, whose log-prob vLLM echoes);
+// without it the score is that of every reply that starts with the text. A server whose action is one
+// token (turnwise serve of a discrete policy) gives the marker log-prob 0. A server that cannot echo prompt log-probs (llama.cpp, Ollama,
 // OpenAI's chat models) is found out by the policy's checkScoring(), which then removes logProb and says
 // why (unavailableReason): diagnostics report "unavailable" rather than a wrong number.
-import { type ChatMessage, renderChatML } from './chat.ts';
+import { type ChatMessage, IM_END, renderChatML } from './chat.ts';
 import type { ChatResponse, Transport } from './transport.ts';
 
 /** A /v1/completions reply, as much of it as scoring reads. */
@@ -40,15 +44,16 @@ export function echoedLogProb(
   return covered ? sum : undefined;
 }
 
-/** The echo request that scores `completion` after the conversation `messages`, and where the completion
- * starts and ends in its prompt. */
+/** The echo request that scores the reply `completion` (closed by <|im_end|>) after the conversation
+ * `messages`, and where the scored range (the completion and its end marker) starts and ends in its
+ * prompt. */
 export function echoRequest(
   model: string,
   messages: readonly ChatMessage[],
   completion: string,
 ): { body: Record<string, unknown>; from: number; to: number } {
   const head = renderChatML(messages);
-  const prompt = head + completion;
+  const prompt = head + completion + IM_END;
   return {
     body: { model, prompt, echo: true, logprobs: 1, max_tokens: 1, temperature: 0 },
     from: head.length,

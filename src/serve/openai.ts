@@ -18,8 +18,10 @@
 // — role, then the content or the tool call (id and name, then the arguments) with the token's
 // log-probs, then the finish reason, the usage last with stream_options.include_usage — ending with
 // `data: [DONE]`. /v1/completions scores: its prompt is a ChatML rendering of the conversation
-// (policies/chat.ts renderChatML) with the action's text after the opened assistant turn, and `echo` +
-// `logprobs` give that text's log-prob log π(a) by `text_offset`, as vLLM's echo does.
+// (policies/chat.ts renderChatML) with the action's text after the opened assistant turn, closed by
+// `<|im_end|>` as the openai: policy sends it, and `echo` + `logprobs` give that text's log-prob log π(a)
+// by `text_offset`, as vLLM's echo does; the closing `<|im_end|>` is a token of its own with log-prob 0
+// (a discrete action is one token, after which the message ends for certain).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -33,6 +35,7 @@ import {
   type ChatMessage,
   type ChatMode,
   completionMessage,
+  IM_END,
   parseChatML,
   parseReply,
 } from '../policies/chat.ts';
@@ -50,7 +53,7 @@ import {
   sse,
   wordCount,
 } from './protocol.ts';
-import { FLOOR, samplingOf, textChoices, textCompletion } from './text-model.ts';
+import { closedReply, FLOOR, samplingOf, textChoices, textCompletion } from './text-model.ts';
 
 export interface ServeOptions extends EdgeOptions {
   policy: Policy<unknown, unknown>;
@@ -208,13 +211,21 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
       lps.push(null);
       offsets.push(0);
       tops.push(null);
-      if (parsed.completion !== '') {
-        const reply = parseReply(chat, mode, completionMessage(parsed.completion));
+      const { body, closed } = closedReply(parsed.completion);
+      if (body !== '') {
+        const reply = parseReply(chat, mode, completionMessage(body));
         const lp = 'action' in reply ? await logProbOf(ctx, reply.action) : Number.NEGATIVE_INFINITY;
-        tokens.push(parsed.completion);
+        tokens.push(body);
         lps.push(floor(lp));
         offsets.push(head.length);
         tops.push(top > 0 ? await alternatives() : null);
+      }
+      // The action is one token: the message ends after it for certain.
+      if (closed) {
+        tokens.push(IM_END);
+        lps.push(0);
+        offsets.push(head.length + body.length);
+        tops.push(top > 0 ? { [IM_END]: 0 } : null);
       }
       text = prompt;
     }

@@ -29,15 +29,13 @@
 import { ContextOverflow } from '../core/errors.ts';
 import type { Action, TurnContext } from '../core/types.ts';
 import type { ChatMessage, ChatMode } from '../policies/chat.ts';
-import { completionMessage } from '../policies/chat.ts';
+import { completionMessage, IM_END } from '../policies/chat.ts';
 import type { ReplyOptions, TransformerPolicy } from '../policies/transformer.ts';
 import { BadRequest } from './protocol.ts';
 
 /** OpenAI's floor for an impossible token: JSON has no −∞. */
 export const FLOOR = -9999;
 const floor = (lp: number) => Math.max(FLOOR, lp);
-
-const IM_END = '<|im_end|>';
 
 interface SamplingRequest {
   temperature?: unknown;
@@ -167,6 +165,16 @@ function overflowAs(e: Error, param: string): Error {
   return e instanceof ContextOverflow ? new BadRequest(e.message, param) : e;
 }
 
+/** A scored completion: the reply's text, and whether `<|im_end|>` closes it (400 when text follows it). */
+export function closedReply(completion: string): { body: string; closed: boolean } {
+  const close = completion.indexOf(IM_END);
+  if (close >= 0 && close + IM_END.length !== completion.length)
+    throw new BadRequest(`the completion goes on after ${IM_END}, the end of the message`, 'prompt');
+  return close >= 0
+    ? { body: completion.slice(0, close), closed: true }
+    : { body: completion, closed: false };
+}
+
 /** A /v1/completions answer of a text policy: the echoed completion's tokens scored (with the closing
  * <|im_end|> as <|end|>); with no completion, the reply it generates (up to max_tokens). Legacy shapes:
  * per token its text, log-prob, character offset and {text: log-prob} alternatives. */
@@ -178,10 +186,7 @@ export function textCompletion(
   o: ReplyOptions & { echo: boolean; top: number; generate: boolean },
 ) {
   const head = prompt.slice(0, prompt.length - completion.length);
-  const close = completion.indexOf(IM_END);
-  if (close >= 0 && close + IM_END.length !== completion.length)
-    throw new BadRequest(`the completion goes on after ${IM_END}, the end of the message`, 'prompt');
-  const body = close >= 0 ? completion.slice(0, close) : completion;
+  const { body, closed } = closedReply(completion);
   const ids = policy.tokenizer.encode(body);
   const out = {
     tokens: [] as string[],
@@ -209,7 +214,7 @@ export function textCompletion(
     out.tops.push(top);
   };
   if (o.echo) {
-    const all = close >= 0 ? [...ids, policy.endToken] : ids;
+    const all = closed ? [...ids, policy.endToken] : ids;
     let scored: ReturnType<TransformerPolicy['scoreReply']>;
     try {
       scored = policy.scoreReply(ctx, all, o.top);
@@ -222,9 +227,9 @@ export function textCompletion(
     ids.forEach((id, j) => {
       push(tokenOf(policy, id).token, floor(scored.logprobs[j]), head.length + at[j], alts(scored.top[j]));
     });
-    if (close >= 0) {
+    if (closed) {
       const j = ids.length;
-      push(IM_END, floor(scored.logprobs[j]), head.length + close, alts(scored.top[j]));
+      push(IM_END, floor(scored.logprobs[j]), head.length + body.length, alts(scored.top[j]));
       out.finish = 'stop';
     }
     out.text = prompt;

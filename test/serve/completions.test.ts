@@ -1,6 +1,8 @@
 // /v1/completions of `turnwise serve`, the scoring endpoint, over real HTTP: a ChatML prompt with an
 // action's text echoes log π(a) on exactly that text (by text_offset), the alternatives sum to one, an
-// opened assistant turn without text is answered with the policy's own action; refusals are 400s.
+// opened assistant turn without text is answered with the policy's own action; the openai: policy's
+// request (the reply closed by <|im_end|>) echoes the end marker as a token of log-prob 0, so its score
+// is log π(a) still; refusals are 400s.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import {
@@ -12,7 +14,7 @@ import {
   type RunningServer,
   startServer,
 } from '../../src/index.ts';
-import { echoedLogProb } from '../../src/policies/scoring.ts';
+import { echoedLogProb, echoRequest } from '../../src/policies/scoring.ts';
 
 const env = envs.make({ ...envConfig('frozenlake', { map: '4x4', slippery: true }), seed: 0 });
 const chatSpec = env.spec.chat!;
@@ -78,6 +80,48 @@ test('echo scores every action of every mode at log π(a) in-process; the altern
       }
     }
   }
+});
+
+test("the openai: policy's echo request closes the reply with <|im_end|>: a token of log-prob 0 after the action", async () => {
+  server ??= await startServer({ policy: oracle, env });
+  const m = messages('tools', 6, 4);
+  const head = chat.renderChatML(m);
+  const ctx = { observation: 6, history: [], turn: 0, turnsLeft: 4, rng: Rng.fromSeed(0), env };
+  for (let a = 0; a < 4; a++) {
+    const action = chat.actionText(chatSpec, 'tools', a);
+    const req = echoRequest('oracle', m, action);
+    // The request: the reply being exactly the action's text, its end-of-turn marker included.
+    assert.deepEqual(req, {
+      body: {
+        model: 'oracle',
+        prompt: `${head}${action}<|im_end|>`,
+        echo: true,
+        logprobs: 1,
+        max_tokens: 1,
+        temperature: 0,
+      },
+      from: head.length,
+      to: head.length + action.length + '<|im_end|>'.length,
+    });
+    const r = (await (await post(req.body)).json()) as Cmpl;
+    const lp = r.choices[0].logprobs!;
+    assert.deepEqual(lp.tokens, [head, action, '<|im_end|>']);
+    assert.deepEqual(lp.text_offset, [0, head.length, head.length + action.length]);
+    const expected = oracle.logProb(ctx, a);
+    assert.deepEqual(lp.token_logprobs, [null, expected === -Infinity ? -9999 : expected, 0]);
+    assert.deepEqual(lp.top_logprobs[2], { '<|im_end|>': 0 });
+    assert.equal(echoedLogProb(lp, req.from, req.to), expected);
+  }
+  const after = await post({
+    prompt: `${head}${chat.actionText(chatSpec, 'tools', 0)}<|im_end|>\nmore`,
+    echo: true,
+    logprobs: 1,
+  });
+  assert.equal(after.status, 400);
+  assert.match(
+    ((await after.json()) as { error: { message: string } }).error.message,
+    /the completion goes on after <\|im_end\|>/,
+  );
 });
 
 test('without an action text the policy acts; no echo, no prompt; refusals are 400 naming the parameter', async () => {

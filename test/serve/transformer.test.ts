@@ -3,7 +3,7 @@
 //       and `--policy openai:URL#transformer` (random slippery 4x4 maps, the real CLI in child processes);
 //   (b) each served turn's log-probs and token ids are the in-process trace's, bit for bit, their sum the
 //       turn's logp and logProb(ctx, action) in process; the echo of a closed reply on /v1/completions
-//       scores each token as logProb does;
+//       scores each token as logProb does, and the openai: policy's logProb through it is logProb;
 //   (c) the official `openai` package (a client written from the public spec) reads the tool call and the
 //       log-probs, streamed and not;
 //   (d) `probe` reports the served transformer as it reports a vLLM server.
@@ -132,10 +132,10 @@ test('(b) each served turn: the in-process tokens and log-probs bit for bit, the
       assert.deepEqual(echo.text_offset[1], head.length);
       const echoed = (echo.token_logprobs.slice(1) as number[]).reduce((s, x) => s + x, 0);
       assert.ok(Math.abs(echoed - logProb) <= 1e-9);
-      // The openai: policy's score sends the reply open (no end): the prefix's probability.
-      const prefix = await remote.logProb?.(contextAt(t, k, view(t.task)), u.action as number);
-      const lps = u.trace?.logprobs ?? [];
-      assert.ok(Math.abs((prefix as number) - (logProb - lps[lps.length - 1])) <= 1e-9);
+      // The openai: policy's score sends the reply closed by <|im_end|> (the reply is exactly that
+      // text): it is logProb in process, the end token's log-prob included.
+      const scored = await remote.logProb?.(contextAt(t, k, view(t.task)), u.action as number);
+      assert.ok(Math.abs((scored as number) - logProb) <= 1e-9, `${scored} vs ${logProb}`);
     }
   }
   assert.ok(valid >= 3, `the cloned model acts validly (${valid} valid turns)`);
