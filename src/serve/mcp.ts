@@ -27,6 +27,7 @@ import type {
   Action,
   ChatSpec,
   Env,
+  EnvSpec,
   FailureKind,
   Policy,
   ToolSchema,
@@ -35,6 +36,7 @@ import type {
   TurnContext,
 } from '../core/types.ts';
 import { chatTool, INVALID_ACTION } from '../policies/chat.ts';
+import { parseGeneration } from '../policies/transformer-prompt.ts';
 
 /** What this file needs of rollout/episode.ts's `Episode` (serve/ may not import rollout/: the
  * composition layer hands the machine in). */
@@ -250,6 +252,11 @@ export class McpEpisode {
     }
   }
 
+  /** The spec of the env the episode runs in. */
+  get spec(): EnvSpec {
+    return this.o.env.spec;
+  }
+
   /** The trajectory once the episode has ended. */
   get result(): Trajectory | undefined {
     return this.trajectory;
@@ -270,7 +277,26 @@ export class McpEpisode {
 
   /** Serves one tool call (serialised behind the calls before it). */
   call(name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
-    const next = this.queue.then(() => this.serve(name, args ?? {}));
+    return this.serialised(() => this.serve(name, args ?? {}));
+  }
+
+  /**
+   * Serves a model's reply text as the turn's action, read as an in-process text policy reads its own
+   * generation (policies/transformer-prompt.ts parseGeneration): prose or a block that does not parse
+   * is the text itself, which a tool env refuses (valid: false), recorded with the text and why it is
+   * invalid; a Hermes block that parses is its call, recorded with the text as written. The turn is the
+   * one the transformer's rollout records for the same reply (serve/tool-serve.ts replays with it).
+   */
+  reply(text: string): Promise<CallToolResult> {
+    return this.serialised(async () => {
+      const parsed = parseGeneration(this.o.env.spec, 'tools', text);
+      const trace = parsed.invalid === undefined ? { text } : { text, invalid: parsed.invalid };
+      return this.take({ action: parsed.action, logp: 0, trace });
+    });
+  }
+
+  private serialised(serve: () => Promise<CallToolResult>): Promise<CallToolResult> {
+    const next = this.queue.then(serve);
     this.queue = next.catch(() => {});
     return next;
   }
@@ -332,8 +358,16 @@ export class McpEpisode {
   }
 
   private async serve(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+    if (name === OBSERVE) {
+      await this.ready;
+      return this.answer(this.status(undefined));
+    }
+    return this.take(this.toAction(name, args));
+  }
+
+  /** One turn with `action`, or the error of an episode that is over. */
+  private async take(action: Action<unknown>): Promise<CallToolResult> {
     await this.ready;
-    if (name === OBSERVE) return this.answer(this.status(undefined));
     if (this.trajectory !== undefined) {
       const out = this.trajectory.outcome;
       return this.answer(
@@ -345,7 +379,7 @@ export class McpEpisode {
       );
     }
     const before = this.turns().length;
-    await this.drive(this.machine.next(this.toAction(name, args)));
+    await this.drive(this.machine.next(action));
     const turns = this.turns();
     const last = turns.length > before ? turns[turns.length - 1] : undefined;
     return this.answer(this.status(last), last);

@@ -53,7 +53,14 @@ import {
   sse,
   wordCount,
 } from './protocol.ts';
-import { closedReply, FLOOR, samplingOf, textChoices, textCompletion } from './text-model.ts';
+import {
+  closedReply,
+  FLOOR,
+  hermesCall,
+  samplingOf,
+  textChatCompletion,
+  textCompletion,
+} from './text-model.ts';
 
 export interface ServeOptions extends EdgeOptions {
   policy: Policy<unknown, unknown>;
@@ -287,24 +294,13 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     const id = answered + 1;
     if (textModel !== undefined) {
       answered = id;
-      const r = textChoices(textModel, contexts, mode, {
-        ...samplingOf(req),
-        top,
-        logprobs: req.logprobs === true,
-        tokenIds: req.return_token_ids === true,
-        callId: (i) => `call_${before}_${i}`,
-      });
-      const res = chatCompletion({
+      return textChatCompletion(textModel, contexts, req, {
         id,
         model,
-        policy: policy.id,
-        choices: r.choices,
-        promptWords: r.prompt,
-        completionTokens: r.completion,
+        top,
+        readCall: hermesCall(mode),
+        callId: (i) => `call_${before}_${i}`,
       });
-      return req.return_token_ids === true
-        ? { ...res, prompt_token_ids: textModel.prompt(contexts[0]).tokens }
-        : res;
     }
     const choices = [];
     for (let i = 0; i < n; i++) {

@@ -3,10 +3,15 @@
 //
 // Chat completions. The policy acts on the conversation's turn context with its uniform from
 // Rng.replay(seed) (as every served policy), so a client sending ctx.rng.uniform53() as `seed` gets the
-// in-process tokens. The message is the generated text as `content`; when the request offers the env's
-// tool and the text is one Hermes block (`<tool_call>\n{"name":…,"arguments":…}\n</tool_call>`, the
-// parser of policies/chat.ts completionMessage), it is that call in `tool_calls` instead (finish_reason
-// `tool_calls`), as vLLM's hermes tool parser returns it. `logprobs.content` has one entry per generated
+// in-process tokens. The message is the generated text as `content`; when the text is a call it is that
+// call in `tool_calls` instead (finish_reason `tool_calls`), as vLLM's hermes tool parser returns it: on
+// a discrete env (serve/openai.ts), one Hermes block (`<tool_call>\n{"name":…,"arguments":…}\n
+// </tool_call>`, policies/chat.ts completionMessage) when the request offers the env's tool; on a tool env
+// (serve/tool-serve.ts), the call the policy takes in process (a block whose arguments are a JSON object,
+// policies/transformer-prompt.ts parseGeneration), whatever the request offers — anything else is the
+// text the env gets as an invalid action, answered as content for the agent to play as text (MCP
+// McpEpisode.reply). A tool env's call written other than in its canonical block carries the text in its
+// id (textCallId), so that the replay records the turn as in process. `logprobs.content` has one entry per generated
 // token — its text, log π_τ,p, UTF-8 bytes and `id` (as llama.cpp gives it), and `top_logprobs` from the
 // same distribution (−9999, OpenAI's floor, outside the nucleus) — and the last entry is the end-of-action
 // token `<|end|>` when the generation stopped on it: it is not in the content (a chat server's
@@ -27,11 +32,12 @@
 // that the echo of a closed reply sums to logProb(ctx, action); an open one is the prefix's probability.
 
 import { ContextOverflow } from '../core/errors.ts';
-import type { Action, TurnContext } from '../core/types.ts';
+import type { Action, EnvSpec, ToolCall, TurnContext } from '../core/types.ts';
 import type { ChatMessage, ChatMode } from '../policies/chat.ts';
-import { completionMessage, IM_END } from '../policies/chat.ts';
+import { completionMessage, IM_END, toolCallText } from '../policies/chat.ts';
 import type { ReplyOptions, TransformerPolicy } from '../policies/transformer.ts';
-import { BadRequest } from './protocol.ts';
+import { parseGeneration } from '../policies/transformer-prompt.ts';
+import { BadRequest, chatCompletion } from './protocol.ts';
 
 /** OpenAI's floor for an impossible token: JSON has no −∞. */
 export const FLOOR = -9999;
@@ -96,12 +102,67 @@ function contentEntries(
   });
 }
 
+/** How a generation's text is answered: as this tool call (name, JSON arguments), or as content. */
+export type CallReader = (text: string) => { name: string; arguments: string } | undefined;
+
+/** A discrete env's reading: one Hermes block is a call when the request offers the tool (mode tools),
+ * whatever it calls, as vLLM's hermes parser reads it (the client's parser judges it). */
+export const hermesCall =
+  (mode: ChatMode): CallReader =>
+  (text) => {
+    const f = mode === 'tools' ? completionMessage(text).tool_calls?.[0]?.function : undefined;
+    return f === undefined ? undefined : { name: f.name ?? '', arguments: f.arguments ?? '' };
+  };
+
+/** A tool env's reading: the call the policy takes in process (parseGeneration: a block whose
+ * arguments are a JSON object), else content — the text the env is handed as an invalid action. */
+export const envCall =
+  (spec: EnvSpec): CallReader =>
+  (text) => {
+    const parsed = parseGeneration(spec, 'tools', text);
+    const call = parsed.action as ToolCall;
+    return parsed.invalid === undefined
+      ? { name: call.name, arguments: JSON.stringify(call.arguments) }
+      : undefined;
+  };
+
+/** The id of a served text policy's call: call_{turn}_{choice}, and — when the model did not write the
+ * call's canonical Hermes block (other spacing or key order) — that text in base64url, so that the
+ * replay takes the turn as written: in process the text is kept, and a call the env refuses is shown
+ * back to the model as it was written. */
+export function textCallId(turn: number, i: number, text: string, spec: EnvSpec): string {
+  const call = envCall(spec)(text);
+  const canonical = call === undefined ? text : toolCallText(call.name, call.arguments);
+  return text === canonical
+    ? `call_${turn}_${i}`
+    : `call_${turn}_${i}_${Buffer.from(text).toString('base64url')}`;
+}
+
+/** The text a call's id carries (textCallId), checked to be that call; undefined for other ids. */
+export function writtenText(
+  spec: EnvSpec,
+  id: unknown,
+  step: { name: string; args: Record<string, unknown>; where: string },
+): string | undefined {
+  const m = typeof id === 'string' ? /^call_\d+_\d+_([A-Za-z0-9_-]+)$/.exec(id) : null;
+  if (m === null) return undefined;
+  const text = Buffer.from(m[1], 'base64url').toString();
+  const call = envCall(spec)(text);
+  if (call?.name !== step.name || call.arguments !== JSON.stringify(step.args))
+    throw new BadRequest(`${step.where}.id carries a reply that is not this call`, 'messages');
+  return text;
+}
+
 /** The policy's replies as OpenAI chat choices, with the usage in model tokens. */
 export function textChoices(
   policy: TransformerPolicy,
   ctxs: readonly TurnContext<unknown>[],
-  mode: ChatMode,
-  o: ReplyOptions & { logprobs: boolean; tokenIds: boolean; callId: (i: number) => string },
+  readCall: CallReader,
+  o: ReplyOptions & {
+    logprobs: boolean;
+    tokenIds: boolean;
+    callId: (i: number, text: string) => string;
+  },
 ) {
   const replies = policy.replies(ctxs, o);
   let completion = 0;
@@ -113,20 +174,14 @@ export function textChoices(
     prompt = trace.usage?.prompt ?? 0;
     completion += tokens.length;
     const text = trace.text ?? '';
-    const call = mode === 'tools' ? completionMessage(text).tool_calls?.[0]?.function : undefined;
+    const call = readCall(text);
     const message: ChatMessage =
       call === undefined
         ? { role: 'assistant', content: text }
         : {
             role: 'assistant',
             content: null,
-            tool_calls: [
-              {
-                id: o.callId(i),
-                type: 'function',
-                function: { name: call.name ?? '', arguments: call.arguments ?? '' },
-              },
-            ],
+            tool_calls: [{ id: o.callId(i, text), type: 'function', function: call }],
           };
     const finish = call !== undefined ? 'tool_calls' : trace.finishReason === 'stop' ? 'stop' : 'length';
     return {
@@ -140,6 +195,39 @@ export function textChoices(
     };
   });
   return { choices, prompt, completion };
+}
+
+/** A chat completion of a text policy acting on `ctxs` (one per choice, each with its own rng): the
+ * request's sampling, logprobs and return_token_ids (vLLM's prompt_token_ids beside the choices). */
+export function textChatCompletion(
+  policy: TransformerPolicy,
+  ctxs: readonly TurnContext<unknown>[],
+  req: SamplingRequest & { logprobs?: unknown; return_token_ids?: unknown },
+  o: {
+    id: number;
+    model: string;
+    top: number;
+    readCall: CallReader;
+    callId: (i: number, text: string) => string;
+  },
+) {
+  const tokenIds = req.return_token_ids === true;
+  const r = textChoices(policy, ctxs, o.readCall, {
+    ...samplingOf(req),
+    top: o.top,
+    logprobs: req.logprobs === true,
+    tokenIds,
+    callId: o.callId,
+  });
+  const res = chatCompletion({
+    id: o.id,
+    model: o.model,
+    policy: policy.id,
+    choices: r.choices,
+    promptWords: r.prompt,
+    completionTokens: r.completion,
+  });
+  return tokenIds ? { ...res, prompt_token_ids: policy.prompt(ctxs[0]).tokens } : res;
 }
 
 /** Each token's character offset in `text` (the decoded tokens): where its first byte's character starts. */

@@ -1,6 +1,6 @@
-// `turnwise serve` for tool envs (sql, code, tools, search): a scripted policy (policies/scripted.ts)
-// as an OpenAI-compatible chat server that an agent drives exactly as it would drive a real model,
-// its tools served by `turnwise mcp` (serve/mcp.ts).
+// `turnwise serve` for tool envs (sql, code, tools, search): a scripted policy (policies/scripted.ts) or
+// the transformer (policies/transformer.ts) as an OpenAI-compatible chat server that an agent drives
+// exactly as it would drive a real model, its tools served by `turnwise mcp` (serve/mcp.ts).
 //
 // A tool env's state is no function of one message (the discrete path, serve/openai.ts, inverts the text
 // view instead), so each request is replayed: the conversation's first user message is the served task's
@@ -14,6 +14,11 @@
 // discrete path does), and the action is answered as one tool call (name + JSON arguments, which the MCP
 // server takes as they are) with `logprobs.content[0].logprob` = log π(a); its `token` is the call as
 // JSON (a tool call has no token id), `top_logprobs` the scripted view's gold call and menu by log π.
+// The transformer answers instead with its generation for that turn (serve/text-model.ts): a tool call
+// with per-token log-probs, top_logprobs, ids and usage in model tokens, or — when the text is no call —
+// the text as content (finish stop or length). Such a reply is a turn too: an assistant message without
+// tool calls is replayed as that text (McpEpisode.reply: the invalid action the in-process rollout
+// takes), answered by the user message after it, which the agent fills with the MCP result.
 // The seed is the uniform itself (seed · 2^-53, Rng.replay): a client should send well-spread seeds (a
 // hash, or ctx.rng.uniform53() as the openai: policy does); seeds counted 0, 1, 2 all draw ≈ 0.
 //
@@ -23,7 +28,8 @@
 // question, the schema and the calls taken, which such tasks share); otherwise the request is a 400.
 import { Hono } from 'hono';
 import { Rng } from '../core/rng.ts';
-import type { Action, Policy, Task, TurnContext } from '../core/types.ts';
+import type { Action, EnvSpec, Policy, Task, TurnContext } from '../core/types.ts';
+import { TransformerPolicy } from '../policies/transformer.ts';
 import type { Faults } from './faults.ts';
 import { type EdgeOptions, guardRoutes, protocolFallbacks } from './guard.ts';
 import type { McpEpisode } from './mcp.ts';
@@ -38,9 +44,11 @@ import {
   sse,
   wordCount,
 } from './protocol.ts';
+import { envCall, textCallId, textChatCompletion, writtenText } from './text-model.ts';
 
 export interface ToolServeOptions extends EdgeOptions {
-  /** A policy of the env's tool calls (oracle, oracle:eps=ε, random: policies/scripted.ts). */
+  /** A policy of the env's tool calls (oracle, oracle:eps=ε, random: policies/scripted.ts), or a
+   * transformer. */
   policy: Policy<unknown, unknown>;
   /** The served tasks: the conversations this server can answer. */
   tasks: readonly Task[];
@@ -84,22 +92,32 @@ function resultText(r: { content?: unknown }): string {
     : '';
 }
 
-/** A tool call of the conversation, where it is, and the tool message that answered it (if any). */
+/** A turn of the conversation — a tool call, or a reply written as `text` (a text policy's: played as
+ * the model wrote it) — where it is, and the message that answered it (if any). */
 interface Step {
   name: string;
   args: Record<string, unknown>;
+  text?: string;
   where: string;
   answer?: { where: string; text: string };
 }
 
-/** The conversation after the first user message as the env calls it made, each with its answer. */
-function stepsOf(messages: readonly unknown[], from: number): Step[] {
+/** The conversation after the first user message as the env turns it made, each with its answer: a
+ * tool call's is the tool message of its id, a reply without one's the user message after it. */
+function stepsOf(messages: readonly unknown[], from: number, spec: EnvSpec): Step[] {
   const steps: Step[] = [];
   const byId = new Map<string, Step>();
+  let reply: Step | undefined;
   for (let i = from + 1; i < messages.length; i++) {
     const m = messages[i];
     if (!isObject(m)) throw new BadRequest(`messages[${i}] is not a message object`, 'messages');
-    if (m.role === 'assistant' && Array.isArray(m.tool_calls)) {
+    if (m.role === 'assistant' && !(Array.isArray(m.tool_calls) && m.tool_calls.length > 0)) {
+      reply = { name: '', args: {}, text: contentText(m.content) ?? '', where: `messages[${i}]` };
+      steps.push(reply);
+    } else if (m.role === 'user' && reply !== undefined) {
+      reply.answer = { where: `messages[${i}]`, text: contentText(m.content) ?? '' };
+      reply = undefined;
+    } else if (m.role === 'assistant' && Array.isArray(m.tool_calls)) {
       m.tool_calls.forEach((call, j) => {
         const where = `messages[${i}].tool_calls[${j}]`;
         const f = isObject(call) && isObject(call.function) ? call.function : undefined;
@@ -116,6 +134,8 @@ function stepsOf(messages: readonly unknown[], from: number): Step[] {
         if (!isObject(args))
           throw new BadRequest(`${where}.function.arguments is not a JSON object`, 'messages');
         const step: Step = { name: f.name, args, where };
+        const written = isObject(call) ? writtenText(spec, call.id, step) : undefined;
+        if (written !== undefined) step.text = written;
         steps.push(step);
         if (isObject(call) && typeof call.id === 'string') byId.set(call.id, step);
       });
@@ -156,17 +176,21 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
   const { policy } = o;
   if (o.tasks.length === 0) throw new Error('tool serve: no tasks to serve');
   const envId = o.tasks[0].env;
+  const textModel = policy instanceof TransformerPolicy ? policy : undefined;
   const ids = modelIds(policy);
   let served = 0;
 
   // The index: each served task's first observation as `observe` gives it.
   const byFirst = new Map<string, Task[]>();
+  let envSpec: EnvSpec | undefined;
   for (const task of o.tasks) {
     const episode = await o.open(task, () => {});
+    envSpec ??= episode.spec;
     const text = resultText(await episode.call('observe', {}));
     await episode.finish();
     byFirst.set(text, [...(byFirst.get(text) ?? []), task]);
   }
+  const spec = envSpec as EnvSpec;
   const seeds = o.tasks.map((t) => t.seed);
   const servedTasks =
     seeds.length <= 8
@@ -187,7 +211,9 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
           mismatch = `${step.where}: the episode was over before this call`;
           break;
         }
-        const text = resultText(await episode.call(step.name, step.args));
+        const played =
+          step.text === undefined ? episode.call(step.name, step.args) : episode.reply(step.text);
+        const text = resultText(await played);
         if (step.answer !== undefined && step.answer.text !== text) {
           mismatch = `${step.answer.where}: ${firstDifference(text, step.answer.text)}`;
           break;
@@ -235,6 +261,12 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
     return out.sort((x, y) => y.lp - x.lp).slice(0, top);
   };
 
+  const ambiguous = (live: readonly { task: Task }[]) =>
+    new BadRequest(
+      `the conversation fits ${envId} tasks ${live.map((r) => r.task.seed).join(', ')} (same first observation, same tool results), on which policy ${policy.id} acts differently; serve fewer tasks`,
+      'messages',
+    );
+
   const asCall = (action: unknown, where: string): { name: string; arguments: string } => {
     if (!isObject(action) || typeof action.name !== 'string')
       throw new Error(`policy ${policy.id} returned ${JSON.stringify(action)}, not a tool call (${where})`);
@@ -268,7 +300,7 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
         'messages',
       );
     }
-    const steps = stepsOf(messages, u);
+    const steps = stepsOf(messages, u, spec);
     const settled = await Promise.allSettled(candidates.map((task) => replay(task, steps)));
     const replays = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const live = replays.filter((r): r is Extract<Replayed, { ctx: unknown }> => 'ctx' in r);
@@ -289,21 +321,37 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
           'messages',
         );
       }
+      const uniformOf = (i: number) => (i === 0 ? seed : Rng.derive(seed, i).uniform53());
+      if (textModel !== undefined) {
+        const ctx = live[0].ctx;
+        // Tasks alike so far (same first observation, same results) give the model the same prompt.
+        const promptOf = (c: TurnContext<unknown>) => {
+          try {
+            return textModel.prompt(c).tokens.join(',');
+          } catch {
+            return 'overflow';
+          }
+        };
+        if (new Set(live.map((r) => promptOf(r.ctx))).size > 1) throw ambiguous(live);
+        const ctxs = Array.from({ length: n }, (_, i) => ({ ...ctx, rng: Rng.replay(uniformOf(i)) }));
+        return textChatCompletion(textModel, ctxs, req, {
+          id: ++served,
+          model,
+          top,
+          readCall: envCall(spec),
+          callId: (i, text) => textCallId(ctx.turn, i, text, spec),
+        });
+      }
       const tools = Array.isArray(req.tools)
         ? new Set(req.tools.map((t) => (isObject(t) && isObject(t.function) ? t.function.name : undefined)))
         : undefined;
       const choices = [];
       for (let i = 0; i < n; i++) {
-        const uniform = i === 0 ? seed : Rng.derive(seed, i).uniform53();
+        const uniform = uniformOf(i);
         const answers = await Promise.all(
           live.map(async (r) => policy.act({ ...r.ctx, rng: Rng.replay(uniform) })),
         );
-        if (new Set(answers.map(answerKey)).size > 1) {
-          throw new BadRequest(
-            `the conversation fits ${envId} tasks ${live.map((r) => r.task.seed).join(', ')} (same first observation, same tool results), on which policy ${policy.id} acts differently; serve fewer tasks`,
-            'messages',
-          );
-        }
+        if (new Set(answers.map(answerKey)).size > 1) throw ambiguous(live);
         const chosen = answers[0];
         const call = asCall(chosen.action, `turn ${live[0].ctx.turn}`);
         if (tools !== undefined && !tools.has(call.name))

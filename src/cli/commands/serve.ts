@@ -159,11 +159,13 @@ top_logprobs, bytes and id, the end-of-action token <|end|> last (not in the con
 to the turn's logp in process); return_token_ids as vLLM; usage in model tokens. temperature and top_p
 are honoured (absent: the policy's own); max_tokens is capped at its reply limit.
 
-Tool envs (sql, code, tools, search) serve a scripted policy (oracle, oracle:eps=ε, random) to an agent
-that takes its tools from \`turnwise mcp\`: the first user message must be the task's first observation
-as MCP observe returned it, the tool messages the MCP results verbatim. Each request replays the
-conversation's tool calls on that task's episode and answers the policy's next call as a tool call with
-its log-prob. Serve the tasks the harness runs (--tasks/--seed as given to harness run, same --budget
+Tool envs (sql, code, tools, search) serve a scripted policy (oracle, oracle:eps=ε, random) or a
+transformer to an agent that takes its tools from \`turnwise mcp\`: the first user message must be the
+task's first observation as MCP observe returned it, the tool messages the MCP results verbatim. Each
+request replays the conversation's tool calls on that task's episode and answers the policy's next call
+as a tool call with its log-prob; a transformer answers its generation (a tool call, or its text when it
+is no call: a conversation that goes on after such a reply replays the text as that turn's invalid
+action, as in process, answered by the user message after it). Serve the tasks the harness runs (--tasks/--seed as given to harness run, same --budget
 and --reveal-budget).`,
       ),
   )
