@@ -29,7 +29,8 @@
 // turn, the completion's text is tokenized as the model writes it and scored by teacher forcing with the
 // policy's own τ and p (what logProb uses, whatever the request's temperature: it applies to generated
 // tokens only). `<|im_end|>`, ChatML's end of message, closing the completion is scored as <|end|>, so
-// that the echo of a closed reply sums to logProb(ctx, action); an open one is the prefix's probability.
+// that the echo of a closed reply (the openai: policy's request, policies/scoring.ts) sums to logProb(ctx,
+// action); an open one is the prefix's probability.
 
 import { ContextOverflow } from '../core/errors.ts';
 import type { Action, EnvSpec, ToolCall, TurnContext } from '../core/types.ts';
