@@ -29,10 +29,14 @@ export class TransformerLearner implements Learner {
   readonly policy: TransformerPolicy;
   readonly params: NamedTensors;
   readonly actions: number;
-  /** Each turn's prompt and action tokens, by the context its units share. */
-  private readonly turns = new WeakMap<TurnContext<unknown>, { prompt: number[]; action: number[] }>();
+  /** Each turn's prompt and action tokens, by the context its units share — shared with this learner's
+   * clones (the KL reference, a stale policy), which score the units this one built. */
+  private readonly turns: WeakMap<TurnContext<unknown>, { prompt: number[]; action: number[] }>;
 
-  constructor(policy: TransformerPolicy) {
+  constructor(
+    policy: TransformerPolicy,
+    turns = new WeakMap<TurnContext<unknown>, { prompt: number[]; action: number[] }>(),
+  ) {
     const { temperature, topP } = policy.format;
     if (topP !== 1 || temperature === 0)
       throw new InputError(
@@ -41,6 +45,7 @@ export class TransformerLearner implements Learner {
         `training needs the sampled distribution's log-probs as logits/τ: top_p 1 and temperature > 0 (it has top_p ${topP}, temperature ${temperature})`,
       );
     this.policy = policy;
+    this.turns = turns;
     this.params = policy.model.namedParameters();
     this.actions = policy.model.config.vocab;
   }
@@ -115,7 +120,7 @@ export class TransformerLearner implements Learner {
     model.namedParameters().forEach(([, t], i) => {
       t.data.set(from[i][1].data);
     });
-    return new TransformerLearner(p.withModel(model, id));
+    return new TransformerLearner(p.withModel(model, id), this.turns);
   }
 
   checkpoint(_env: EnvSpec, optimizer?: Optimizer, extra: Record<string, string> = {}): Uint8Array {
