@@ -80,7 +80,10 @@ test('train --help: every declared flag, with its description and default; the l
     assert.ok(help.includes(`${f.option.flags} ${text}`), `${f.name}: ${text}`);
   }
   assert.match(help, /--clip-high <ε> ε_high of the ratio clip \(DAPO clip-higher\) \(default 0\.28\)/);
-  assert.match(help, /--lr <lr> Adam's step size \(default by policy kind: tabular 0\.1, neural 0\.003, transformer 0\.0003\)/);
+  assert.match(
+    help,
+    /--lr <lr> Adam's step size \(default by policy kind: tabular 0\.1, neural 0\.003, transformer 0\.0003\)/,
+  );
   assert.match(
     help,
     /--gamma <γ> discount γ of the returns \(default by method: discounted 0\.99, gae 0\.99, gigpo 0\.95/,

@@ -20,7 +20,8 @@
 //
 // Shown output is compared exactly, after these normalisations only:
 //   - trailing spaces of each line, and trailing blank lines, are ignored (Markdown editors strip them);
-//   - wall-clock seconds match any value: `in 12.6 s` (train, demo), the study's `time: 436.3 s` and
+//   - wall-clock seconds match any value: `in 12.6 s` (train, demo, tokenizer), `(rollouts 0.2 s)`
+//     (tokenizer train), the study's `time: 436.3 s` and
 //     `(per run: 93, 92 s)`;
 //   - the page's temporary directory in real output is written `…` (`wrote …/runs/h1/run.sqlite`);
 //   - ports: each `--port N` of a page (N > 0) is served on a free port chosen here, replaced in the
@@ -120,7 +121,7 @@ function comparable(lines: readonly string[]): string[] {
   const out = lines.map((l) =>
     l
       .trimEnd()
-      .replace(/\b(in|time:) \d+(\.\d+)? s\b/g, '$1 ‹s› s')
+      .replace(/\b(in|time:|rollouts) \d+(\.\d+)? s\b/g, '$1 ‹s› s')
       .replace(/\(per run: [\d, ]+ s\)/g, '(per run: ‹s› s)'),
   );
   while (out.length > 0 && out.at(-1) === '') out.pop();
