@@ -1,9 +1,48 @@
 // The `transformer:` policy spec: a freshly initialised transformer over the text prompt,
 // `transformer:layers=2,d=64,heads=4,ctx=512,vocab=…,seed=0[,tokenizer=FILE,temperature=,top_p=,
-// max_tokens=,mode=tools|text,budgetAware=0|1]` (policies/transformer.ts freshTransformerPolicy).
+// max_tokens=,mode=tools|text,budgetAware=0|1]` (policies/transformer.ts freshTransformerPolicy), or a
+// saved one sampled otherwise, `transformer:from=RUN[,temperature=,top_p=,max_tokens=]` (greedy
+// evaluation of a policy trained at τ = 1: `transformer:from=runs/lm,temperature=0`).
 import { InputError } from '../core/errors.ts';
+import type { EnvSpec } from '../core/types.ts';
 import { type AnyPolicy, flag, type PolicyKind, positiveInt, seedValue } from './spec-values.ts';
-import { type FreshTransformerOptions, freshTransformerPolicy } from './transformer.ts';
+import {
+  type FreshTransformerOptions,
+  freshTransformerPolicy,
+  loadTransformerPolicy,
+  TransformerPolicy,
+} from './transformer.ts';
+
+/** What a saved model fixes: given with from=, these are refused rather than ignored. */
+const FIXED_BY_CHECKPOINT = [
+  'layers',
+  'd',
+  'heads',
+  'ctx',
+  'vocab',
+  'seed',
+  'tokenizer',
+  'mode',
+  'budgetAware',
+];
+
+/** `transformer:from=RUN,…`: the saved policy with its sampling (τ, p, max_tokens) replaced. */
+function savedTransformer(p: Record<string, number | string>, env: EnvSpec, id: string): AnyPolicy {
+  const field = '--policy transformer.from';
+  for (const k of FIXED_BY_CHECKPOINT)
+    if (p[k] !== undefined)
+      throw new InputError(
+        `--policy transformer.${k}`,
+        p[k],
+        'is fixed by the saved model given as from=; only temperature, top_p and max_tokens may be changed',
+      );
+  const from = p.from as string;
+  const saved = loadTransformerPolicy(from, env, field);
+  if (saved === undefined)
+    throw new InputError(field, from, 'is not a saved transformer policy (a checkpoint or run directory)');
+  const { format } = transformerOptions(p);
+  return new TransformerPolicy(saved.model, saved.tokenizer, { ...saved.format, ...format }, env, id, field);
+}
 
 /** The options of a `transformer:` spec's values, as its parameter readers left them. */
 function transformerOptions(p: Record<string, number | string>): FreshTransformerOptions {
@@ -29,7 +68,7 @@ function transformerOptions(p: Record<string, number | string>): FreshTransforme
 
 export const TRANSFORMER_KIND: PolicyKind = {
   summary:
-    'a freshly initialised transformer over the text prompt (layers=2,d=64,heads=4,ctx=512,vocab=,seed=0,tokenizer=FILE,temperature=1,top_p=1,max_tokens=,mode=tools|text,budgetAware=0)',
+    'a freshly initialised transformer over the text prompt (layers=2,d=64,heads=4,ctx=512,vocab=,seed=0,tokenizer=FILE,temperature=1,top_p=1,max_tokens=,mode=tools|text,budgetAware=0), or a saved one sampled otherwise (from=RUN,temperature=,top_p=,max_tokens=)',
   params: {
     layers: positiveInt,
     d: positiveInt,
@@ -59,6 +98,14 @@ export const TRANSFORMER_KIND: PolicyKind = {
       return v;
     },
     budgetAware: flag,
+    from: (v, field) => {
+      if (v === '')
+        throw new InputError(field, v, 'expected a saved transformer (a checkpoint or run directory)');
+      return v;
+    },
   },
-  make: (p, env, id) => freshTransformerPolicy(transformerOptions(p), env, id) as AnyPolicy,
+  make: (p, env, id) =>
+    p.from === undefined
+      ? (freshTransformerPolicy(transformerOptions(p), env, id) as AnyPolicy)
+      : savedTransformer(p, env, id),
 };

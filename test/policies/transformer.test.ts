@@ -256,6 +256,58 @@ test('save/load: a checkpoint file or run directory acts as the policy it was (m
   }
 });
 
+test('transformer:from=RUN,temperature=0: the saved model, sampled otherwise (greedy: every token the argmax)', async () => {
+  const p = makePolicy(tiny(',mode=text'), lakeSpec) as TransformerPolicy;
+  const file = join(dir, 'from.safetensors');
+  p.save(file);
+  const greedy = makePolicy(
+    `transformer:from=${file},temperature=0,max_tokens=5`,
+    lakeSpec,
+  ) as TransformerPolicy;
+  assert.deepEqual(greedy.format, { ...p.format, temperature: 0, maxTokens: 5 });
+  assert.deepEqual(
+    greedy.checkpoint(),
+    new TransformerPolicy(p.model, p.tokenizer, greedy.format, lakeSpec, 'x').checkpoint(),
+  );
+  const [t] = await rollout({
+    tasks: lakeTasks,
+    samples: 1,
+    budget: 2,
+    runSeed: 3,
+    policy: greedy,
+    makeEnv: envs.make,
+  });
+  for (const turn of t.turns) {
+    const ctx = contextAt(t, turn.t, envs.make(t.task));
+    const prompt = greedy.prompt(ctx).tokens;
+    const tokens = turn.trace?.tokens ?? [];
+    assert.ok(tokens.length > 0 && tokens.length <= 5);
+    tokens.forEach((tok, k) => {
+      const logits = greedy.model.forward(Int32Array.from([...prompt, ...tokens.slice(0, k)]), [
+        1,
+        prompt.length + k,
+      ]);
+      const row = logits.data.subarray(
+        (prompt.length + k - 1) * p.model.config.vocab,
+        (prompt.length + k) * p.model.config.vocab,
+      );
+      assert.equal(tok, row.indexOf(Math.max(...row)), `turn ${turn.t} token ${k}`);
+    });
+    assert.deepEqual(
+      turn.trace?.logprobs,
+      tokens.map(() => 0),
+    );
+  }
+  assert.throws(
+    () => makePolicy(`transformer:from=${file},ctx=64`, lakeSpec),
+    oneLine(/transformer\.ctx: got 64; is fixed by the saved model given as from=/),
+  );
+  assert.throws(
+    () => makePolicy(`transformer:from=${join(dir, 'none')}`, lakeSpec),
+    oneLine(/cannot read checkpoint/),
+  );
+});
+
 test('bad specs and files are refused in one line', () => {
   assert.throws(
     () => makePolicy(tiny(',vocab=300'), lakeSpec),
