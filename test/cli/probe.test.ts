@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { EVERY_CAPABILITY } from '../fixtures/capabilities.ts';
 import { turnwise } from './run.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
@@ -28,16 +29,7 @@ test('probe of turnwise serve: the capabilities as JSON booleans; an unlisted mo
   test.after(() => child.kill('SIGKILL'));
   const r = await turnwise(['probe', `${url}#oracle`, '--json']);
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(JSON.parse(r.stdout), {
-    chat: true,
-    tools: true,
-    logprobs: true,
-    topLogprobs: true,
-    tokenIds: true,
-    promptLogprobs: true,
-    seed: true,
-    n: true,
-  });
+  assert.deepEqual(JSON.parse(r.stdout), EVERY_CAPABILITY);
   const text = await turnwise(['probe', `openai:${url}#oracle`]);
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /^chat {12}yes\n/);

@@ -3,17 +3,14 @@
 // policy (cross-policy sampling), dynamic sampling, BudgetMix, PPO's critic, GiGPO and Dr. GRPO's
 // aggregation each run and are recorded in the run's config.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import { turnwise } from './run.ts';
+import { killAfter, storeRows } from './train-run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-train-lm-'));
-const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
 const tok = join(dir, 'tok.json');
 const base = join(dir, 'base');
 
@@ -73,20 +70,7 @@ const ARGS = [
   '--budget',
   '8',
 ];
-const lines = (p: string) => {
-  try {
-    return readFileSync(p, 'utf8').split('\n').filter(Boolean).length;
-  } catch {
-    return 0;
-  }
-};
-const rows = (run: string) => {
-  const db = new Database(join(run, 'run.sqlite'), { readonly: true });
-  const t = db.prepare('SELECT idx, iter, data FROM trajectories WHERE run = ? ORDER BY idx').all('train');
-  const m = db.prepare('SELECT iter, key, value FROM metrics WHERE run = ? ORDER BY iter, key').all('train');
-  db.close();
-  return { t: JSON.stringify(t), m: JSON.stringify(m), n: t.length };
-};
+const rows = storeRows;
 
 test('a transformer run killed with SIGKILL resumes to the same rows, metrics and policy', async () => {
   const run = [...ARGS, '--iters', '8', '--checkpoint-every', '1', '--eval-episodes', '8'];
@@ -94,21 +78,7 @@ test('a transformer run killed with SIGKILL resumes to the same rows, metrics an
   const killed = join(dir, 'killed');
   const ref = await turnwise([...run, '--out', whole, '--json']);
   assert.equal(ref.code, 0, ref.stderr);
-  const child = spawn(process.execPath, [BIN, ...run, '--out', killed], { stdio: 'ignore' });
-  await new Promise<void>((resolve, reject) => {
-    const poll = setInterval(() => {
-      if (lines(join(killed, 'metrics.jsonl')) >= 3) {
-        clearInterval(poll);
-        child.kill('SIGKILL');
-      }
-    }, 5);
-    child.on('exit', () => {
-      clearInterval(poll);
-      resolve();
-    });
-    child.on('error', reject);
-  });
-  const partial = lines(join(killed, 'metrics.jsonl'));
+  const partial = await killAfter(run, killed, 3);
   assert.ok(partial >= 3 && partial < 8, `killed after ${partial} iterations`);
   const res = await turnwise(['train', '--resume', killed, '--json']);
   assert.equal(res.code, 0, res.stderr);

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import { configFromFlags } from '../../src/cli/commands/train.ts';
 import { InputError } from '../../src/core/errors.ts';
 import { envConfig, makeEnv } from '../../src/envs/index.ts';
@@ -15,6 +14,7 @@ import { decodeSafetensors } from '../../src/nn/safetensors.ts';
 import type { NeuralPolicy } from '../../src/policies/neural.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { inProcess, turnwise } from './run.ts';
+import { killAfter, lines, storeRows } from './train-run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-train-'));
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
@@ -37,15 +37,7 @@ const ARGS = [
   '300',
 ];
 
-const lines = (path: string) =>
-  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).length : 0;
-const rows = (run: string) => {
-  const db = new Database(join(run, 'run.sqlite'), { readonly: true });
-  const t = db.prepare('SELECT idx, iter, data FROM trajectories WHERE run = ? ORDER BY idx').all('train');
-  const m = db.prepare('SELECT iter, key, value FROM metrics WHERE run = ? ORDER BY iter, key').all('train');
-  db.close();
-  return { t: JSON.stringify(t), m: JSON.stringify(m), n: t.length };
-};
+const rows = storeRows;
 
 test('kill -9 mid-run, --resume: the same rows, metrics and policy as an uninterrupted run', async () => {
   const whole = join(dir, 'whole');
@@ -53,21 +45,7 @@ test('kill -9 mid-run, --resume: the same rows, metrics and policy as an uninter
   const ref = await turnwise([...ARGS, '--out', whole, '--json']);
   assert.equal(ref.code, 0, ref.stderr);
   // Start the same run and SIGKILL it once it is past a few checkpoints.
-  const child = spawn(process.execPath, [BIN, ...ARGS, '--out', killed], { stdio: 'ignore' });
-  await new Promise<void>((resolve, reject) => {
-    const poll = setInterval(() => {
-      if (lines(join(killed, 'metrics.jsonl')) >= 35) {
-        clearInterval(poll);
-        child.kill('SIGKILL');
-      }
-    }, 5);
-    child.on('exit', () => {
-      clearInterval(poll);
-      resolve();
-    });
-    child.on('error', reject);
-  });
-  const partial = lines(join(killed, 'metrics.jsonl'));
+  const partial = await killAfter(ARGS, killed, 35);
   assert.ok(partial >= 35 && partial < 120, `killed after ${partial} iterations`);
   const res = await turnwise(['train', '--resume', killed, '--json']);
   assert.equal(res.code, 0, res.stderr);

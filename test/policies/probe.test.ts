@@ -6,20 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { envConfig, envs, InputError, makeOpenAIPolicy, OraclePolicy } from '../../src/index.ts';
+import { EVERY_CAPABILITY } from '../fixtures/capabilities.ts';
 import { type Fault, probeMessages, type ShapedServer, shapedServer } from '../fixtures/shaped-servers.ts';
 
 const env = envs.make({ ...envConfig('frozenlake', { map: '4x4', slippery: true }), seed: 0 });
 const messages = probeMessages(env);
-const ALL = {
-  chat: true,
-  tools: true,
-  logprobs: true,
-  topLogprobs: true,
-  tokenIds: true,
-  promptLogprobs: true,
-  seed: true,
-  n: true,
-};
+const ALL = EVERY_CAPABILITY;
 const servers: ShapedServer[] = [];
 after(async () => {
   for (const s of servers) await s.close();

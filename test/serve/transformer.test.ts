@@ -28,6 +28,7 @@ import { type RunningServer, startServer } from '../../src/serve/openai.ts';
 import { expertTranscripts, transcriptTexts } from '../../src/train/transcripts.ts';
 import { cloningSequences, trainCloning } from '../../src/train/transformer-bc.ts';
 import { turnwise } from '../cli/run.ts';
+import { EVERY_CAPABILITY } from '../fixtures/capabilities.ts';
 import { startServe } from '../fixtures/serve-process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tw-serve-tf-'));
@@ -213,19 +214,7 @@ test('(d) probe reports the served transformer as a vLLM server', async () => {
     turn: 0,
     turnsLeft: 100,
   });
-  assert.deepEqual(
-    { ...(await remote.probe(messages)) },
-    {
-      chat: true,
-      tools: true,
-      logprobs: true,
-      topLogprobs: true,
-      tokenIds: true,
-      promptLogprobs: true,
-      seed: true,
-      n: true,
-    },
-  );
+  assert.deepEqual({ ...(await remote.probe(messages)) }, EVERY_CAPABILITY);
 });
 
 test('(a) eval of a transformer checkpoint: in process equals served through turnwise serve + openai:', async () => {

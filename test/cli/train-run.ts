@@ -1,0 +1,42 @@
+// What the kill -9 tests of `turnwise train` share: a run started in its own process and killed once its
+// metrics.jsonl has a number of lines (an event polled on the file, never a sleep), and a run directory's
+// rows as the store holds them.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+
+const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
+
+/** Lines of a JSONL file (0 when it does not exist yet). */
+export const lines = (path: string): number =>
+  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).length : 0;
+
+/** A training run's trajectories and metrics as stored, serialised for comparison. */
+export function storeRows(run: string): { t: string; m: string; n: number } {
+  const db = new Database(join(run, 'run.sqlite'), { readonly: true });
+  const t = db.prepare('SELECT idx, iter, data FROM trajectories WHERE run = ? ORDER BY idx').all('train');
+  const m = db.prepare('SELECT iter, key, value FROM metrics WHERE run = ? ORDER BY iter, key').all('train');
+  db.close();
+  return { t: JSON.stringify(t), m: JSON.stringify(m), n: t.length };
+}
+
+/** Runs `turnwise …args --out out` in a process of its own and SIGKILLs it once `out/metrics.jsonl` has
+ * `iterations` lines; resolves with the lines it had when it died. */
+export function killAfter(args: readonly string[], out: string, iterations: number): Promise<number> {
+  const child = spawn(process.execPath, [BIN, ...args, '--out', out], { stdio: 'ignore' });
+  return new Promise<number>((resolve, reject) => {
+    const poll = setInterval(() => {
+      if (lines(join(out, 'metrics.jsonl')) >= iterations) {
+        clearInterval(poll);
+        child.kill('SIGKILL');
+      }
+    }, 5);
+    child.on('exit', () => {
+      clearInterval(poll);
+      resolve(lines(join(out, 'metrics.jsonl')));
+    });
+    child.on('error', reject);
+  });
+}
