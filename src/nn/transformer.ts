@@ -215,6 +215,12 @@ export class Transformer extends Module {
    * path, bit-identical row for row to the KV-cache path (nn/kv-cache.ts).
    */
   forward(ids: Int32Array, shape: readonly [number, number], opts: ForwardOptions = {}): Tensor {
+    return this.logits(this.hidden(ids, shape, opts));
+  }
+
+  /** The residual stream after the last block, (B·T, d), before the final norm: a trainer gathers the
+   * rows it scores and applies logits() to those alone (the head is per row). */
+  hidden(ids: Int32Array, shape: readonly [number, number], opts: ForwardOptions = {}): Tensor {
     const [B, T] = shape;
     const c = this.config;
     if (ids.length !== B * T) throw new RangeError(`transformer: ${ids.length} ids for shape [${B}, ${T}]`);
@@ -228,7 +234,7 @@ export class Transformer extends Module {
       const a = attention(q, k, v, { causal: true, kvOffset: 0, keyMask: opts.keyMask });
       x = mlpResidual(add(x, linear(reshape(a, [B, T, c.d]), l.wo)), l, c);
     }
-    return reshape(this.logits(x), [B * T, c.vocab]);
+    return reshape(x, [B * T, c.d]);
   }
 
   /** Final norm and head: (…, d) → (…, vocab). */

@@ -53,6 +53,10 @@ export interface Learner {
   logits(units: readonly Unit[]): Tensor;
   /** log π(target | unit) per unit, without a graph. */
   logProbs(units: readonly Unit[]): Float64Array;
+  /** Indices of `units` in groups whose logits are computed (and back-propagated) one group at a time,
+   * the gradients accumulated: bounds memory for a learner whose units are costly (a transformer's
+   * turns). Absent: one group. */
+  forwardGroups?(units: readonly Unit[]): number[][];
   /** An independent copy with the current parameters. */
   clone(id?: string): Learner;
   /** Checkpoint bytes of the policy (with the optimizer state and extra metadata when given). */

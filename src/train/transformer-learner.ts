@@ -24,6 +24,10 @@ import type { TransformerPolicy } from '../policies/transformer.ts';
 import { contextAt } from '../rollout/context.ts';
 import { type Learner, pickTargets, type Unit, type ViewOf } from './learner.ts';
 
+/** The most prompt and action tokens one forward of the trainer holds (see forwardGroups): with d 64
+ * and two layers, about 150 MB of activations and their gradients. */
+const FORWARD_TOKENS = 16_384;
+
 export class TransformerLearner implements Learner {
   readonly kind = 'transformer';
   readonly policy: TransformerPolicy;
@@ -32,6 +36,8 @@ export class TransformerLearner implements Learner {
   /** Each turn's prompt and action tokens, by the context its units share — shared with this learner's
    * clones (the KL reference, a stale policy), which score the units this one built. */
   private readonly turns: WeakMap<TurnContext<unknown>, { prompt: number[]; action: number[] }>;
+  /** The most prompt and action tokens of one forward (forwardGroups). */
+  forwardTokens = FORWARD_TOKENS;
 
   constructor(
     policy: TransformerPolicy,
@@ -97,20 +103,58 @@ export class TransformerLearner implements Learner {
     seqs.forEach((s, b) => {
       ids.set(s, b * T);
     });
-    const all = this.policy.model.forward(ids, [seqs.length, T]); // (B·T, V)
-    // Row of unit u: its turn's row b, position P − 1 + k (the one that predicts action token k).
+    const model = this.policy.model;
+    const hidden = model.hidden(ids, [seqs.length, T]); // (B·T, d)
+    // Row of unit u: its turn's row b, position P − 1 + k (the one that predicts action token k); the
+    // head is applied to those rows alone (the norm and the head are per row).
     const pick = Int32Array.from(
       units,
       (u) => (rows.get(u.ctx) as number) * T + this.turnOf(u.ctx).prompt.length - 1 + u.k,
     );
-    const picked = embedding(all, pick); // (U, V)
+    const picked = model.logits(embedding(hidden, pick)); // (U, V)
     const tau = this.policy.format.temperature;
     return tau === 1 ? picked : scale(picked, 1 / tau);
   }
 
+  /** The units in groups of whole turns of at most forwardTokens prompt and action tokens (a turn
+   * longer than that alone), first appearance order: the trainer runs one forward (and backward) per
+   * group and accumulates the gradients, so memory is bounded whatever the batch. */
+  forwardGroups(units: readonly Unit[]): number[][] {
+    const byTurn = new Map<TurnContext<unknown>, number[]>();
+    units.forEach((u, i) => {
+      const list = byTurn.get(u.ctx);
+      if (list === undefined) byTurn.set(u.ctx, [i]);
+      else list.push(i);
+    });
+    const groups: number[][] = [];
+    let group: number[] = [];
+    let tokens = 0;
+    for (const [ctx, idx] of byTurn) {
+      const { prompt, action } = this.turnOf(ctx);
+      const n = prompt.length + action.length;
+      if (group.length > 0 && tokens + n > this.forwardTokens) {
+        groups.push(group);
+        group = [];
+        tokens = 0;
+      }
+      group.push(...idx);
+      tokens += n;
+    }
+    if (group.length > 0) groups.push(group);
+    return groups;
+  }
+
   logProbs(units: readonly Unit[]): Float64Array {
-    const z = noGrad(() => this.logits(units)).data;
-    return pickTargets(logSoftmaxRows(z, units.length, this.actions), units, this.actions);
+    const out = new Float64Array(units.length);
+    for (const g of this.forwardGroups(units)) {
+      const part = g.map((i) => units[i]);
+      const z = noGrad(() => this.logits(part)).data;
+      const lp = pickTargets(logSoftmaxRows(z, part.length, this.actions), part, this.actions);
+      g.forEach((i, j) => {
+        out[i] = lp[j];
+      });
+    }
+    return out;
   }
 
   clone(id = this.policy.id): TransformerLearner {

@@ -89,22 +89,36 @@ export function policyUpdate(
       const idx = order.slice(start, start + size);
       // Each minibatch estimates the whole batch's loss: its weights are scaled by N / |minibatch|.
       const scale = N / idx.length;
-      const logits = s.learner.logits(idx.map((i) => units[i]));
-      const r = pgLoss(
-        {
-          n: idx.length,
-          nA: V,
-          logits: logits.data,
-          actions: idx.map((i) => targets[i]),
-          logpOld: idx.map((i) => logpOld[i]),
-          advantages: idx.map((i) => advantages[i]),
-          weights: idx.map((i) => weights[i] * scale),
-          logpRef: logpRef === undefined ? undefined : idx.map((i) => logpRef[i]),
-        },
-        coef,
-      );
+      const mb = idx.map((i) => units[i]);
+      // One forward and backward per group (the learner's, else the whole minibatch), the gradients
+      // accumulated: the loss and its gradient are sums over units, the rates means over them.
+      const groups = s.learner.forwardGroups?.(mb) ?? [mb.map((_, j) => j)];
+      const r = { loss: 0, clipfrac: 0, approxKl: 0, entropy: 0, kl: 0 };
       s.optimizer.zeroGrad();
-      backward(logits, Float32Array.from(r.dlogits));
+      for (const g of groups) {
+        const at = g.map((j) => idx[j]);
+        const logits = s.learner.logits(g.map((j) => mb[j]));
+        const part = pgLoss(
+          {
+            n: at.length,
+            nA: V,
+            logits: logits.data,
+            actions: at.map((i) => targets[i]),
+            logpOld: at.map((i) => logpOld[i]),
+            advantages: at.map((i) => advantages[i]),
+            weights: at.map((i) => weights[i] * scale),
+            logpRef: logpRef === undefined ? undefined : at.map((i) => logpRef[i]),
+          },
+          coef,
+        );
+        backward(logits, Float32Array.from(part.dlogits));
+        r.loss += part.loss;
+        const share = at.length / idx.length;
+        r.clipfrac += part.clipfrac * share;
+        r.approxKl += part.approxKl * share;
+        r.entropy += part.entropy * share;
+        r.kl += part.kl * share;
+      }
       stats.gradNorm += clipGradNorm(
         s.learner.params.map(([, t]) => t),
         config.optim.maxGradNorm,

@@ -116,3 +116,40 @@ test('a short token-level GRPO run changes the parameters and repeats itself byt
     assert.ok(m.values['guidance/forced_turns'] > 0);
   }
 });
+
+test('forward groups: a step run one turn at a time (gradients accumulated) equals the step in one forward', async () => {
+  const config = parseTrainConfig({
+    env: lake,
+    iters: 1,
+    groups: 2,
+    groupSize: 4,
+    budget: { kind: 'fixed', budget: 6 },
+    trainSeeds: [0, 3],
+    testSeeds: [1000, 1003],
+    eval: { episodes: 1 },
+    ppo: { epochs: 1, minibatches: 1, entCoef: 0.01, klCoef: 0.1 },
+    optim: { lr: 0.003 },
+    seed: 7,
+  });
+  const run = async (forwardTokens: number) => {
+    const learner = new TransformerLearner(policy());
+    learner.forwardTokens = forwardTokens;
+    const r = await trainPolicyGradient({ config, envs, learner });
+    return { params: r.learner.params.map(([, t]) => Array.from(t.data)), m: r.metrics[0].values };
+  };
+  const [whole, perTurn] = [await run(1e9), await run(1)];
+  assert.ok(perTurn.m['train/turns'] > 8);
+  // The same sums in another order: equal to float32 rounding, never a different step.
+  for (const k of ['train/loss', 'train/entropy', 'train/kl', 'train/grad_norm', 'train/approx_kl'])
+    assert.ok(
+      Math.abs(whole.m[k] - perTurn.m[k]) <= 1e-5 * (1 + Math.abs(whole.m[k])),
+      `${k}: ${whole.m[k]} vs ${perTurn.m[k]}`,
+    );
+  let most = 0;
+  whole.params.forEach((w, i) => {
+    w.forEach((x, j) => {
+      most = Math.max(most, Math.abs(x - perTurn.params[i][j]));
+    });
+  });
+  assert.ok(most < 1e-5, `largest parameter difference ${most}`);
+});
