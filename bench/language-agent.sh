@@ -4,7 +4,8 @@
 # against its own base with a paired interval (`compare`, Pass@1 at the training budget).
 #   bash bench/language-agent.sh frozenlake|sql [DIR]
 # One JSON object on stdout: each phase's figures, wall and CPU seconds. Progress on stderr. See
-# bench/README.md ("The language agent") for the figures of the project's machine.
+# bench/README.md ("The language agent") for the figures of the project's machine. Smaller runs (to
+# check the plumbing): TRAIN=0:20 TEST=1000000:1000005 EPOCHS=1 ITERS=1 TASKS=5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 world=${1:?usage: bench/language-agent.sh frozenlake|sql [DIR]}
@@ -23,24 +24,27 @@ timed() {
     -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "{\"wall\":%.1f,\"cpu\":%.1f}", t1 - t0, (c1 - c0) / hz }' >"$dir/$name.time"
 }
 
+train=${TRAIN:-0:300}
+test=${TEST:-1000000:1000040}
+tasks=${TASKS:-100}
 case $world in
 frozenlake)
   env=(--env frozenlake --random --size 4 --p 0.8 --slippery)
   vocab=512
   model="transformer:layers=2,d=64,heads=4,ctx=192,mode=text,tokenizer=$dir/tokenizer.json"
   tok=(--mode text --episodes 200)
-  bc=(--train-seeds 0:300 --test-seeds 1000000:1000040 --budget 100 --epochs 3 --batch-size 16 --lr 2e-3 --eval-samples 4)
-  rl=(--train-seeds 0:300 --test-seeds 1000000:1000040 --budget 100 --iters "${ITERS:-8}" --eval-episodes 160)
-  cmp=(--tasks 100 --samples 8 --K 1 --T 100 --seed 1000000)
+  bc=(--train-seeds "$train" --test-seeds "$test" --budget 100 --epochs "${EPOCHS:-3}" --batch-size 16 --lr 2e-3 --eval-samples 4)
+  rl=(--train-seeds "$train" --test-seeds "$test" --budget 100 --iters "${ITERS:-10}" --eval-episodes 160)
+  cmp=(--tasks "$tasks" --samples 8 --K 1 --T 100 --seed 1000000)
   ;;
 sql)
   env=(--env sql --level 1)
   vocab=1024
-  model="transformer:layers=2,d=64,heads=4,ctx=1024,tokenizer=$dir/tokenizer.json"
+  model="transformer:layers=2,d=64,heads=4,ctx=1024,temperature=0.3,tokenizer=$dir/tokenizer.json"
   tok=(--episodes 200)
-  bc=(--train-seeds 0:300 --test-seeds 1000000:1000040 --epochs 3 --batch-size 8 --lr 2e-3 --eval-samples 4)
-  rl=(--train-seeds 0:300 --test-seeds 1000000:1000040 --iters "${ITERS:-8}" --eval-episodes 160)
-  cmp=(--tasks 100 --samples 8 --K 1 --T 10 --seed 1000000)
+  bc=(--train-seeds "$train" --test-seeds "$test" --epochs "${EPOCHS:-12}" --batch-size 8 --lr 2e-3 --eval-samples 2)
+  rl=(--train-seeds "$train" --test-seeds "$test" --iters "${ITERS:-10}" --eval-episodes 80)
+  cmp=(--tasks "$tasks" --samples 8 --K 1 --T 20 --seed 1000000)
   ;;
 *)
   echo "bench/language-agent.sh: world: got \"$world\"; expected frozenlake or sql" >&2
