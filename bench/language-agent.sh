@@ -38,6 +38,7 @@ frozenlake)
   cmp=(--tasks "$tasks" --samples 8 --K 1 --T 100 --seed 1000000)
   ;;
 sql)
+  train=${TRAIN:-0:600}
   env=(--env sql --level 1)
   vocab=1024
   model="transformer:layers=2,d=64,heads=4,ctx=1024,temperature=0.3,tokenizer=$dir/tokenizer.json"
