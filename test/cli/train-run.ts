@@ -1,6 +1,7 @@
 // What the kill -9 tests of `turnwise train` share: a run started in its own process and killed once its
 // metrics.jsonl has a number of lines (an event polled on the file, never a sleep), and a run directory's
 // rows as the store holds them.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,4 +40,21 @@ export function killAfter(args: readonly string[], out: string, iterations: numb
     });
     child.on('error', reject);
   });
+}
+
+/** A resumed run equals the uninterrupted one: the same stored rows (`episodes` trajectories), the same
+ * metrics.jsonl and the same policy bytes. */
+export function assertSameRun(resumed: string, whole: string, episodes: number): void {
+  const [a, b] = [storeRows(whole), storeRows(resumed)];
+  assert.equal(b.n, episodes);
+  assert.equal(b.t, a.t);
+  assert.equal(b.m, a.m);
+  assert.equal(
+    readFileSync(join(resumed, 'metrics.jsonl'), 'utf8'),
+    readFileSync(join(whole, 'metrics.jsonl'), 'utf8'),
+  );
+  assert.deepEqual(
+    readFileSync(join(resumed, 'policy.safetensors')),
+    readFileSync(join(whole, 'policy.safetensors')),
+  );
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { turnwise } from './run.ts';
-import { killAfter, storeRows } from './train-run.ts';
+import { assertSameRun, killAfter } from './train-run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-train-lm-'));
 const tok = join(dir, 'tok.json');
@@ -70,7 +70,6 @@ const ARGS = [
   '--budget',
   '8',
 ];
-const rows = storeRows;
 
 test('a transformer run killed with SIGKILL resumes to the same rows, metrics and policy', async () => {
   const run = [...ARGS, '--iters', '8', '--checkpoint-every', '1', '--eval-episodes', '8'];
@@ -83,18 +82,7 @@ test('a transformer run killed with SIGKILL resumes to the same rows, metrics an
   const res = await turnwise(['train', '--resume', killed, '--json']);
   assert.equal(res.code, 0, res.stderr);
   assert.deepEqual(JSON.parse(res.stdout).final, JSON.parse(ref.stdout).final);
-  const [a, b] = [rows(whole), rows(killed)];
-  assert.equal(b.n, 8 * 8);
-  assert.equal(b.t, a.t);
-  assert.equal(b.m, a.m);
-  assert.equal(
-    readFileSync(join(killed, 'metrics.jsonl'), 'utf8'),
-    readFileSync(join(whole, 'metrics.jsonl'), 'utf8'),
-  );
-  assert.deepEqual(
-    readFileSync(join(killed, 'policy.safetensors')),
-    readFileSync(join(whole, 'policy.safetensors')),
-  );
+  assertSameRun(killed, whole, 8 * 8);
 });
 
 test('KL reference, cross-policy, dynamic sampling, BudgetMix, PPO, GiGPO, Dr. GRPO: each runs on a transformer', async () => {

@@ -14,7 +14,7 @@ import { decodeSafetensors } from '../../src/nn/safetensors.ts';
 import type { NeuralPolicy } from '../../src/policies/neural.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { inProcess, turnwise } from './run.ts';
-import { killAfter, lines, storeRows } from './train-run.ts';
+import { assertSameRun, killAfter, lines, storeRows } from './train-run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-train-'));
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
@@ -50,18 +50,7 @@ test('kill -9 mid-run, --resume: the same rows, metrics and policy as an uninter
   const res = await turnwise(['train', '--resume', killed, '--json']);
   assert.equal(res.code, 0, res.stderr);
   assert.deepEqual(JSON.parse(res.stdout).final, JSON.parse(ref.stdout).final);
-  const [a, b] = [rows(whole), rows(killed)];
-  assert.equal(b.n, 120 * 64);
-  assert.equal(b.t, a.t);
-  assert.equal(b.m, a.m);
-  assert.equal(
-    readFileSync(join(killed, 'metrics.jsonl'), 'utf8'),
-    readFileSync(join(whole, 'metrics.jsonl'), 'utf8'),
-  );
-  assert.deepEqual(
-    readFileSync(join(killed, 'policy.safetensors')),
-    readFileSync(join(whole, 'policy.safetensors')),
-  );
+  assertSameRun(killed, whole, 120 * 64);
   // The saved policy is usable anywhere a policy spec is.
   const r = await turnwise([
     'rollout',
