@@ -26,7 +26,7 @@ import type { Action, BatchedPolicy, EnvSpec, TurnContext } from '../core/types.
 import { fromZod } from '../core/validate.ts';
 import { writeCheckpoint } from '../nn/checkpoint.ts';
 import type { Optimizer } from '../nn/optim.ts';
-import { generate, scoreTokens, scoreTokensTop, type TokenLogProb } from '../nn/sampling.ts';
+import { generate, scoreTokensTop, type TokenLogProb } from '../nn/sampling.ts';
 import { readTokenizerFile, Tokenizer } from '../nn/tokenizer.ts';
 import { Transformer, transformerConfig } from '../nn/transformer.ts';
 import { transformerCheckpointBytes, transformerFromCheckpoint } from '../nn/transformer-checkpoint.ts';
@@ -263,12 +263,8 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
   logProb(ctx: TurnContext<unknown>, action: unknown): number {
     const tokens = this.actionTokens(ctx.env.spec, action);
     if (tokens === undefined) return Number.NEGATIVE_INFINITY;
-    const lp = scoreTokens(this.model, this.prompt(ctx).tokens, tokens, {
-      temperature: this.format.temperature,
-      topP: this.format.topP,
-    });
     let sum = 0;
-    for (const x of lp) sum += x;
+    for (const x of this.scoreReply(ctx, tokens).logprobs) sum += x;
     return sum;
   }
 

@@ -93,7 +93,6 @@ export function policyUpdate(
       // One forward and backward per group (the learner's, else the whole minibatch), the gradients
       // accumulated: the loss and its gradient are sums over units, the rates means over them.
       const groups = s.learner.forwardGroups?.(mb) ?? [mb.map((_, j) => j)];
-      const r = { loss: 0, clipfrac: 0, approxKl: 0, entropy: 0, kl: 0 };
       s.optimizer.zeroGrad();
       for (const g of groups) {
         const at = g.map((j) => idx[j]);
@@ -112,23 +111,18 @@ export function policyUpdate(
           coef,
         );
         backward(logits, Float32Array.from(part.dlogits));
-        r.loss += part.loss;
+        stats.loss += part.loss;
         const share = at.length / idx.length;
-        r.clipfrac += part.clipfrac * share;
-        r.approxKl += part.approxKl * share;
-        r.entropy += part.entropy * share;
-        r.kl += part.kl * share;
+        stats.clipfrac += part.clipfrac * share;
+        stats.approxKl += part.approxKl * share;
+        stats.entropy += part.entropy * share;
+        stats.kl += part.kl * share;
       }
       stats.gradNorm += clipGradNorm(
         s.learner.params.map(([, t]) => t),
         config.optim.maxGradNorm,
       );
       s.optimizer.step();
-      stats.loss += r.loss;
-      stats.clipfrac += r.clipfrac;
-      stats.approxKl += r.approxKl;
-      stats.entropy += r.entropy;
-      stats.kl += r.kl;
       steps++;
     }
   }
