@@ -209,6 +209,9 @@ export interface TurnTrace {
   tokens?: number[];
   /** log π of each action token, same length as `tokens` (−∞ is written as null in JSON). */
   logprobs?: number[];
+  /** Per action token, its most probable alternatives under the same distribution (id and log π,
+   * most probable first), when the policy was asked for them (`gguf:…,top_logprobs=k`). */
+  topLogprobs?: { id: number; logprob: number }[][];
   /** The model's name and, where the server says it, its version (a fingerprint, a checkpoint hash). */
   model?: string;
   modelVersion?: string;

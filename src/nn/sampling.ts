@@ -222,6 +222,30 @@ export function generate(
   return out;
 }
 
+/**
+ * One token from a single logits row (any log-scale scores: logits, or log-probs as llama.cpp gives
+ * them) as `generate` draws it — the same distribution, draw and log π_τ,p — with its `top` most
+ * probable alternatives: how a model outside this engine (a `gguf:` policy) samples with turnwise's
+ * random stream.
+ */
+export function sampleRow(
+  row: Float32Array,
+  opts: SamplingOptions,
+  rng: Rng,
+): { token: number; logprob: number; top: TokenLogProb[] } {
+  const { temperature, topP } = checkSampling(opts);
+  const V = row.length;
+  const w = new Float64Array(V);
+  const logZ = distribution(row, 0, V, temperature, topP, w, []);
+  const token = temperature === 0 ? w.indexOf(1) : draw(w, rng);
+  const k = opts.top ?? 0;
+  return {
+    token,
+    logprob: logProbOf(row, 0, token, temperature, w, logZ),
+    top: k > 0 ? topTokens(row, 0, k, temperature, w, logZ) : [],
+  };
+}
+
 /** One draw from unnormalised weights: the first index whose cumulative weight exceeds u·Σw. */
 function draw(w: Float64Array, rng: Rng): number {
   let total = 0;

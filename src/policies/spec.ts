@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { InputError } from '../core/errors.ts';
 import type { EnvSpec } from '../core/types.ts';
 import type { Activation } from '../nn/layers.ts';
+import { loadGgufPolicy, makeGgufPolicy } from './gguf-spec.ts';
 import { loadNeuralPolicy, type MlpPolicyOptions, mlpPolicyConfig, NeuralPolicy } from './neural.ts';
 import { type OpenAIOptions, OpenAIPolicy, type ResponseCache } from './openai.ts';
 import { OraclePolicy } from './oracle.ts';
@@ -104,11 +105,12 @@ export const CHECKPOINT_LOADERS: ((path: string, env: EnvSpec) => AnyPolicy | un
   (path, env) => loadNeuralPolicy(path, env) as AnyPolicy | undefined,
   (path, env) => loadTabularPolicy(path, env) as AnyPolicy | undefined,
   (path, env) => loadTransformerPolicy(path, env) as AnyPolicy | undefined,
+  (path, env) => loadGgufPolicy(path, env) as AnyPolicy | undefined,
 ];
 
 export const POLICY_KINDS: readonly string[] = Object.keys(KINDS);
 
-const ALLOWED = `expected random, oracle[:eps=E,temp=T,horizon=H], tabular, mlp[:hidden=64x64,seed=S], transformer[:layers=L,d=D,heads=H,ctx=C,seed=S,tokenizer=FILE], openai:URL#MODEL[,options], replay:FILE.jsonl, or a checkpoint path`;
+const ALLOWED = `expected random, oracle[:eps=E,temp=T,horizon=H], tabular, mlp[:hidden=64x64,seed=S], transformer[:layers=L,d=D,heads=H,ctx=C,seed=S,tokenizer=FILE], openai:URL#MODEL[,options], gguf:PATH[,options], replay:FILE.jsonl, or a checkpoint path`;
 
 export function parsePolicySpec(
   spec: string,
@@ -323,6 +325,7 @@ export async function openPolicy(
  * undefined: what an output of the same command must not be (store/paths.ts checkOutput). */
 export function specFile(spec: string): string | undefined {
   if (spec.startsWith('openai:')) return undefined;
+  if (spec.startsWith('gguf:')) return spec.slice('gguf:'.length).split(',')[0].trim();
   if (spec.startsWith('replay:')) return spec.slice('replay:'.length);
   return looksLikePath(spec) ? spec : undefined;
 }
@@ -330,6 +333,7 @@ export function specFile(spec: string): string | undefined {
 /** Builds a policy from its spec for an env, or throws an InputError naming the spec. */
 export function makePolicy(spec: string, env: EnvSpec, field = '--policy'): AnyPolicy {
   if (spec.startsWith('openai:')) return makeOpenAIPolicy(spec, env, field) as AnyPolicy;
+  if (spec.startsWith('gguf:')) return makeGgufPolicy(spec, env, field) as AnyPolicy;
   if (spec.startsWith('replay:')) return new ReplayPolicy(spec.slice('replay:'.length), env, field);
   if (looksLikePath(spec)) {
     if (!existsSync(spec)) throw new InputError(field, spec, `no such file or directory (${ALLOWED})`);

@@ -60,6 +60,12 @@ const PolicySchema = z
 
 export type TransformerPolicyFormat = z.infer<typeof PolicySchema>;
 
+/** A policy format read from JSON (a checkpoint's or a GGUF file's turnwise.policy); InputError naming
+ * `source` when it is not one. */
+export function readPolicyFormat(value: unknown, source: string): TransformerPolicyFormat {
+  return fromZod(PolicySchema, value, source);
+}
+
 /** The format of a fresh policy: tools mode, budget-blind, τ = 1, p = 1. */
 export function policyFormat(o: Partial<Omit<TransformerPolicyFormat, 'format' | 'version'>> = {}) {
   return fromZod(
@@ -318,6 +324,19 @@ export function loadTransformerPolicy(
   env: EnvSpec,
   field = '--policy',
 ): TransformerPolicy | undefined {
+  const saved = readSavedTransformer(path);
+  if (saved === undefined) return undefined;
+  const { file, format } = saved;
+  if (format.env !== undefined && format.env !== env.id)
+    throw InputError.raw(file, `the policy was trained on env ${format.env}; this env is ${env.id}`);
+  return new TransformerPolicy(saved.model, saved.tokenizer, format, env, path, field);
+}
+
+/** A saved transformer policy's parts (the model, its tokenizer and prompt format, the file they came
+ * from), whatever env it is for; undefined for a checkpoint of another kind. */
+export function readSavedTransformer(
+  path: string,
+): { model: Transformer; tokenizer: Tokenizer; format: TransformerPolicyFormat; file: string } | undefined {
   const found = readPolicyCheckpoint(path);
   const arch = (found?.checkpoint.config as { arch?: unknown } | undefined)?.arch;
   if (found === undefined || arch !== 'llama') return undefined;
@@ -331,16 +350,7 @@ export function loadTransformerPolicy(
     metadataJson(checkpoint.metadata, 'tokenizer', file),
     `${file} __metadata__.tokenizer`,
   );
-  if (format.env !== undefined && format.env !== env.id)
-    throw InputError.raw(file, `the policy was trained on env ${format.env}; this env is ${env.id}`);
-  return new TransformerPolicy(
-    transformerFromCheckpoint(checkpoint, file),
-    tokenizer,
-    format,
-    env,
-    path,
-    field,
-  );
+  return { model: transformerFromCheckpoint(checkpoint, file), tokenizer, format, file };
 }
 
 /** What a `transformer:` spec gives (spec.ts reads it): the model's shape, its seed, the tokenizer file

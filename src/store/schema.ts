@@ -48,6 +48,10 @@ export const TurnTraceSchema = z
     text: z.string().optional().describe('the raw text of the action as the model produced it'),
     tokens: z.array(z.number().int().min(0)).optional().describe('token ids of the action (the completion)'),
     logprobs: z.array(LogProb).optional().describe('log-prob of each action token (null for −∞)'),
+    topLogprobs: z
+      .array(z.array(z.object({ id: z.number().int().min(0), logprob: LogProb }).strict()))
+      .optional()
+      .describe('per action token, its most probable alternatives (id and log-prob, null for −∞)'),
     model: z.string().optional(),
     modelVersion: z
       .string()

@@ -1,5 +1,5 @@
 // turnwise export --in FILE.jsonl --format openai|verl|tokens --out PATH [--method M] [--min-advantage X]
-//   [--policy RUN]
+//   [--policy RUN]; turnwise export --format gguf --in RUN --out model.gguf [--type f32|q8_0] (export-gguf.ts)
 // A trajectory file, credited per turn exactly as `turnwise credit` does (creditForSpec), handed over as
 // OpenAI fine-tuning JSONL, verl Parquet, or a transformer policy's token rows in verl's agent-loop
 // shape (export/tokens.ts; the prompts rebuilt by the policy, export-tokens.ts). The composition lives
@@ -45,9 +45,10 @@ import { creditForSpec, DEFAULT_VALUE_SOURCE, exactValuesFromSpecs } from '../..
 import { json, out, warn } from '../io.ts';
 import { checkSpacesOfRegistered, num } from '../options.ts';
 import { ABOUT } from './about.ts';
+import { exportGguf } from './export-gguf.ts';
 import { TokenSource } from './export-tokens.ts';
 
-const FORMATS = ['openai', 'verl', 'tokens'] as const;
+const FORMATS = ['openai', 'verl', 'tokens', 'gguf'] as const;
 type Format = (typeof FORMATS)[number];
 const MODES: readonly ChatMode[] = ['tools', 'text'];
 /** GRPO: verl's default advantage estimator for multi-turn rollouts. */
@@ -62,6 +63,7 @@ interface ExportFlags {
   chat: string;
   policy?: string;
   skipInvalid?: boolean;
+  type?: string;
   json?: boolean;
 }
 
@@ -244,7 +246,10 @@ export function registerExport(program: Command): void {
   program
     .command('export')
     .description(ABOUT.export.description)
-    .option('--in <file.jsonl>', 'trajectories, one JSON object per line')
+    .option(
+      '--in <file.jsonl>',
+      'trajectories, one JSON object per line (gguf: the run directory or checkpoint of a transformer policy)',
+    )
     .option('--format <f>', `${FORMATS.join(' | ')}`)
     .option(
       '--out <path>',
@@ -273,12 +278,23 @@ export function registerExport(program: Command): void {
       '--skip-invalid',
       'skip (and count) malformed lines and trajectories that cannot be rendered as one conversation (tokens: that have no token ids), instead of refusing the file; the count and the first one go to stderr',
     )
+    .option('--type <t>', 'gguf: the tensor type of the matrices, f32 (exact) | q8_0 (8-bit blocks of 32)')
     .option('--json', 'machine-readable summary')
     .action(async (flags: ExportFlags, cmd: Command) => {
-      if (flags.in === undefined) throw new InputError('--in', undefined, 'give a trajectory JSONL file');
       if (flags.format === undefined || !(FORMATS as readonly string[]).includes(flags.format))
         throw new InputError('--format', flags.format, `expected one of: ${FORMATS.join(', ')}`);
       const format = flags.format as Format;
+      if (flags.in === undefined)
+        throw new InputError(
+          '--in',
+          undefined,
+          format === 'gguf'
+            ? 'give the run directory or checkpoint of a transformer policy'
+            : 'give a trajectory JSONL file',
+        );
+      if (format === 'gguf') return exportGguf(flags as ExportFlags & Record<string, unknown>, cmd);
+      if (flags.type !== undefined)
+        throw new InputError('--type', flags.type, 'is read by --format gguf only');
       if (flags.out === undefined) throw new InputError('--out', undefined, 'give the file to write');
       if (format === 'tokens' && flags.policy === undefined)
         throw new InputError(
