@@ -8,7 +8,8 @@
 // generate text and are refused by name (NOT_GENERATIVE), any name not in the list as unknown.
 //
 // Memory: the weights (the file's tensor bytes; llama.cpp maps them) plus the KV cache at the context
-// asked for (2 · layers · ctx · kv_heads · head_width values of F16, llama.cpp's default cache type) plus
+// asked for (2 · layers · ctx · kv_heads · head_width values, F32 for an all-F32 model and F16, llama.cpp's
+// default cache type, otherwise) plus
 // the logits of one batch; refused when that exceeds what the OS reports available (os.freemem(), which
 // is MemAvailable on Linux).
 import { existsSync, statSync } from 'node:fs';
@@ -53,6 +54,9 @@ export interface GgufModelInfo {
   weightBytes: number;
   /** Bytes of the KV cache at the context asked for (0 when the header does not say the shape). */
   kvBytes: number;
+  /** Every tensor F32 (general.file_type 0): run with an F32 KV cache and no flash attention, so that
+   * its log-probs are the model's (llama/runtime.ts `precise`). */
+  allF32: boolean;
   header: GgufFile;
 }
 
@@ -113,6 +117,7 @@ export function checkGgufModel(path: string, field: string, ctx?: number): GgufM
     layers,
     weightBytes,
     kvBytes: 0,
+    allF32: header.tensors.every((t) => t.type === 0),
     header,
   };
   const n = runContext(info, ctx);
@@ -122,7 +127,7 @@ export function checkGgufModel(path: string, field: string, ctx?: number): GgufM
   const headWidth =
     num(header, `${arch}.attention.key_length`) ?? (width && heads ? width / heads : undefined);
   if (layers !== undefined && kvHeads !== undefined && headWidth !== undefined)
-    info.kvBytes = 2 * layers * n * kvHeads * headWidth * 2;
+    info.kvBytes = 2 * layers * n * kvHeads * headWidth * (info.allF32 ? 4 : 2);
   const vocab = (header.metadata.get('tokenizer.ggml.tokens')?.value as unknown[] | undefined)?.length ?? 0;
   const need = weightBytes + info.kvBytes + 4 * vocab * 512 + 64 * MiB;
   const free = freemem();

@@ -28,6 +28,10 @@ export interface RuntimeOptions {
   threads: number;
   /** Sequences decoded side by side (concurrent turns). */
   sequences: number;
+  /** An F32 KV cache and attention without flash attention: what an F32 model needs to give turnwise's
+   * own log-probs (llama.cpp's defaults, an F16 cache and CPU flash attention in F16, move them by up to
+   * 0.09 nats on a 460-token prompt of the FrozenLake agent; F32 and no flash attention, by 1.5e-5). */
+  precise: boolean;
 }
 
 const RAW = { temperature: 1, topK: 0, topP: 1, minP: 0 } as const;
@@ -100,7 +104,10 @@ export class LlamaRuntime {
         sequences: o.sequences,
         threads: o.threads,
         batchSize: Math.min(o.ctx, 2048),
-      });
+        ...(o.precise
+          ? { flashAttention: false, experimentalKvCacheKeyType: 'F32', experimentalKvCacheValueType: 'F32' }
+          : {}),
+      } as Parameters<LlamaModel['createContext']>[0]);
     } catch (e) {
       await model.dispose();
       throw new InputError(

@@ -151,7 +151,12 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
     if (this.runtime !== undefined) return Promise.resolve(this.runtime);
     this.opening ??= LlamaRuntime.open(
       this.info,
-      { ctx: this.ctx, threads: this.options.threads ?? defaultThreads(this.info), sequences: 1 },
+      {
+        ctx: this.ctx,
+        threads: this.options.threads ?? defaultThreads(this.info),
+        sequences: 1,
+        precise: this.info.allF32,
+      },
       this.field,
     ).then((r) => {
       this.runtime = r;
