@@ -84,6 +84,7 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
   private runtime: LlamaRuntime | undefined;
   private opening: Promise<LlamaRuntime> | undefined;
   private maxTokensCache: number | undefined;
+  private endToken: number | undefined;
 
   /** Checks the file and the env before any work (InputError naming `field`); the model is loaded by
    * connect() (or the first turn). */
@@ -316,7 +317,7 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
 
   /** An action's reply tokens as the template closes an assistant message (through its first EOG
    * token); undefined when it is not an action of the env. */
-  async actionTokens(ctx: TurnContext<unknown>, action: unknown): Promise<number[] | undefined> {
+  async replyTokens(ctx: TurnContext<unknown>, action: unknown): Promise<number[] | undefined> {
     const text = renderAction(ctx.env.spec, this.mode, action);
     if (text === undefined) return undefined;
     const r = await this.load();
@@ -327,6 +328,34 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
     const tail = prefix ? all.slice(prompt.tokens.length) : r.tokenize(full.slice(prompt.text.length));
     const end = tail.findIndex((t) => r.isEog(t));
     return end < 0 ? tail : tail.slice(0, end + 1);
+  }
+
+  /**
+   * An action's tokens as the model writes it, its end-of-message token included, outside any prompt
+   * (eval/likelihood.ts counts a text-free policy's actions in these units); undefined before the model
+   * is loaded or for a value that is not an action.
+   */
+  actionTokens(spec: EnvSpec, action: unknown): number[] | undefined {
+    const r = this.runtime;
+    const text = renderAction(spec, this.mode, action);
+    if (r === undefined || text === undefined) return undefined;
+    this.endToken ??= this.closingToken(r);
+    return [...r.tokenize(text), ...(this.endToken === undefined ? [] : [this.endToken])];
+  }
+
+  /** The EOG token the template closes an assistant message with (undefined when it writes none). */
+  private closingToken(r: LlamaRuntime): number | undefined {
+    const probe = '\u2063';
+    const text = this.template.render({
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: probe },
+      ],
+      add_generation_prompt: false,
+      ...this.specials,
+    });
+    const after = text.slice(text.lastIndexOf(probe) + probe.length);
+    return r.tokenize(after).find((t) => r.isEog(t));
   }
 
   /** Teacher-forced log π_τ,p of reply tokens after this turn's prompt, with each position's `top`. */
@@ -357,7 +386,7 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
 
   /** log π(action | ctx) by teacher forcing (−∞ for a value that is not an action of the env). */
   async logProb(ctx: TurnContext<unknown>, action: unknown): Promise<number> {
-    const tokens = await this.actionTokens(ctx, action);
+    const tokens = await this.replyTokens(ctx, action);
     if (tokens === undefined) return Number.NEGATIVE_INFINITY;
     let sum = 0;
     for (const x of (await this.scoreReply(ctx, tokens)).logprobs) sum += x;
