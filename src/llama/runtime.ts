@@ -124,6 +124,16 @@ export class LlamaRuntime {
     return [...this.model.tokenize(text, true)];
   }
 
+  /** Token ids of text as the model writes it: special tokens' texts are ordinary text (not parsed). */
+  tokenizeText(text: string): number[] {
+    return [...this.model.tokenize(text, false)];
+  }
+
+  /** Whether llama.cpp counts the token special (control or unknown: written by name). */
+  isSpecial(id: number): boolean {
+    return this.model.isSpecialToken(id as never);
+  }
+
   /** The text of token ids (special tokens written out). */
   detokenize(ids: readonly number[], specials = false): string {
     return this.model.detokenize(ids as never, specials);

@@ -31,6 +31,7 @@ import { Rng } from '../core/rng.ts';
 import type { Action, BatchedPolicy, EnvSpec, TurnContext } from '../core/types.ts';
 import { checkGgufModel, type GgufModelInfo, runContext } from '../llama/gguf-check.ts';
 import { LlamaRuntime } from '../llama/runtime.ts';
+import { type GgufVocab, ggufVocab } from '../llama/vocab.ts';
 import { sampleRow, type TokenLogProb, tokenLogProbs } from '../nn/sampling.ts';
 import type { ChatMode } from './chat.ts';
 import type { Reply, ReplyOptions, ScoredReply, TransformerPolicyFormat } from './transformer.ts';
@@ -84,7 +85,8 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
   private runtime: LlamaRuntime | undefined;
   private opening: Promise<LlamaRuntime> | undefined;
   private maxTokensCache: number | undefined;
-  private endToken: number | undefined;
+  private readonly vocab: GgufVocab | undefined;
+  private endId: number | undefined;
 
   /** Checks the file and the env before any work (InputError naming `field`); the model is loaded by
    * connect() (or the first turn). */
@@ -141,6 +143,52 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
       bos_token: text('tokenizer.ggml.bos_token_id'),
       eos_token: text('tokenizer.ggml.eos_token_id'),
     };
+    this.vocab = ggufVocab(this.info.header);
+  }
+
+  /** The model's tokens as a served copy writes them (serve/text-model.ts): each token's bytes from the
+   * file's vocabulary (llama/vocab.ts; other kinds: llama.cpp's text of the token, once loaded), whether
+   * it is special, its string, and a reply's text tokenized as the model writes it (no specials parsed). */
+  readonly tokenizer = {
+    tokenBytes: (id: number): Uint8Array =>
+      this.vocab?.bytes(id) ?? new TextEncoder().encode(this.loaded().tokenText(id)),
+    isSpecial: (id: number): boolean => this.vocab?.isSpecial(id) ?? this.loaded().isSpecial(id),
+    tokenText: (id: number): string => this.vocab?.text(id) ?? this.loaded().tokenText(id),
+    encode: async (text: string): Promise<number[]> => (await this.load()).tokenizeText(text),
+  };
+
+  private loaded(): LlamaRuntime {
+    if (this.runtime === undefined) throw new Error(`gguf: ${this.info.path} is not loaded (connect())`);
+    return this.runtime;
+  }
+
+  /** The token that ends a reply: the end-of-generation token the chat template closes an assistant
+   * message with (a one-turn conversation's render with the reply, less its prompt: its first EOG
+   * token), else the EOS token. */
+  get endToken(): Promise<number> {
+    return this.load().then((r) => this.closing(r));
+  }
+
+  private closing(r: LlamaRuntime): number {
+    if (this.endId !== undefined) return this.endId;
+    const user = [{ role: 'user', content: 'x' }];
+    let tail: number[] = [];
+    try {
+      const open = this.template.render({ messages: user, add_generation_prompt: true, ...this.specials });
+      const closed = this.template.render({
+        messages: [...user, { role: 'assistant', content: 'y' }],
+        add_generation_prompt: false,
+        ...this.specials,
+      });
+      if (closed.startsWith(open)) tail = r.tokenize(closed.slice(open.length));
+    } catch {
+      // A template that refuses this conversation: the EOS token.
+    }
+    const eos = this.info.header.metadata.get('tokenizer.ggml.eos_token_id')?.value;
+    const end = tail.find((t) => r.isEog(t)) ?? (typeof eos === 'number' ? eos : undefined);
+    if (end === undefined) throw new Error(`gguf: ${this.info.path} names no end-of-generation token`);
+    this.endId = end;
+    return end;
   }
 
   /** Loads the model in llama.cpp (once); llama.cpp's refusal is an InputError. */
@@ -339,23 +387,7 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
     const r = this.runtime;
     const text = renderAction(spec, this.mode, action);
     if (r === undefined || text === undefined) return undefined;
-    this.endToken ??= this.closingToken(r);
-    return [...r.tokenize(text), ...(this.endToken === undefined ? [] : [this.endToken])];
-  }
-
-  /** The EOG token the template closes an assistant message with (undefined when it writes none). */
-  private closingToken(r: LlamaRuntime): number | undefined {
-    const probe = '\u2063';
-    const text = this.template.render({
-      messages: [
-        { role: 'user', content: 'x' },
-        { role: 'assistant', content: probe },
-      ],
-      add_generation_prompt: false,
-      ...this.specials,
-    });
-    const after = text.slice(text.lastIndexOf(probe) + probe.length);
-    return r.tokenize(after).find((t) => r.isEog(t));
+    return [...r.tokenize(text), this.closing(r)];
   }
 
   /** Teacher-forced log π_τ,p of reply tokens after this turn's prompt, with each position's `top`. */

@@ -10,8 +10,8 @@
 // index, logprob: log π(a)}; `top_logprobs` lists the actions by probability (an impossible one as
 // −9999, OpenAI's floor, since JSON has no −∞). `n` > 1 draws choice i > 0 from Rng.derive(seed, i).
 // `usage` counts whitespace-separated words of the messages, not model tokens. A text policy (the
-// transformer) answers instead with its own generation, token by token, its usage in model tokens
-// (serve/text-model.ts). Random maps are served as a list of envs (the served tasks'): the board in the
+// transformer, a GGUF model) answers instead with its own generation, token by token, its usage in
+// model tokens (serve/text-model.ts). Random maps are served as a list of envs (the served tasks'): the board in the
 // last message names the map whose reader reads the conversation.
 //
 // `stream: true` answers the same completion as server-sent events in OpenAI's (and vLLM's) chunk shape
@@ -39,6 +39,8 @@ import {
   parseChatML,
   parseReply,
 } from '../policies/chat.ts';
+import { GgufPolicy } from '../policies/gguf.ts';
+import { textModelOf } from '../policies/text-model.ts';
 import { TransformerPolicy } from '../policies/transformer.ts';
 import { conversationReader } from './conversation.ts';
 import type { Faults } from './faults.ts';
@@ -77,8 +79,14 @@ export interface ServeOptions extends EdgeOptions {
 
 /** The ids a served policy answers to: its spec, and the bare kind (`oracle` for `oracle:eps=0.2`). */
 export function modelIds(policy: Policy<unknown, unknown>): string[] {
-  // A transformer loaded from its checkpoint (id: the path) answers to `transformer` too.
-  const kind = policy instanceof TransformerPolicy ? 'transformer' : policy.id.split(':')[0];
+  // A transformer loaded from its checkpoint (id: the path) answers to `transformer` too, a GGUF file
+  // given as a bare path to `gguf`.
+  const kind =
+    policy instanceof TransformerPolicy
+      ? 'transformer'
+      : policy instanceof GgufPolicy
+        ? 'gguf'
+        : policy.id.split(':')[0];
   return kind === policy.id ? [policy.id] : [policy.id, kind];
 }
 
@@ -123,7 +131,7 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
   /** The reader of the env whose board the last message shows (the first, when none does: its 400). */
   const readerOf = (messages: ChatMessage[]) =>
     readers.length === 1 ? readers[0] : (readers.find((r) => r.reads(messages)) ?? readers[0]);
-  const textModel = policy instanceof TransformerPolicy ? policy : undefined;
+  const textModel = textModelOf(policy);
   const nA = spec.actions as number;
   const ids = modelIds(policy);
   let answered = 0;
@@ -180,7 +188,7 @@ export function serveApp(o: ServeOptions): { app: Hono; release(): void } {
     const mode = reader.modeOf(parsed.messages);
     const ctx = reader.contextOf(parsed.messages, mode, Rng.replay(seedOf(req.seed)));
     if (textModel !== undefined) {
-      const r = textCompletion(textModel, ctx, prompt, parsed.completion, {
+      const r = await textCompletion(textModel, ctx, prompt, parsed.completion, {
         ...samplingOf({ temperature: req.temperature, top_p: req.top_p }),
         ...(maxTokens > 0 ? { maxTokens } : {}),
         echo: req.echo === true,

@@ -1,5 +1,9 @@
-// `turnwise serve` of a text policy (policies/transformer.ts): the reply is the model's own generation,
-// token by token, where a discrete policy's is one action token (serve/openai.ts).
+// `turnwise serve` of a text policy (policies/text-model.ts: the transformer of policies/transformer.ts,
+// or a GGUF model run by llama.cpp, policies/gguf.ts): the reply is the model's own generation, token by
+// token, where a discrete policy's is one action token (serve/openai.ts). What follows says <|end|>, the
+// transformer's end-of-action token; a GGUF model's is its end-of-generation token (llama.cpp's EOG set:
+// a generation stops on any of them, and a closed reply is scored with the one its chat template closes
+// an assistant message with).
 //
 // Chat completions. The policy acts on the conversation's turn context with its uniform from
 // Rng.replay(seed) (as every served policy), so a client sending ctx.rng.uniform53() as `seed` gets the
@@ -36,7 +40,8 @@ import { ContextOverflow } from '../core/errors.ts';
 import type { Action, EnvSpec, ToolCall, TurnContext } from '../core/types.ts';
 import type { ChatMessage, ChatMode } from '../policies/chat.ts';
 import { completionMessage, IM_END, toolCallText } from '../policies/chat.ts';
-import type { ReplyOptions, TransformerPolicy } from '../policies/transformer.ts';
+import type { TextModel } from '../policies/text-model.ts';
+import type { ReplyOptions, ScoredReply } from '../policies/transformer.ts';
 import { parseGeneration } from '../policies/transformer-prompt.ts';
 import { BadRequest, chatCompletion } from './protocol.ts';
 
@@ -73,7 +78,7 @@ export function samplingOf(req: SamplingRequest): ReplyOptions {
 }
 
 /** A token as a logprobs entry: its text (a special's name; U+FFFD for a partial character), bytes, id. */
-function tokenOf(policy: TransformerPolicy, id: number) {
+function tokenOf(policy: TextModel, id: number) {
   const bytes = policy.tokenizer.tokenBytes(id);
   const token = policy.tokenizer.isSpecial(id)
     ? policy.tokenizer.tokenText(id)
@@ -83,7 +88,7 @@ function tokenOf(policy: TransformerPolicy, id: number) {
 
 /** `logprobs.content` of a generation: each token with its log-prob and its `top` alternatives. */
 function contentEntries(
-  policy: TransformerPolicy,
+  policy: TextModel,
   tokens: readonly number[],
   logprobs: readonly number[],
   top: readonly { id: number; logprob: number }[][],
@@ -155,8 +160,8 @@ export function writtenText(
 }
 
 /** The policy's replies as OpenAI chat choices, with the usage in model tokens. */
-export function textChoices(
-  policy: TransformerPolicy,
+export async function textChoices(
+  policy: TextModel,
   ctxs: readonly TurnContext<unknown>[],
   readCall: CallReader,
   o: ReplyOptions & {
@@ -165,7 +170,7 @@ export function textChoices(
     callId: (i: number, text: string) => string;
   },
 ) {
-  const replies = policy.replies(ctxs, o);
+  const replies = await policy.replies(ctxs, o);
   let completion = 0;
   let prompt = 0;
   const choices = replies.map((r, i) => {
@@ -200,8 +205,8 @@ export function textChoices(
 
 /** A chat completion of a text policy acting on `ctxs` (one per choice, each with its own rng): the
  * request's sampling, logprobs and return_token_ids (vLLM's prompt_token_ids beside the choices). */
-export function textChatCompletion(
-  policy: TransformerPolicy,
+export async function textChatCompletion(
+  policy: TextModel,
   ctxs: readonly TurnContext<unknown>[],
   req: SamplingRequest & { logprobs?: unknown; return_token_ids?: unknown },
   o: {
@@ -213,7 +218,7 @@ export function textChatCompletion(
   },
 ) {
   const tokenIds = req.return_token_ids === true;
-  const r = textChoices(policy, ctxs, o.readCall, {
+  const r = await textChoices(policy, ctxs, o.readCall, {
     ...samplingOf(req),
     top: o.top,
     logprobs: req.logprobs === true,
@@ -228,11 +233,11 @@ export function textChatCompletion(
     promptWords: r.prompt,
     completionTokens: r.completion,
   });
-  return tokenIds ? { ...res, prompt_token_ids: policy.prompt(ctxs[0]).tokens } : res;
+  return tokenIds ? { ...res, prompt_token_ids: (await policy.prompt(ctxs[0])).tokens } : res;
 }
 
 /** Each token's character offset in `text` (the decoded tokens): where its first byte's character starts. */
-function charOffsets(policy: TransformerPolicy, text: string, ids: readonly number[]): number[] {
+function charOffsets(policy: TextModel, text: string, ids: readonly number[]): number[] {
   const encoder = new TextEncoder();
   const charAt: number[] = [];
   for (let c = 0; c < text.length; ) {
@@ -267,8 +272,8 @@ export function closedReply(completion: string): { body: string; closed: boolean
 /** A /v1/completions answer of a text policy: the echoed completion's tokens scored (with the closing
  * <|im_end|> as <|end|>); with no completion, the reply it generates (up to max_tokens). Legacy shapes:
  * per token its text, log-prob, character offset and {text: log-prob} alternatives. */
-export function textCompletion(
-  policy: TransformerPolicy,
+export async function textCompletion(
+  policy: TextModel,
   ctx: TurnContext<unknown>,
   prompt: string,
   completion: string,
@@ -276,7 +281,7 @@ export function textCompletion(
 ) {
   const head = prompt.slice(0, prompt.length - completion.length);
   const { body, closed } = closedReply(completion);
-  const ids = policy.tokenizer.encode(body);
+  const ids = await policy.tokenizer.encode(body);
   const out = {
     tokens: [] as string[],
     lps: [] as (number | null)[],
@@ -303,10 +308,10 @@ export function textCompletion(
     out.tops.push(top);
   };
   if (o.echo) {
-    const all = closed ? [...ids, policy.endToken] : ids;
-    let scored: ReturnType<TransformerPolicy['scoreReply']>;
+    const all = closed ? [...ids, await policy.endToken] : ids;
+    let scored: ScoredReply;
     try {
-      scored = policy.scoreReply(ctx, all, o.top);
+      scored = await policy.scoreReply(ctx, all, o.top);
     } catch (e) {
       throw overflowAs(e as Error, 'prompt');
     }
@@ -324,7 +329,7 @@ export function textCompletion(
     out.text = prompt;
   }
   if (o.generate && completion === '') {
-    const [r] = policy.replies([ctx], o);
+    const [r] = await policy.replies([ctx], o);
     if (r instanceof Error) throw overflowAs(r, 'prompt');
     const trace = r.action.trace ?? {};
     const gen = trace.tokens ?? [];

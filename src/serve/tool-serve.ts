@@ -1,6 +1,7 @@
 // `turnwise serve` for tool envs (sql, code, tools, search): a scripted policy (policies/scripted.ts) or
-// the transformer (policies/transformer.ts) as an OpenAI-compatible chat server that an agent drives
-// exactly as it would drive a real model, its tools served by `turnwise mcp` (serve/mcp.ts).
+// a text model (the transformer, a GGUF model: policies/text-model.ts) as an OpenAI-compatible chat
+// server that an agent drives exactly as it would drive a real model, its tools served by `turnwise mcp`
+// (serve/mcp.ts).
 //
 // A tool env's state is no function of one message (the discrete path, serve/openai.ts, inverts the text
 // view instead), so each request is replayed: the conversation's first user message is the served task's
@@ -14,7 +15,7 @@
 // discrete path does), and the action is answered as one tool call (name + JSON arguments, which the MCP
 // server takes as they are) with `logprobs.content[0].logprob` = log π(a); its `token` is the call as
 // JSON (a tool call has no token id), `top_logprobs` the scripted view's gold call and menu by log π.
-// The transformer answers instead with its generation for that turn (serve/text-model.ts): a tool call
+// A text model answers instead with its generation for that turn (serve/text-model.ts): a tool call
 // with per-token log-probs, top_logprobs, ids and usage in model tokens, or — when the text is no call —
 // the text as content (finish stop or length). Such a reply is a turn too: an assistant message without
 // tool calls is replayed as that text (McpEpisode.reply: the invalid action the in-process rollout
@@ -29,7 +30,7 @@
 import { Hono } from 'hono';
 import { Rng } from '../core/rng.ts';
 import type { Action, EnvSpec, Policy, Task, TurnContext } from '../core/types.ts';
-import { TransformerPolicy } from '../policies/transformer.ts';
+import { textModelOf } from '../policies/text-model.ts';
 import type { Faults } from './faults.ts';
 import { type EdgeOptions, guardRoutes, protocolFallbacks } from './guard.ts';
 import type { McpEpisode } from './mcp.ts';
@@ -48,7 +49,7 @@ import { envCall, textCallId, textChatCompletion, writtenText } from './text-mod
 
 export interface ToolServeOptions extends EdgeOptions {
   /** A policy of the env's tool calls (oracle, oracle:eps=ε, random: policies/scripted.ts), or a
-   * transformer. */
+   * text model (the transformer, a GGUF model). */
   policy: Policy<unknown, unknown>;
   /** The served tasks: the conversations this server can answer. */
   tasks: readonly Task[];
@@ -176,7 +177,7 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
   const { policy } = o;
   if (o.tasks.length === 0) throw new Error('tool serve: no tasks to serve');
   const envId = o.tasks[0].env;
-  const textModel = policy instanceof TransformerPolicy ? policy : undefined;
+  const textModel = textModelOf(policy);
   const ids = modelIds(policy);
   let served = 0;
 
@@ -325,16 +326,16 @@ export async function toolServeApp(o: ToolServeOptions): Promise<{ app: Hono; re
       if (textModel !== undefined) {
         const ctx = live[0].ctx;
         // Tasks alike so far (same first observation, same results) give the model the same prompt.
-        const promptOf = (c: TurnContext<unknown>) => {
+        const promptOf = async (c: TurnContext<unknown>) => {
           try {
-            return textModel.prompt(c).tokens.join(',');
+            return (await textModel.prompt(c)).tokens.join(',');
           } catch {
             return 'overflow';
           }
         };
-        if (new Set(live.map((r) => promptOf(r.ctx))).size > 1) throw ambiguous(live);
+        if (new Set(await Promise.all(live.map((r) => promptOf(r.ctx)))).size > 1) throw ambiguous(live);
         const ctxs = Array.from({ length: n }, (_, i) => ({ ...ctx, rng: Rng.replay(uniformOf(i)) }));
-        return textChatCompletion(textModel, ctxs, req, {
+        return await textChatCompletion(textModel, ctxs, req, {
           id: ++served,
           model,
           top,

@@ -17,10 +17,34 @@ const lake = envConfig('frozenlake', { random: true, size: 4, slippery: true });
 const dir = mkdtempSync(join(tmpdir(), 'tw-export-gguf-'));
 let agent: ClonedAgent;
 before(async () => {
-  agent = await clonedAgent(lake, { shape: 'layers=2,d=32,heads=4,ctx=512,seed=0', vocab: 400, demos: 3, epochs: 20, budget: 8 });
+  agent = await clonedAgent(lake, {
+    shape: 'layers=2,d=32,heads=4,ctx=512,seed=0',
+    vocab: 400,
+    demos: 3,
+    epochs: 20,
+    budget: 8,
+  });
 });
 
-const EVAL = ['eval', '--env', 'frozenlake', '--random', '--size', '4', '--slippery', '--tasks', '6', '--samples', '2', '--T', '12', '--K', '1,2', '--seed', '4000'];
+const EVAL = [
+  'eval',
+  '--env',
+  'frozenlake',
+  '--random',
+  '--size',
+  '4',
+  '--slippery',
+  '--tasks',
+  '6',
+  '--samples',
+  '2',
+  '--T',
+  '12',
+  '--K',
+  '1,2',
+  '--seed',
+  '4000',
+];
 
 test('export --format gguf writes the agent; eval through gguf: prints what eval in process prints', async () => {
   const out = join(dir, 'agent.gguf');
@@ -29,11 +53,16 @@ test('export --format gguf writes the agent; eval through gguf: prints what eval
   const params = agent.policy.model.namedParameters().reduce((s, [, t]) => s + t.size, 0);
   assert.match(
     r.stdout.trim(),
-    new RegExp(`^wrote ${out}: GGUF v3, llama, F32, ${params} parameters \\(layers 2, d 32, heads 4, ctx 512, vocab 400, tied head\\), \\d+ bytes$`),
+    new RegExp(
+      `^wrote ${out}: GGUF v3, llama, F32, ${params} parameters \\(layers 2, d 32, heads 4, ctx 512, vocab 400, tied head\\), \\d+ bytes$`,
+    ),
   );
   const header = await gguf(out, { allowLocalFile: true });
   assert.equal((header.metadata as Record<string, unknown>)['general.architecture'], 'llama');
-  assert.equal(JSON.parse(String((header.metadata as Record<string, unknown>)['turnwise.policy'])).mode, 'tools');
+  assert.equal(
+    JSON.parse(String((header.metadata as Record<string, unknown>)['turnwise.policy'])).mode,
+    'tools',
+  );
   for (const sampling of ['temperature=0', 'temperature=1']) {
     const a = await turnwise([...EVAL, '--policy', `transformer:from=${agent.checkpoint},${sampling}`]);
     const b = await turnwise([...EVAL, '--policy', `gguf:${out},${sampling}`]);
@@ -47,12 +76,49 @@ test('export --format gguf writes the agent; eval through gguf: prints what eval
 
 test('--type q8_0 writes a quarter-size file that llama.cpp runs; --json says what was written', async () => {
   const out = join(dir, 'agent-q8.gguf');
-  const r = await turnwise(['export', '--format', 'gguf', '--in', agent.checkpoint, '--out', out, '--type', 'q8_0', '--json']);
+  const r = await turnwise([
+    'export',
+    '--format',
+    'gguf',
+    '--in',
+    agent.checkpoint,
+    '--out',
+    out,
+    '--type',
+    'q8_0',
+    '--json',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   const s = JSON.parse(r.stdout);
-  assert.deepEqual(Object.keys(s), ['out', 'architecture', 'type', 'bytes', 'params', 'layers', 'd', 'heads', 'kvHeads', 'ctx', 'vocab', 'tiedHead']);
+  assert.deepEqual(Object.keys(s), [
+    'out',
+    'architecture',
+    'type',
+    'bytes',
+    'params',
+    'layers',
+    'd',
+    'heads',
+    'kvHeads',
+    'ctx',
+    'vocab',
+    'tiedHead',
+  ]);
   assert.equal(s.type, 'q8_0');
-  const f32 = JSON.parse((await turnwise(['export', '--format', 'gguf', '--in', agent.checkpoint, '--out', join(dir, 'f.gguf'), '--json'])).stdout);
+  const f32 = JSON.parse(
+    (
+      await turnwise([
+        'export',
+        '--format',
+        'gguf',
+        '--in',
+        agent.checkpoint,
+        '--out',
+        join(dir, 'f.gguf'),
+        '--json',
+      ])
+    ).stdout,
+  );
   assert.ok(s.bytes < f32.bytes / 2, `${s.bytes} vs ${f32.bytes}`);
   const e = await turnwise([...EVAL, '--policy', `gguf:${out},temperature=0`]);
   assert.equal(e.code, 0, e.stderr);
@@ -68,9 +134,18 @@ test('bad input: one line, exit 2, nothing written', async () => {
   const out = join(dir, 'never.gguf');
   const cases: [string[], RegExp][] = [
     [['--in', notes], /^turnwise: --in: got ".*notes\.txt"; not a saved transformer policy/],
-    [['--in', agent.checkpoint, '--type', 'q4_k'], /^turnwise: --type: got "q4_k"; expected one of: f32, q8_0$/],
-    [['--in', odd, '--type', 'q8_0'], /^turnwise: --type: got "q8_0"; Q8_0 stores rows in blocks of 32 values; this model's width is 48/],
-    [['--in', agent.checkpoint, '--method', 'rloo'], /^turnwise: --method: got "rloo"; reads trajectories; --format gguf writes a model/],
+    [
+      ['--in', agent.checkpoint, '--type', 'q4_k'],
+      /^turnwise: --type: got "q4_k"; expected one of: f32, q8_0$/,
+    ],
+    [
+      ['--in', odd, '--type', 'q8_0'],
+      /^turnwise: --type: got "q8_0"; Q8_0 stores rows in blocks of 32 values; this model's width is 48/,
+    ],
+    [
+      ['--in', agent.checkpoint, '--method', 'rloo'],
+      /^turnwise: --method: got "rloo"; reads trajectories; --format gguf writes a model/,
+    ],
     [[], /^turnwise: --in: .*give the run directory or checkpoint of a transformer policy/],
   ];
   for (const [args, why] of cases) {
@@ -80,9 +155,27 @@ test('bad input: one line, exit 2, nothing written', async () => {
     assert.match(r.stderr.trim(), why);
     assert.equal(existsSync(out), false);
   }
-  const same = await turnwise(['export', '--format', 'gguf', '--in', agent.checkpoint, '--out', agent.checkpoint]);
+  const same = await turnwise([
+    'export',
+    '--format',
+    'gguf',
+    '--in',
+    agent.checkpoint,
+    '--out',
+    agent.checkpoint,
+  ]);
   assert.equal(same.code, 2, same.stderr);
-  const t = await turnwise(['export', '--format', 'verl', '--in', notes, '--out', join(dir, 'x.parquet'), '--type', 'f32']);
+  const t = await turnwise([
+    'export',
+    '--format',
+    'verl',
+    '--in',
+    notes,
+    '--out',
+    join(dir, 'x.parquet'),
+    '--type',
+    'f32',
+  ]);
   assert.equal(t.code, 2);
   assert.match(t.stderr.trim(), /^turnwise: --type: got "f32"; is read by --format gguf only$/);
 });

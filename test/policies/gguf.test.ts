@@ -37,7 +37,13 @@ before(async () => {
     epochs: 20,
     budget: 8,
   });
-  tools = await clonedAgent(sql, { shape: 'layers=1,d=32,heads=2,ctx=1024,seed=0', vocab: 600, demos: 3, epochs: 20, budget: 6 });
+  tools = await clonedAgent(sql, {
+    shape: 'layers=1,d=32,heads=2,ctx=1024,seed=0',
+    vocab: 600,
+    demos: 3,
+    epochs: 20,
+    budget: 6,
+  });
 });
 after(async () => {
   for (const p of opened) await p.close();
@@ -53,16 +59,18 @@ function gguf_(spec: string, env: ReturnType<typeof envs.spec>): GgufPolicy {
 const turns = (ts: readonly Trajectory[]) =>
   ts.map((t) => ({
     outcome: t.outcome,
-    turns: t.turns.map((u) => ({ action: u.action, reward: u.reward, text: u.trace?.text, tokens: u.trace?.tokens })),
+    turns: t.turns.map((u) => ({
+      action: u.action,
+      reward: u.reward,
+      text: u.trace?.text,
+      tokens: u.trace?.tokens,
+    })),
   }));
 
 function maxLogpGap(a: readonly Trajectory[], b: readonly Trajectory[]): number {
   let worst = 0;
-  a.forEach((t, i) =>
-    t.turns.forEach((u, k) => {
-      worst = Math.max(worst, Math.abs(u.logp - b[i].turns[k].logp));
-    }),
-  );
+  for (const [i, t] of a.entries())
+    for (const [k, u] of t.turns.entries()) worst = Math.max(worst, Math.abs(u.logp - b[i].turns[k].logp));
   return worst;
 }
 
@@ -127,7 +135,10 @@ test('logProb of a generated action is the sum of its sampling log-probs, and th
       checked++;
     }
   assert.ok(checked >= 4, `${checked} actions scored`);
-  assert.equal(await policy.logProb(contextAt(ts[0], 0, envs.make(ts[0].task) as Env<unknown, unknown>), 7), Number.NEGATIVE_INFINITY);
+  assert.equal(
+    await policy.logProb(contextAt(ts[0], 0, envs.make(ts[0].task) as Env<unknown, unknown>), 7),
+    Number.NEGATIVE_INFINITY,
+  );
 });
 
 /** A GGUF file of only a header: what the checks read before llama.cpp would load anything. */
@@ -164,13 +175,27 @@ test('bad input: one line naming the policy and what is wrong, exit 2, before an
     [`gguf:${huge}`, /needs about \d+ MiB .*KV cache \d+ MiB at ctx 4096.*available/],
     [`gguf:${text.gguf},temperature=-1`, /gguf\.temperature: got "-1"; expected a number from 0 to 10/],
     [`gguf:${text.gguf},threads=two`, /gguf\.threads: got "two"/],
-    [`gguf:${text.gguf},top_k=4`, /gguf takes temperature, top_p, max_tokens, ctx, threads, top_logprobs, mode/],
+    [
+      `gguf:${text.gguf},top_k=4`,
+      /gguf takes temperature, top_p, max_tokens, ctx, threads, top_logprobs, mode/,
+    ],
     [`gguf:${text.gguf},ctx=64,ctx=96`, /parameter ctx is given twice/],
     [`gguf:${text.gguf},ctx=8`, /gguf\.ctx: got "8"; expected an integer from 16/],
     ['gguf:', /the path is missing/],
   ];
   for (const [spec, why] of cases) {
-    const r = await turnwise(['eval', '--env', 'frozenlake', '--random', '--size', '4', '--policy', spec, '--tasks', '2']);
+    const r = await turnwise([
+      'eval',
+      '--env',
+      'frozenlake',
+      '--random',
+      '--size',
+      '4',
+      '--policy',
+      spec,
+      '--tasks',
+      '2',
+    ]);
     assert.equal(r.code, 2, `${spec}: exit ${r.code}\n${r.stderr}`);
     assert.equal(r.stdout, '', spec);
     const lines = r.stderr.trim().split('\n');
@@ -179,7 +204,17 @@ test('bad input: one line naming the policy and what is wrong, exit 2, before an
     assert.match(lines[0], why, spec);
   }
   // The model trained on FrozenLake's text mode, asked to act on sql: refused by its own format.
-  const r = await turnwise(['eval', '--env', 'sql', '--level', '1', '--policy', `gguf:${text.gguf}`, '--tasks', '2']);
+  const r = await turnwise([
+    'eval',
+    '--env',
+    'sql',
+    '--level',
+    '1',
+    '--policy',
+    `gguf:${text.gguf}`,
+    '--tasks',
+    '2',
+  ]);
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr.trim(), /trained on env frozenlake; this env is sql/);
 });

@@ -71,7 +71,10 @@ export function exportGguf(
     vocab: c.vocab,
     tiedHead: c.tiedHead,
   };
-  if (flags.json) return json(summary);
+  if (flags.json) {
+    json(summary);
+    return;
+  }
   out(
     `wrote ${flags.out}: GGUF v3, llama, ${type.toUpperCase()}, ${params} parameters (layers ${c.layers}, d ${c.d}, heads ${c.heads}, ctx ${c.ctx}, vocab ${c.vocab}, ${c.tiedHead ? 'tied head' : 'separate head'}), ${summary.bytes} bytes`,
   );

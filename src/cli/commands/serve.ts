@@ -1,12 +1,14 @@
 // turnwise serve: an in-process policy as an OpenAI-compatible server (serve/openai.ts) until SIGINT or
 // SIGTERM. A tool env (sql, code, tools, search) is served by serve/tool-serve.ts over the tasks of
-// --tasks/--seed (or --task-seeds), each episode opened as `turnwise mcp` opens it for the agent.
+// --tasks/--seed (or --task-seeds), each episode opened as `turnwise mcp` opens it for the agent. A policy
+// that loads something (a gguf: model into llama.cpp) is connected before the server listens — a file
+// llama.cpp refuses is one line, exit 2 — and closed once the server has stopped.
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import type { EnvConfig, Task } from '../../core/types.ts';
+import type { EnvConfig, EnvSpec, Policy, Task } from '../../core/types.ts';
 import { envs, makeTasks } from '../../envs/index.ts';
 import { mcpEpisodeOpener } from '../../harness/mcp-episode.ts';
-import { makePolicy } from '../../policies/spec.ts';
+import { isConnectable, makePolicy } from '../../policies/spec.ts';
 import { type Faults, parseFaults } from '../../serve/faults.ts';
 import type { EdgeOptions } from '../../serve/guard.ts';
 import { modelIds, type RunningServer, startServer } from '../../serve/openai.ts';
@@ -60,18 +62,30 @@ interface Listen extends EdgeOptions {
   latencyMs?: number;
 }
 
+/** The in-process policy to serve, connected (a gguf: model loaded); an openai: spec is refused. */
+async function servedPolicy(flags: ServeFlags, spec: EnvSpec): Promise<Policy<unknown, unknown>> {
+  const policy = makePolicy(flags.policy, spec);
+  if (policy.id.startsWith('openai:'))
+    throw new InputError('--policy', flags.policy, 'serve takes an in-process policy');
+  if (isConnectable(policy)) await policy.connect();
+  return policy;
+}
+
+/** Releases what the policy holds (a gguf: model's llama.cpp context). */
+async function closePolicy(policy: Policy<unknown, unknown>): Promise<void> {
+  await (policy as { close?: () => Promise<void> | void }).close?.();
+}
+
 /** Serves a scripted policy of a tool env; each task's episode is the one `turnwise mcp --task-seed S
  * --budget B [--reveal-budget]` serves (run seed = task seed, sample 0: harness/mcp-episode.ts). */
 async function serveTools(
   config: EnvConfig,
   flags: ServeFlags,
   listen: Listen,
-): Promise<{ server: RunningServer; models: string[] }> {
+): Promise<{ server: RunningServer; models: string[]; policy: Policy<unknown, unknown> }> {
   const tasks = servedTasks(config, flags);
   const spec = envs.spec(tasks[0]);
-  const policy = makePolicy(flags.policy, spec);
-  if (policy.id.startsWith('openai:'))
-    throw new InputError('--policy', flags.policy, 'serve takes an in-process policy');
+  const policy = await servedPolicy(flags, spec);
   const budget =
     flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
   const revealBudget = flags.revealBudget === true;
@@ -91,7 +105,7 @@ async function serveTools(
       );
     },
   );
-  return { server, models: modelIds(policy) };
+  return { server, models: modelIds(policy), policy };
 }
 
 /** Prints where it listens, then serves until SIGINT or SIGTERM. */
@@ -150,20 +164,21 @@ turns left), or the chat encoding of policies/chat.ts that --policy openai:URL#M
 turns left).", an optional "Last action: …" line, then "Observation:" and the view). Without a turn
 header the turn is counted from the conversation, and the turns left are the last ones said less the
 turns since. Models: the policy spec and its bare kind (oracle for oracle:eps=0.2; transformer for a
-transformer checkpoint). Random maps (--random) are served over the tasks of --tasks/--seed (or
+transformer checkpoint; gguf for a GGUF model). Random maps (--random) are served over the tasks of --tasks/--seed (or
 --task-seeds), numbered as eval and rollout number theirs: the board in a message names its map.
 
-A transformer (transformer:… or its checkpoint) answers with its own generation: the text as content,
-or a Hermes <tool_call> block as tool_calls when the request offers the tool; per token its log-prob,
-top_logprobs, bytes and id, the end-of-action token <|end|> last (not in the content; the log-probs sum
-to the turn's logp in process); return_token_ids as vLLM; usage in model tokens. temperature and top_p
-are honoured (absent: the policy's own); max_tokens is capped at its reply limit.
+A transformer (transformer:… or its checkpoint) or a GGUF model (gguf:PATH[,…], run by llama.cpp,
+loaded before the server listens) answers with its own generation: the text as content, or a Hermes
+<tool_call> block as tool_calls when the request offers the tool; per token its log-prob, top_logprobs,
+bytes and id, the end token last (<|end|>, a GGUF model's end-of-generation token; not in the content;
+the log-probs sum to the turn's logp in process); return_token_ids as vLLM; usage in model tokens.
+temperature and top_p are honoured (absent: the policy's own); max_tokens is capped at its reply limit.
 
-Tool envs (sql, code, tools, search) serve a scripted policy (oracle, oracle:eps=ε, random) or a
-transformer to an agent that takes its tools from \`turnwise mcp\`: the first user message must be the
+Tool envs (sql, code, tools, search) serve a scripted policy (oracle, oracle:eps=ε, random), a
+transformer or a GGUF model to an agent that takes its tools from \`turnwise mcp\`: the first user message must be the
 task's first observation as MCP observe returned it, the tool messages the MCP results verbatim. Each
 request replays the conversation's tool calls on that task's episode and answers the policy's next call
-as a tool call with its log-prob; a transformer answers its generation (a tool call, or its text when it
+as a tool call with its log-prob; a text model answers its generation (a tool call, or its text when it
 is no call: a conversation that goes on after such a reply replays the text as that turn's invalid
 action, as in process, answered by the user message after it). Serve the tasks the harness runs (--tasks/--seed as given to harness run, same --budget
 and --reveal-budget).`,
@@ -172,7 +187,7 @@ and --reveal-budget).`,
     .option('--env <id>', 'environment id', 'frozenlake')
     .requiredOption(
       '--policy <spec>',
-      'the in-process policy to serve (random | oracle[:…] | tabular | checkpoint | transformer:… or its run)',
+      'the in-process policy to serve (random | oracle[:…] | tabular | checkpoint | transformer:… or its run | gguf:PATH)',
     )
     .option('--port <n>', 'port (0 = a free port)', '8000')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
@@ -213,7 +228,7 @@ and --reveal-budget).`,
         onInternalError: internalErrors('serve'),
       };
       if (envs.spec({ ...config, seed: 0 }).tools !== undefined) {
-        const { server, models } = await serveTools(config, flags, {
+        const { server, models, policy } = await serveTools(config, flags, {
           port,
           host: flags.host,
           faults,
@@ -221,6 +236,7 @@ and --reveal-budget).`,
           ...edge,
         });
         await untilStopped(server, flags.json === true, models);
+        await closePolicy(policy);
         return;
       }
       // A random map shows in its board: the served tasks' maps (--tasks/--seed, as eval numbers them).
@@ -240,9 +256,7 @@ and --reveal-budget).`,
       const env = random
         ? await Promise.all(servedTasks(config, flags).map((task) => envs.make(task)))
         : [await envs.make({ ...config, seed: 0 })];
-      const policy = makePolicy(flags.policy, env[0].spec);
-      if (policy.id.startsWith('openai:'))
-        throw new InputError('--policy', flags.policy, 'serve takes an in-process policy');
+      const policy = await servedPolicy(flags, env[0].spec);
       const server = await startServer({
         policy,
         env,
@@ -260,6 +274,7 @@ and --reveal-budget).`,
         );
       });
       await untilStopped(server, flags.json === true, modelIds(policy));
+      await closePolicy(policy);
       for (const e of env) await e.close?.();
     });
 }
