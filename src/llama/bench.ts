@@ -18,7 +18,9 @@
 // A warm-up run of each, then `trials` timed trials of each engine, interleaved (ours, llama.cpp, ours,
 // …) so that the load of the machine falls on both alike; each trial repeats the run for at least
 // `trialSeconds`; the best trial is kept (as nn/bench.ts times things). Tokens/s = generated tokens
-// (counted) per second.
+// (counted) per second. llamaCppDecode: the same tokens over llama.cpp's own decode time in the trial
+// (its performance counters, llama_perf_context: prompt eval + eval), i.e. without node-llama-cpp's
+// hand-off of each step to a worker thread and its sampler call — what llama.cpp itself spends.
 //
 // greedyTokensEqual: whether the two engines' greedy tokens after the batch-1 prompt are the same — a
 // figure that can fail (same model, same prompt, greedy; the log-probs agree within 1e-4, so only a
