@@ -39,7 +39,7 @@ const RAW = { temperature: 1, topK: 0, topP: 1, minP: 0 } as const;
 let llamaPromise: Promise<Llama> | undefined;
 
 /** The process's llama.cpp, loaded once (its log lines are kept, not printed: the library never prints). */
-async function llama(): Promise<Llama> {
+export async function llama(): Promise<Llama> {
   if (llamaPromise === undefined) {
     const m: NodeLlama = await import('node-llama-cpp');
     llamaPromise = m.getLlama({

@@ -139,7 +139,7 @@ export function mlpTrainStepsPerSecond(minSeconds = 0.5): number {
 export const BENCH_TRANSFORMER = transformerConfig({ layers: 2, d: 128, heads: 4, ctx: 256, vocab: 512 });
 
 /** Runs fn with `n` gemm threads, then restores the setting. */
-function withThreads<T>(n: number, fn: () => T): T {
+export function withThreads<T>(n: number, fn: () => T): T {
   const was = gemmThreads(n);
   try {
     return fn();

@@ -8,7 +8,7 @@ import { firstSpawned, turnwise } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-cli-nn-'));
 
-test('bench nn --json: GFLOP/s at 64, 256, 512, MLP train steps/s and the transformer figures', async () => {
+test('bench nn --json: GFLOP/s at 64, 256, 512, MLP train steps/s, the transformer figures, and beside llama.cpp', async () => {
   const r = await turnwise(['bench', 'nn', '--trial-seconds', '0.01', '--json']);
   assert.equal(r.code, 0, r.stderr);
   const b = JSON.parse(r.stdout);
@@ -20,6 +20,13 @@ test('bench nn --json: GFLOP/s at 64, 256, 512, MLP train steps/s and the transf
   assert.deepEqual(Object.keys(t.generateTokensPerSecond), ['1', '64']);
   assert.ok(t.params > 0 && t.trainTokensPerSecond > 0 && t.mfu > 0);
   assert.equal(t.peakGflops, Math.max(...Object.values(b.matmul as Record<string, number>)));
+  const l = b.llamaCpp;
+  assert.equal(l.model.params, t.params);
+  assert.equal(l.threads, 1);
+  for (const engine of ['ours', 'llamaCpp', 'llamaCppDecode'])
+    assert.deepEqual(Object.keys(l.generateTokensPerSecond[engine]), ['1', '16']);
+  assert.deepEqual(l.generatedTokens.llamaCpp, { '1': 64, '16': 1024 });
+  assert.equal(typeof l.greedyTokensEqual, 'boolean');
 });
 
 const bcArgs = (out: string) => [

@@ -5,6 +5,7 @@ import type { Env, Task } from '../../core/types.ts';
 import { ENV_IDS, envEntry, envSpec, envs, makeEnv } from '../../envs/index.ts';
 import { envThroughput } from '../../envs/throughput.ts';
 import { toolEnvThroughput } from '../../envs/tool-throughput.ts';
+import { LLAMA_BENCH, llamaCppBench } from '../../llama/bench.ts';
 import { benchNn } from '../../nn/bench.ts';
 import { makeOpenAIPolicy, makePolicy } from '../../policies/spec.ts';
 import { rolloutThroughput } from '../../rollout/throughput.ts';
@@ -120,14 +121,15 @@ export function registerBench(program: Command): void {
   bench
     .command('nn')
     .description(
-      'nn engine: square float32 matmul GFLOP/s (one core), MLP train steps/s, transformer train and generate tokens/s with mfu',
+      'nn engine: square float32 matmul GFLOP/s (one core), MLP train steps/s, transformer train and generate tokens/s with mfu, and its generation beside llama.cpp on the same model',
     )
     .option('--trial-seconds <s>', 'length of each of the 3 timed trials per figure (best is kept)', '0.2')
     .option('--json', 'machine-readable output')
-    .action((flags: { json?: boolean; trialSeconds: string }) => {
+    .action(async (flags: { json?: boolean; trialSeconds: string }) => {
       const trial = num('--trial-seconds', flags.trialSeconds, (x) => x > 0 && x <= 60, 'seconds in (0, 60]');
       const r = benchNn([64, 256, 512], trial);
-      if (flags.json) return json(r);
+      const llamaCpp = await llamaCppBench({ ...LLAMA_BENCH, trialSeconds: trial });
+      if (flags.json) return json({ ...r, llamaCpp });
       out(
         table([
           ['matmul n', 'GFLOP/s', `scalar`],
@@ -139,6 +141,10 @@ export function registerBench(program: Command): void {
       const c = t.config;
       out(
         `transformer layers ${c.layers}, d ${c.d}, heads ${c.heads}, ctx ${c.ctx}, vocab ${c.vocab} (${t.params} params): train ${t.trainTokensPerSecond} tokens/s (${fmt(t.trainGflops, 2)} GFLOP/s, mfu ${fmt(t.mfu, 3)} of ${fmt(t.peakGflops, 2)}); generate ${t.generateTokensPerSecond['1']} tokens/s at batch 1, ${t.generateTokensPerSecond['64']} at batch 64`,
+      );
+      const g = llamaCpp.generateTokensPerSecond;
+      out(
+        `the same model greedy, ${llamaCpp.promptTokens}-token prompts + ${llamaCpp.newTokens} tokens, ${llamaCpp.threads} thread each: ours ${g.ours['1']} / ${g.ours['16']} tokens/s at batch 1 / 16, llama.cpp ${g.llamaCpp['1']} / ${g.llamaCpp['16']} (its decode alone ${g.llamaCppDecode['1']} / ${g.llamaCppDecode['16']}); ratio ${fmt(llamaCpp.ratio['1'], 2)} / ${fmt(llamaCpp.ratio['16'], 2)} (goal ≥ 0.5 at batch 1); greedy tokens ${llamaCpp.greedyTokensEqual ? 'equal' : 'DIFFER'}`,
       );
     });
 
