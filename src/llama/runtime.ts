@@ -9,9 +9,12 @@
 // min_p 0), −∞ where the probability underflows float32.
 //
 // Determinism: a sequence's prompt is evaluated from an empty cache in one batch and its reply one token
-// at a time, the same way whatever else runs; sequences of one context are decoded together (llama.cpp's
-// batching) only when `parallel` is set, because a row computed in a batch shared with other sequences
-// may differ in its last bits from one computed alone (test/llama/runtime.test.ts measures it).
+// at a time, the same way whatever else runs, and decodes never share a batch: llama.cpp can decode
+// several sequences of a context together, but a row computed in a batch shared with another sequence
+// differs in its last bits from the row computed alone (measured on the FrozenLake agent, F32 cache: up
+// to 4e-6 in log p on reply tokens), which would make the bytes of a run depend on its concurrency.
+// Concurrent turns therefore queue for the context's sequences and their decodes run one at a time
+// (test/policies/gguf.test.ts: the same bytes at concurrency 1 and 8).
 import { InputError } from '../core/errors.ts';
 import type { GgufModelInfo } from './gguf-check.ts';
 
@@ -64,15 +67,13 @@ export class LlamaRuntime {
   private readonly context: LlamaContext;
   private readonly free: LlamaContextSequence[];
   private readonly waiting: ((s: LlamaContextSequence) => void)[] = [];
-  /** Serialises decodes when sequences must not share a batch (see the header). */
+  /** Serialises decodes: sequences never share a batch (see the header). */
   private chain: Promise<unknown> = Promise.resolve();
-  private readonly parallel: boolean;
 
-  private constructor(info: GgufModelInfo, model: LlamaModel, context: LlamaContext, parallel: boolean) {
+  private constructor(info: GgufModelInfo, model: LlamaModel, context: LlamaContext) {
     this.info = info;
     this.model = model;
     this.context = context;
-    this.parallel = parallel;
     this.vocab =
       (info.header.metadata.get('tokenizer.ggml.tokens')?.value as unknown[] | undefined)?.length ?? 0;
     this.ctx = context.contextSize;
@@ -84,12 +85,7 @@ export class LlamaRuntime {
    * Loads a checked model (llama/gguf-check.ts); llama.cpp's own refusal of the file is an InputError
    * naming `field` and the path, with llama.cpp's last log line.
    */
-  static async open(
-    info: GgufModelInfo,
-    o: RuntimeOptions,
-    field: string,
-    parallel = false,
-  ): Promise<LlamaRuntime> {
+  static async open(info: GgufModelInfo, o: RuntimeOptions, field: string): Promise<LlamaRuntime> {
     const l = await llama();
     let model: LlamaModel;
     try {
@@ -116,7 +112,7 @@ export class LlamaRuntime {
         `llama.cpp could not make a context of ${o.ctx} tokens: ${why(e)}`,
       );
     }
-    return new LlamaRuntime(info, model, context, parallel);
+    return new LlamaRuntime(info, model, context);
   }
 
   /** Token ids of text, special tokens parsed (what a chat template renders), no BOS added. */
@@ -162,7 +158,6 @@ export class LlamaRuntime {
   }
 
   private serial<T>(f: () => Promise<T>): Promise<T> {
-    if (this.parallel) return f();
     const run = this.chain.then(f, f);
     this.chain = run.catch(() => undefined);
     return run;

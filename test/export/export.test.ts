@@ -467,7 +467,7 @@ test('bad input: unknown format, unwritable --out, nothing exportable, exact wit
   const cases: [string[], RegExp][] = [
     [
       ['--in', fl.file, '--format', 'csv', '--out', join(root, 'x')],
-      /^turnwise: --format: got "csv"; expected one of: openai, verl, tokens\n$/,
+      /^turnwise: --format: got "csv"; expected one of: openai, verl, tokens, gguf\n$/,
     ],
     [['--in', fl.file, '--format', 'verl', '--out', '/dev/null/x'], /^turnwise: --out: /],
     [

@@ -3,6 +3,7 @@
 //     episodes (tool calls), token for token; sampled at τ 1 with the same seeds, the same episodes too;
 //   - its log-probs are those of the tokens it drew: logProb(ctx, action) of a generated action is the
 //     sum of the sampling log-probs in its trace, and the transformer's logProb (within 1e-3);
+//   - the same bytes at concurrency 1 and 8 (decodes never share a batch: llama/runtime.ts);
 //   - top_logprobs=k records k alternatives per token, the drawn token's log-prob among them;
 //   - bad input (a missing file, a file that is not GGUF, an architecture that does not generate text or
 //     that llama.cpp does not know, a file without a chat template, a model too large for the memory,
@@ -106,6 +107,16 @@ test('sampled at τ 1 with the same seeds: the same episodes, each turn’s log-
   const theirs = await rollout({ ...o, policy: gguf_(`gguf:${text.gguf}`, spec) });
   assert.deepEqual(turns(theirs), turns(ours));
   assert.ok(maxLogpGap(ours, theirs) <= 1e-4, `max |Δ logp| ${maxLogpGap(ours, theirs)}`);
+});
+
+test('the same bytes at any concurrency: 1 episode at a time or 8, the same turns and log-probs', async () => {
+  const tasks = makeTasks(lake, 4, 850);
+  const spec = envs.spec(tasks[0]);
+  const policy = gguf_(`gguf:${text.gguf}`, spec);
+  const o = { tasks, samples: 2, budget: 10, runSeed: 6, policy, makeEnv: envs.make };
+  const one = await rollout({ ...o, concurrency: 1 });
+  const eight = await rollout({ ...o, concurrency: 8 });
+  assert.equal(JSON.stringify(eight), JSON.stringify(one));
 });
 
 test('logProb of a generated action is the sum of its sampling log-probs, and the transformer’s logProb; top_logprobs lists alternatives', async () => {
