@@ -74,7 +74,7 @@ export const ABOUT = {
   export: {
     term: 'export [options]',
     description:
-      "credit a trajectory file per turn and hand it over: OpenAI fine-tuning JSONL (weight 1 on the turns credit says helped), verl Parquet (advantages per turn and per token), or a transformer policy's token rows in verl's agent-loop shape (tokens)",
+      "credit a trajectory file per turn and hand it over: OpenAI fine-tuning JSONL (weight 1 on the turns credit says helped), verl Parquet (advantages per turn and per token), a transformer policy's token rows in verl's agent-loop shape (tokens); or the transformer itself as a GGUF file of the Llama architecture for llama.cpp (gguf)",
   },
   tokenizer: {
     term: 'tokenizer',
