@@ -3,9 +3,10 @@
 // text as `content` when it does not parse — with per-token log-probs and ids. A tiny transformer cloned
 // on sql level 1 for a few epochs (it writes calls, some the env refuses, and text that is no call) is
 // rolled out in process and driven through the real CLI server by an agent loop written against the
-// official openai package and the MCP episode `turnwise mcp` serves (a reply that is no tool call is
-// played on it as text: the turn the in-process rollout records). Served equals in-process: the same
-// actions, observations, rewards and outcomes, and per turn the same token ids and log-probs.
+// official openai package and the MCP episode `turnwise mcp` serves (test/fixtures/tool-agent.ts; a
+// reply that is no tool call is played on it as text: the turn the in-process rollout records). Served
+// equals in-process: the same actions, observations, rewards and outcomes, and per turn the same token
+// ids and log-probs.
 import assert from 'node:assert/strict';
 import type { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,18 +14,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
-import type { Task, Trajectory } from '../../src/core/types.ts';
 import { envConfig, envs, makeTasks } from '../../src/envs/index.ts';
 import { mcpEpisodeOpener } from '../../src/harness/mcp-episode.ts';
 import { trainBpe } from '../../src/nn/bpe.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import type { TransformerPolicy } from '../../src/policies/transformer.ts';
 import { rollout } from '../../src/rollout/batch.ts';
-import { episodeSeeds } from '../../src/rollout/episode.ts';
 import { textCallId, writtenText } from '../../src/serve/text-model.ts';
 import { expertTranscripts, transcriptTexts } from '../../src/train/transcripts.ts';
 import { cloningSequences, trainCloning } from '../../src/train/transformer-bc.ts';
 import { startServe } from '../fixtures/serve-process.ts';
+import { servedEqualsLocal } from '../fixtures/tool-agent.ts';
 
 const BUDGET = 6;
 const RUN_SEED = 5;
@@ -64,67 +64,6 @@ before(async () => {
   policy.save(file);
 });
 
-type Message = OpenAI.ChatCompletionMessageParam;
-
-/** What the agent saw of one turn. */
-interface ServedTurn {
-  kind: 'call' | 'text';
-  finish: string;
-  tokens: number[];
-  logprobs: number[];
-}
-
-/** The agent's loop: observe, then per turn the model's answer played on the MCP episode — a tool call
- * as an MCP call, a reply without one as text (McpEpisode.reply) answered in a user message. */
-async function agent(client: OpenAI, task: Task, seeds: readonly number[]) {
-  const episode = await open(task, () => {});
-  const text = (r: Awaited<ReturnType<typeof episode.call>>) =>
-    (r.content as { text: string }[]).map((c) => c.text).join('\n');
-  const tools: OpenAI.ChatCompletionTool[] = episode.tools
-    .filter((t) => t.name !== 'observe')
-    .map((t) => ({ type: 'function', function: { name: t.name, parameters: t.inputSchema } }));
-  const messages: Message[] = [
-    { role: 'system', content: 'Answer with the tools.' },
-    { role: 'user', content: text(await episode.call('observe', {})) },
-  ];
-  const turns: ServedTurn[] = [];
-  for (let t = 0; !episode.done; t++) {
-    const r = await client.chat.completions.create({
-      model: 'transformer',
-      messages,
-      tools,
-      seed: seeds[t],
-      logprobs: true,
-      // vLLM's token ids (turnwise serve answers them as vLLM does).
-      ...({ return_token_ids: true } as object),
-    });
-    const choice = r.choices[0] as OpenAI.ChatCompletion.Choice & { token_ids: number[] };
-    const content = choice.logprobs?.content ?? [];
-    assert.deepEqual(
-      choice.token_ids,
-      content.map((e) => (e as unknown as { id: number }).id),
-    );
-    assert.equal(r.usage?.completion_tokens, content.length);
-    const message = choice.message;
-    messages.push(message);
-    const call = message.tool_calls?.[0];
-    turns.push({
-      kind: call === undefined ? 'text' : 'call',
-      finish: choice.finish_reason,
-      tokens: choice.token_ids,
-      logprobs: content.map((e) => e.logprob),
-    });
-    if (call !== undefined && call.type === 'function') {
-      const result = await episode.call(call.function.name, JSON.parse(call.function.arguments));
-      messages.push({ role: 'tool', tool_call_id: call.id, content: text(result) });
-    } else {
-      assert.equal(typeof message.content, 'string');
-      messages.push({ role: 'user', content: text(await episode.reply(message.content as string)) });
-    }
-  }
-  return { turns, trajectory: episode.result as Trajectory };
-}
-
 test('a cloned transformer on sql: served through turnwise serve equals in process, tool calls, refused calls and text replies alike', async () => {
   const local = await rollout({
     tasks,
@@ -150,32 +89,14 @@ test('a cloned transformer on sql: served through turnwise serve equals in proce
   ]);
   children.push(s.child);
   const client = new OpenAI({ baseURL: await s.ready, apiKey: 'none', maxRetries: 0 });
-  const kinds = { call: 0, refused: 0, text: 0 };
-  for (const [i, l] of local.entries()) {
-    // The seeds the in-process policy drew: one uniform53 of its episode stream per turn.
-    const sample = i % 2;
-    const { rng } = episodeSeeds(RUN_SEED, l.task.seed, sample);
-    const seeds = Array.from({ length: BUDGET }, () => rng.uniform53());
-    const served = await agent(client, l.task, seeds);
-    const where = `task ${l.task.seed} sample ${sample}`;
-    const view = (t: Trajectory) =>
-      t.turns.map((u) => ({ a: u.action, o: u.observation, r: u.reward, valid: u.info.valid }));
-    assert.deepEqual(view(served.trajectory), view(l), `${where}: the episode`);
-    assert.deepEqual(served.trajectory.outcome, l.outcome, `${where}: the outcome`);
-    assert.equal(served.turns.length, l.turns.length);
-    for (const [k, u] of l.turns.entries()) {
-      const got = served.turns[k];
-      assert.deepEqual(got.tokens, u.trace?.tokens, `${where} turn ${k}: token ids`);
-      assert.deepEqual(got.logprobs, u.trace?.logprobs, `${where} turn ${k}: log-probs`);
-      // A call the model wrote is a tool call (finish tool_calls); anything else its text (stop/length).
-      const isCall = typeof u.action === 'object' && u.action !== null;
-      assert.equal(got.kind, isCall ? 'call' : 'text', `${where} turn ${k}: ${u.trace?.text}`);
-      assert.equal(got.finish, isCall ? 'tool_calls' : u.trace?.finishReason);
-      if (!isCall) kinds.text++;
-      else if (u.info.valid === false) kinds.refused++;
-      else kinds.call++;
-    }
-  }
+  const kinds = await servedEqualsLocal(client, {
+    model: 'transformer',
+    open,
+    local,
+    runSeed: RUN_SEED,
+    samples: 2,
+    budget: BUDGET,
+  });
   // The comparison covers every path: valid calls, calls the env refuses, and text that is no call.
   assert.ok(kinds.call > 0 && kinds.refused > 0 && kinds.text > 0, JSON.stringify(kinds));
   assert.equal(await s.stop(), 0);
