@@ -41,6 +41,7 @@ import {
   type PromptView,
   parseGeneration,
   promptMessages,
+  promptView,
   renderAction,
 } from './transformer-prompt.ts';
 
@@ -238,17 +239,7 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
   }
 
   private view(ctx: TurnContext<unknown>): PromptView {
-    const env = ctx.env;
-    if (env.text === undefined) throw new Error(`env ${env.spec.id} has no text view`);
-    return {
-      spec: env.spec,
-      mode: this.mode,
-      text: env.text.bind(env),
-      observation: ctx.observation,
-      history: ctx.history,
-      turn: ctx.turn,
-      turnsLeft: this.budgetAware ? ctx.turnsLeft : undefined,
-    };
+    return promptView(ctx, this.mode, this.budgetAware);
   }
 
   /** The template's render of the turn's messages keeping the last `keep` earlier turns, plus extra

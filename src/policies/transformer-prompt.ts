@@ -20,7 +20,7 @@
 // message and the current turn alone do not fit, the turn raises ContextOverflow (failure kind
 // `context`).
 import { ContextOverflow } from '../core/errors.ts';
-import type { EnvSpec, ToolCall, Turn } from '../core/types.ts';
+import type { EnvSpec, ToolCall, Turn, TurnContext } from '../core/types.ts';
 import type { ChatRole, Tokenizer } from '../nn/tokenizer.ts';
 import {
   actionText,
@@ -76,6 +76,22 @@ function toolActionText(turn: Turn): string {
   if (typeof a === 'object' && a !== null && typeof a.name === 'string')
     return toolCallText(a.name, JSON.stringify(a.arguments ?? {}));
   return turn.trace?.text ?? '';
+}
+
+/** What a turn's prompt is built from, read off its context; a budget-blind model (trained without the
+ * turns left) is not shown them. */
+export function promptView(ctx: TurnContext<unknown>, mode: ChatMode, budgetAware: boolean): PromptView {
+  const env = ctx.env;
+  if (env.text === undefined) throw new Error(`env ${env.spec.id} has no text view`);
+  return {
+    spec: env.spec,
+    mode,
+    text: env.text.bind(env),
+    observation: ctx.observation,
+    history: ctx.history,
+    turn: ctx.turn,
+    turnsLeft: budgetAware ? ctx.turnsLeft : undefined,
+  };
 }
 
 /** Whether an env is one the text prompt can render: a chat encoding, or tools. */

@@ -36,6 +36,7 @@ import {
   hasTextPrompt,
   type PromptView,
   parseGeneration,
+  promptView,
   renderAction,
 } from './transformer-prompt.ts';
 
@@ -156,18 +157,7 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
   }
 
   private view(ctx: TurnContext<unknown>): PromptView {
-    const env = ctx.env;
-    if (env.text === undefined) throw new Error(`env ${env.spec.id} has no text view`);
-    return {
-      spec: env.spec,
-      mode: this.format.mode,
-      text: env.text.bind(env),
-      observation: ctx.observation,
-      history: ctx.history,
-      turn: ctx.turn,
-      // A budget-blind model was trained without the turns left: it is not shown them.
-      turnsLeft: this.budgetAware ? ctx.turnsLeft : undefined,
-    };
+    return promptView(ctx, this.format.mode, this.budgetAware);
   }
 
   /** A turn's prompt in tokens (the context rule of transformer-prompt.ts); ContextOverflow when even

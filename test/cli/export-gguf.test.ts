@@ -26,6 +26,10 @@ before(async () => {
   });
 });
 
+/** `turnwise export --format gguf --in RUN --out OUT …` */
+const exportGguf = (from: string, out: string, ...more: string[]) =>
+  turnwise(['export', '--format', 'gguf', '--in', from, '--out', out, ...more]);
+
 const EVAL = [
   'eval',
   '--env',
@@ -48,7 +52,7 @@ const EVAL = [
 
 test('export --format gguf writes the agent; eval through gguf: prints what eval in process prints', async () => {
   const out = join(dir, 'agent.gguf');
-  const r = await turnwise(['export', '--format', 'gguf', '--in', agent.checkpoint, '--out', out]);
+  const r = await exportGguf(agent.checkpoint, out);
   assert.equal(r.code, 0, r.stderr);
   const params = agent.policy.model.namedParameters().reduce((s, [, t]) => s + t.size, 0);
   assert.match(
@@ -76,18 +80,7 @@ test('export --format gguf writes the agent; eval through gguf: prints what eval
 
 test('--type q8_0 writes a quarter-size file that llama.cpp runs; --json says what was written', async () => {
   const out = join(dir, 'agent-q8.gguf');
-  const r = await turnwise([
-    'export',
-    '--format',
-    'gguf',
-    '--in',
-    agent.checkpoint,
-    '--out',
-    out,
-    '--type',
-    'q8_0',
-    '--json',
-  ]);
+  const r = await exportGguf(agent.checkpoint, out, '--type', 'q8_0', '--json');
   assert.equal(r.code, 0, r.stderr);
   const s = JSON.parse(r.stdout);
   assert.deepEqual(Object.keys(s), [
@@ -105,20 +98,7 @@ test('--type q8_0 writes a quarter-size file that llama.cpp runs; --json says wh
     'tiedHead',
   ]);
   assert.equal(s.type, 'q8_0');
-  const f32 = JSON.parse(
-    (
-      await turnwise([
-        'export',
-        '--format',
-        'gguf',
-        '--in',
-        agent.checkpoint,
-        '--out',
-        join(dir, 'f.gguf'),
-        '--json',
-      ])
-    ).stdout,
-  );
+  const f32 = JSON.parse((await exportGguf(agent.checkpoint, join(dir, 'f.gguf'), '--json')).stdout);
   assert.ok(s.bytes < f32.bytes / 2, `${s.bytes} vs ${f32.bytes}`);
   const e = await turnwise([...EVAL, '--policy', `gguf:${out},temperature=0`]);
   assert.equal(e.code, 0, e.stderr);
@@ -155,15 +135,7 @@ test('bad input: one line, exit 2, nothing written', async () => {
     assert.match(r.stderr.trim(), why);
     assert.equal(existsSync(out), false);
   }
-  const same = await turnwise([
-    'export',
-    '--format',
-    'gguf',
-    '--in',
-    agent.checkpoint,
-    '--out',
-    agent.checkpoint,
-  ]);
+  const same = await exportGguf(agent.checkpoint, agent.checkpoint);
   assert.equal(same.code, 2, same.stderr);
   const t = await turnwise([
     'export',
