@@ -18,6 +18,9 @@
 // The reader takes any file through positional reads (a model of gigabytes is not read whole to learn
 // its architecture), and dequantizes F32, F16 and Q8_0.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { dequantizeQ8_0, f16ToF32, Q8_0_BLOCK, Q8_0_BYTES, quantizeQ8_0 } from './gguf-quant.ts';
+
+export { dequantizeQ8_0, f16ToF32, f32ToF16, Q8_0_BLOCK, quantizeQ8_0 } from './gguf-quant.ts';
 
 export const GGUF_MAGIC = 0x46554747;
 export const GGUF_VERSION = 3;
@@ -43,10 +46,6 @@ export type GgufScalarType = Exclude<keyof typeof GGUF_TYPE, 'ARRAY'>;
 /** ggml tensor types this module writes or reads (ggml.h enum ggml_type). */
 export const GGML_TYPE = { F32: 0, F16: 1, Q8_0: 8 } as const;
 export type GgmlTypeName = keyof typeof GGML_TYPE;
-const GGML_NAMES: Record<number, GgmlTypeName> = { 0: 'F32', 1: 'F16', 8: 'Q8_0' };
-/** Values per Q8_0 block, and its bytes (an f16 scale, 32 int8). */
-export const Q8_0_BLOCK = 32;
-const Q8_0_BYTES = 34;
 
 /** A metadata value with its GGUF type: a scalar, or an array of one item type. */
 export type GgufValue =
@@ -111,79 +110,6 @@ export function tensorBytes(type: number, dims: readonly number[]): number {
     default:
       throw new GgufError(`ggml type ${type} is not one this reader sizes (F32, F16, Q8_0)`);
   }
-}
-
-// --- f16 -----------------------------------------------------------------------------------------
-
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
-
-/** IEEE binary16 bits of x, rounded to nearest even (as ggml's GGML_FP32_TO_FP16 on x86 F16C). */
-export function f32ToF16(x: number): number {
-  f32[0] = x;
-  const b = u32[0];
-  const sign = (b >>> 16) & 0x8000;
-  const exp = (b >>> 23) & 0xff;
-  let mant = b & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant !== 0 ? 0x200 : 0);
-  let e = exp - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    const shift = 14 - e;
-    let half = mant >>> shift;
-    const rem = mant & ((1 << shift) - 1);
-    const mid = 1 << (shift - 1);
-    if (rem > mid || (rem === mid && (half & 1) === 1)) half++;
-    return sign | half;
-  }
-  let half = (e << 10) | (mant >>> 13);
-  const rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && (half & 1) === 1)) half++;
-  e = half >>> 10;
-  return sign | half;
-}
-
-export function f16ToF32(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >>> 10) & 0x1f;
-  const mant = h & 0x3ff;
-  if (exp === 0) return sign * mant * 2 ** -24;
-  if (exp === 0x1f) return mant === 0 ? sign * Number.POSITIVE_INFINITY : Number.NaN;
-  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
-}
-
-/** Q8_0 blocks of `x` (length a multiple of 32), as ggml's quantize_row_q8_0_ref writes them. */
-export function quantizeQ8_0(x: Float32Array): Uint8Array {
-  if (x.length % Q8_0_BLOCK !== 0) throw new RangeError(`Q8_0: ${x.length} values is not whole blocks of 32`);
-  const blocks = x.length / Q8_0_BLOCK;
-  const out = new Uint8Array(blocks * Q8_0_BYTES);
-  const view = new DataView(out.buffer);
-  for (let b = 0; b < blocks; b++) {
-    let amax = 0;
-    for (let j = 0; j < Q8_0_BLOCK; j++) amax = Math.max(amax, Math.abs(x[b * Q8_0_BLOCK + j]));
-    // ggml computes in float: d = amax / 127, id = 1/d, q = roundf(x·id) (half away from zero).
-    const d = Math.fround(amax / 127);
-    const id = d !== 0 ? Math.fround(1 / d) : 0;
-    view.setUint16(b * Q8_0_BYTES, f32ToF16(d), true);
-    for (let j = 0; j < Q8_0_BLOCK; j++) {
-      const v = Math.fround(x[b * Q8_0_BLOCK + j] * id);
-      const q = Math.sign(v) * Math.round(Math.abs(v));
-      view.setInt8(b * Q8_0_BYTES + 2 + j, q);
-    }
-  }
-  return out;
-}
-
-export function dequantizeQ8_0(bytes: Uint8Array, count: number): Float32Array {
-  const out = new Float32Array(count);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let b = 0; b < count / Q8_0_BLOCK; b++) {
-    const d = f16ToF32(view.getUint16(b * Q8_0_BYTES, true));
-    for (let j = 0; j < Q8_0_BLOCK; j++) out[b * Q8_0_BLOCK + j] = view.getInt8(b * Q8_0_BYTES + 2 + j) * d;
-  }
-  return out;
 }
 
 // --- writing ---------------------------------------------------------------------------------------
@@ -511,12 +437,4 @@ export function tensorValues(
   } else if (t.type === GGML_TYPE.Q8_0) data = dequantizeQ8_0(raw, count);
   else throw new GgufError(`tensor ${name}: ggml type ${t.type} is not one this reader dequantizes`);
   return { shape: [...t.dims].reverse(), data };
-}
-
-/** A ggml type's name where this module knows it, else its number. */
-export const ggmlTypeName = (type: number): string => GGML_NAMES[type] ?? `type ${type}`;
-
-/** A metadata value as a plain JS value (arrays as arrays), or undefined. */
-export function metaValue(file: GgufFile, key: string): unknown {
-  return file.metadata.get(key)?.value;
 }
