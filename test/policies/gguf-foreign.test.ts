@@ -45,14 +45,17 @@ before(async () => {
   imStart = tok.special['<|tool|>'];
   imEnd = tok.special['<|end|>'];
   const meta = ggufMetadata(agent.policy.model, tok, { name: 'chatml', type: 'f32' });
-  const tokens = [...(meta.get('tokenizer.ggml.tokens')?.value as string[])];
+  const tokens = [...((meta.get('tokenizer.ggml.tokens')?.value ?? []) as string[])];
   tokens[imStart] = '<|im_start|>';
   tokens[imEnd] = '<|im_end|>';
   meta.set('tokenizer.ggml.tokens', gguf.strings(tokens));
   meta.set('tokenizer.chat_template', gguf.str(CHATML));
   file = join(mkdtempSync(join(tmpdir(), 'tw-gguf-chatml-')), 'chatml.gguf');
   writeFileSync(file, encodeGguf(meta, ggufTensors(agent.policy.model, 'f32')));
-  policy = makePolicy(`gguf:${file},temperature=1.5,max_tokens=24`, envs.spec(makeTasks(lake, 1, 0)[0])) as GgufPolicy;
+  policy = makePolicy(
+    `gguf:${file},temperature=1.5,max_tokens=24`,
+    envs.spec(makeTasks(lake, 1, 0)[0]),
+  ) as GgufPolicy;
 });
 after(() => policy.close());
 
