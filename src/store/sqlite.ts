@@ -21,6 +21,8 @@ export interface RunRow {
   updated: string;
 }
 
+type StoredRow = { idx: number; data: Buffer | string } & RowColumns;
+
 export interface MetricRow {
   iter: number;
   key: string;
@@ -78,19 +80,31 @@ export class RunStore {
   readonly db: Database.Database;
   readonly path: string;
 
-  /** `field` names the flag the path came from, for the message when it is not a usable store. */
-  constructor(path: string, field = '--db') {
+  /** `field` names the flag the path came from, for the message when it is not a usable store.
+   * `readonly`: a reader's connection (the dashboard) — the file must exist and hold a run store, and
+   * nothing is created, converted or written, so a live writer's file is read as it stands. */
+  constructor(path: string, field = '--db', readonly = false) {
     this.path = path;
     try {
-      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-      this.db = new Database(path);
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
-      this.db.pragma('foreign_keys = ON');
-      this.db.exec(SCHEMA);
-      // A damaged file can open and still fail here.
-      const check = this.db.pragma('quick_check', { simple: true });
-      if (check !== 'ok') throw new Error(`integrity check: ${String(check)}`);
+      if (readonly) {
+        this.db = new Database(path, { readonly: true, fileMustExist: true });
+        const tables = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {
+          name: string;
+        }[];
+        if (!['runs', 'trajectories', 'metrics'].every((t) => tables.some((r) => r.name === t)))
+          throw new Error('no runs, trajectories and metrics tables');
+      } else {
+        if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+        this.db = new Database(path);
+        this.db.pragma('journal_mode = WAL');
+        this.db.pragma('synchronous = NORMAL');
+        this.db.pragma('foreign_keys = ON');
+        this.db.exec(SCHEMA);
+        // A damaged file can open and still fail here (a reader skips the whole-file check: it lists
+        // many stores, and a damaged row is refused where it is read).
+        const check = this.db.pragma('quick_check', { simple: true });
+        if (check !== 'ok') throw new Error(`integrity check: ${String(check)}`);
+      }
     } catch (e) {
       // SQLite's integrity report spans lines; the refusal is one.
       const reason = (e as Error).message.replace(/\s*\n\s*/g, ' ').trim();
@@ -166,20 +180,32 @@ export class RunStore {
       .prepare(
         'SELECT idx, task, policy, budget, success, turns, ret, failure, data FROM trajectories WHERE run = ? ORDER BY idx',
       )
-      .all(run) as ({ idx: number; data: Buffer | string } & RowColumns)[];
-    return rows.map((r) => {
-      const where = `${this.path}: run ${run} row ${r.idx}`;
-      let value: { turns?: unknown };
-      try {
-        value = unpackTrajectory(r.data, r) as { turns?: unknown };
-      } catch (e) {
-        throw InputError.raw(where, `cannot be read (${(e as Error).message})`);
-      }
-      if (value.turns === undefined) {
-        throw InputError.raw(where, 'holds the outcome only (stored without turns)');
-      }
-      return fastTrajectory(value) ?? asTrajectory(fromZod(TrajectorySchema, value, where));
-    });
+      .all(run) as StoredRow[];
+    return rows.map((r) => this.decode(run, r));
+  }
+
+  /** The trajectory of row `idx` of a run (undefined: no such row), as trajectories() reads it. */
+  trajectoryAt(run: string, idx: number): Trajectory | undefined {
+    const r = this.db
+      .prepare(
+        'SELECT idx, task, policy, budget, success, turns, ret, failure, data FROM trajectories WHERE run = ? AND idx = ?',
+      )
+      .get(run, idx) as StoredRow | undefined;
+    return r === undefined ? undefined : this.decode(run, r);
+  }
+
+  private decode(run: string, r: StoredRow): Trajectory {
+    const where = `${this.path}: run ${run} row ${r.idx}`;
+    let value: { turns?: unknown };
+    try {
+      value = unpackTrajectory(r.data, r) as { turns?: unknown };
+    } catch (e) {
+      throw InputError.raw(where, `cannot be read (${(e as Error).message})`);
+    }
+    if (value.turns === undefined) {
+      throw InputError.raw(where, 'holds the outcome only (stored without turns)');
+    }
+    return fastTrajectory(value) ?? asTrajectory(fromZod(TrajectorySchema, value, where));
   }
 
   /** One training iteration — its trajectories and its metrics — in a single transaction, so that a
@@ -218,10 +244,17 @@ export class RunStore {
     const rows = this.db
       .prepare('SELECT iter, key, value FROM metrics WHERE run = ? ORDER BY iter, key')
       .all(run) as MetricRow[];
-    const digests = this.db.prepare('SELECT iter, digest FROM metric_digests WHERE run = ?').all(run) as {
-      iter: number;
-      digest: string;
-    }[];
+    // A store written before digests, opened read-only, has not even the table.
+    const hasDigests =
+      this.db
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'metric_digests'")
+        .get() !== undefined;
+    const digests = hasDigests
+      ? (this.db.prepare('SELECT iter, digest FROM metric_digests WHERE run = ?').all(run) as {
+          iter: number;
+          digest: string;
+        }[])
+      : [];
     const byIter = new Map<number, MetricRow[]>();
     for (const r of rows) {
       const list = byIter.get(r.iter) ?? [];

@@ -57,6 +57,11 @@ export const ABOUT = {
     description:
       'serve an in-process policy as an OpenAI-compatible endpoint (/v1/models, /v1/chat/completions with streaming, /v1/completions for scoring, /health)',
   },
+  ui: {
+    term: 'ui [options]',
+    description:
+      'serve the runs under a directory, read-only, as a JSON API (runs, metrics, trajectories with credit per turn); the dashboard pages come next',
+  },
   probe: {
     term: 'probe [options] <target>',
     description:

@@ -29,6 +29,7 @@ export const COMMANDS: { name: CommandName; load: () => Promise<Register[]> }[] 
   { name: 'report', load: async () => [(await import('./report.ts')).registerReport] },
   { name: 'schema', load: async () => [(await import('./schema.ts')).registerSchema] },
   { name: 'serve', load: async () => [(await import('./serve.ts')).registerServe] },
+  { name: 'ui', load: async () => [(await import('./ui.ts')).registerUi] },
   { name: 'probe', load: async () => [(await import('./probe.ts')).registerProbe] },
   { name: 'mcp', load: async () => [(await import('./mcp.ts')).registerMcp] },
   { name: 'proxy', load: async () => [(await import('./proxy.ts')).registerProxy] },
