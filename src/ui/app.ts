@@ -101,6 +101,18 @@ function inMemory(ts: readonly Trajectory[]): IndexedTrajectories {
   };
 }
 
+/** The rows of a method over a run; the refusals `credit --in FILE` gives (an env with no oracle for
+ * `exact`) name the query parameter here. */
+function creditRowsOf(credit: CreditOf, ts: readonly Trajectory[], spec: MethodSpec): Generator<number[]> {
+  try {
+    return credit(inMemory(ts), spec).rows();
+  } catch (e) {
+    if (e instanceof InputError && /^--(method|values): /.test(e.message))
+      throw InputError.raw('credit', e.message.replace(/^--(method|values): /, ''));
+    throw e;
+  }
+}
+
 /** The run of an id, or NotFound; a run with no trajectories is NotFound where they are asked for. */
 function run(root: string, id: string): FoundRun {
   const found = findRun(root, id);
@@ -207,7 +219,7 @@ export function uiApp(o: UiOptions): Hono {
         const { trajectories, at } = runTrajectories(source, index);
         for (const spec of specs) {
           let k = 0;
-          for (const row of o.credit(inMemory(trajectories), spec).rows()) {
+          for (const row of creditRowsOf(o.credit, trajectories, spec)) {
             if (k++ === at) {
               credit[spec.label] = row;
               break;

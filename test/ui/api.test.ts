@@ -1,0 +1,267 @@
+// `turnwise ui` as a user runs it: real runs made by the CLI in a temporary directory, the real server
+// on a free loopback port, and its JSON API read with plain fetch. Every expectation comes from another
+// reader: the run's own metrics.jsonl and `train --json`, the trajectory file's lines, `turnwise credit
+// --json`, and the writer's lock taken here.
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { DirLock } from '../../src/store/lock.ts';
+import { RunStore } from '../../src/store/sqlite.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'turnwise-ui-'));
+const runs = join(dir, 'runs');
+const cli = (...args: string[]) =>
+  execFileSync(process.execPath, [BIN, ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+
+let url = '';
+let stop: () => Promise<number | null> = async () => null;
+let trainJson: { last: Record<string, number> };
+let lock: DirLock | undefined;
+const get = async (path: string) => {
+  const r = await fetch(`${url}${path}`);
+  return { status: r.status, body: (await r.json()) as Record<string, any> };
+};
+
+before(async () => {
+  mkdirSync(join(runs, 'nest', 'live'), { recursive: true });
+  trainJson = JSON.parse(
+    cli('train', '--map', '4x4', '--policy', 'tabular', '--iters', '3', '--out', 'runs/t1', '--json'),
+  );
+  cli(
+    'rollout',
+    '--map',
+    '4x4',
+    '--policy',
+    'random',
+    '--tasks',
+    '4',
+    '--samples',
+    '4',
+    '--out',
+    'runs/r.jsonl',
+  );
+  cli(
+    'rollout',
+    '--env',
+    'tools',
+    '--policy',
+    'random',
+    '--tasks',
+    '2',
+    '--samples',
+    '2',
+    '--out',
+    'runs/tools.jsonl',
+  );
+  cli(
+    'rollout',
+    '--map',
+    '4x4',
+    '--policy',
+    'random',
+    '--tasks',
+    '2',
+    '--samples',
+    '2',
+    '--db',
+    'runs/db.sqlite',
+    '--run',
+    'r1',
+  );
+  // A harness-shaped run whose writer (this test) holds its lock: live until released.
+  const store = new RunStore(join(runs, 'nest', 'live', 'run.sqlite'));
+  store.createRun('harness', 'harness', {});
+  store.close();
+  lock = DirLock.acquire(join(runs, 'nest', 'live'), '--out');
+  // A run outside the directory, and a link to it inside.
+  cli('rollout', '--map', '4x4', '--policy', 'random', '--episodes', '2', '--out', 'outside.jsonl');
+  symlinkSync(join(dir, 'outside.jsonl'), join(runs, 'link.jsonl'));
+
+  const child = spawn(process.execPath, [BIN, 'ui', '--runs', runs, '--port', '0'], {
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  stop = async () => {
+    child.kill('SIGTERM');
+    return await exited;
+  };
+  let stderr = '';
+  url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      const m = /^listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(stderr);
+      if (m) resolve(m[1]);
+    });
+    child.on('close', () => reject(new Error(`ui exited: ${stderr}`)));
+  });
+});
+
+after(async () => {
+  lock?.release();
+  assert.equal(await stop(), 0, 'ui exits 0 on SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const fileLines = (f: string) =>
+  readFileSync(join(runs, f), 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l));
+
+test('every run is listed with its kind and status; nothing outside the directory', async () => {
+  const { status, body } = await get('/api/runs');
+  assert.equal(status, 200);
+  const byId = Object.fromEntries(body.runs.map((r: any) => [r.id, r]));
+  assert.deepEqual(Object.keys(byId).sort(), ['db.sqlite#r1', 'nest/live', 'r.jsonl', 't1', 'tools.jsonl']);
+  assert.deepEqual(
+    ['db.sqlite#r1', 'nest/live', 'r.jsonl', 't1', 'tools.jsonl'].map((id) => [
+      byId[id].kind,
+      byId[id].status,
+    ]),
+    [
+      ['rollout', 'finished'],
+      ['harness', 'live'],
+      ['file', 'unknown'],
+      ['train', 'finished'],
+      ['file', 'unknown'],
+    ],
+  );
+  assert.deepEqual(byId.t1.env, { env: 'frozenlake', params: { map: '4x4', slippery: false } });
+  assert.equal(byId.t1.headline.iterations, 3);
+  assert.equal(byId['db.sqlite#r1'].headline.episodes, 4);
+  assert.equal(byId['r.jsonl'].policy, 'random');
+  // The writer lets go: the run is no longer live, and (never marked done) it stopped.
+  lock?.release();
+  const again = await get('/api/runs/nest%2Flive');
+  assert.equal(again.body.status, 'stopped');
+});
+
+test("a training run's metrics are its metrics.jsonl, and its last are what train --json printed", async () => {
+  const { status, body } = await get('/api/runs/t1/metrics');
+  assert.equal(status, 200);
+  assert.deepEqual(body.iterations, fileLines('t1/metrics.jsonl'));
+  const { iter, ...last } = body.iterations.at(-1);
+  assert.equal(iter, 2);
+  assert.deepEqual(
+    last,
+    Object.fromEntries(Object.entries(trainJson.last).sort(([a], [b]) => (a < b ? -1 : 1))),
+  );
+  const run = await get('/api/runs/t1');
+  assert.deepEqual(run.body.config, JSON.parse(readFileSync(join(runs, 't1', 'config.json'), 'utf8')));
+  assert.deepEqual(run.body.final, JSON.parse(readFileSync(join(runs, 't1', 'summary.json'), 'utf8')));
+});
+
+test('trajectory pages: offset/limit covers every trajectory once, in file order; filters and sorts', async () => {
+  const lines = fileLines('r.jsonl');
+  const seen: string[] = [];
+  for (let offset = 0; offset < 20; offset += 5) {
+    const { body } = await get(`/api/runs/r.jsonl/trajectories?offset=${offset}&limit=5`);
+    assert.equal(body.total, 16);
+    seen.push(...body.items.map((t: any) => `${t.index}:${t.id}`));
+  }
+  assert.deepEqual(
+    seen,
+    lines.map((t, i) => `${i}:${t.id}`),
+  );
+  const task2 = await get('/api/runs/r.jsonl/trajectories?task=2');
+  assert.deepEqual(
+    task2.body.items.map((t: any) => t.id),
+    lines.filter((t) => t.task.seed === 2).map((t) => t.id),
+  );
+  const failed = await get('/api/runs/r.jsonl/trajectories?outcome=failure&limit=1000');
+  assert.equal(failed.body.total, lines.filter((t) => !t.outcome.success).length);
+  const longest = await get('/api/runs/r.jsonl/trajectories?sort=-turns&limit=1000');
+  const turns = longest.body.items.map((t: any) => t.turns);
+  assert.deepEqual(
+    turns,
+    [...turns].sort((a, b) => b - a),
+  );
+  // The store run pages the same way, from its rows.
+  const store = await get('/api/runs/db.sqlite%23r1/trajectories?limit=3&offset=3');
+  assert.deepEqual([store.body.total, store.body.items.map((t: any) => t.index)], [4, [3]]);
+});
+
+test('credit columns equal `turnwise credit --json` for every trajectory of the file', async () => {
+  const grpo = JSON.parse(cli('credit', '--in', 'runs/r.jsonl', '--method', 'grpo', '--json')).advantages;
+  const gigpo = JSON.parse(cli('credit', '--in', 'runs/r.jsonl', '--method', 'gigpo', '--json')).advantages;
+  const exact = JSON.parse(cli('credit', '--in', 'runs/r.jsonl', '--method', 'exact', '--json')).advantages;
+  const lines = fileLines('r.jsonl');
+  for (let k = 0; k < lines.length; k++) {
+    const { status, body } = await get(`/api/trajectories/r.jsonl/${k}?credit=grpo,gigpo,exact`);
+    assert.equal(status, 200);
+    assert.deepEqual(body.trajectory, lines[k]);
+    assert.deepEqual(body.credit, { grpo: grpo[k], gigpo: gigpo[k], exact: exact[k] });
+  }
+  // No oracle, no exact: refused naming the parameter; other methods still run on that env.
+  const tools = await get('/api/trajectories/tools.jsonl/0?credit=exact');
+  assert.equal(tools.status, 400);
+  assert.match(tools.body.error, /^credit: got "exact"; needs an exact oracle/);
+  assert.equal((await get('/api/trajectories/tools.jsonl/0?credit=grpo')).status, 200);
+  // A training run stores outcomes only unless --store-trajectories: said so, not faked.
+  const outcomeOnly = await get('/api/trajectories/t1/0');
+  assert.equal(outcomeOnly.status, 400);
+  assert.match(outcomeOnly.body.error, /holds the outcome only/);
+});
+
+test('ids that leave the directory are refused; unknown runs are 404', async () => {
+  for (const id of [
+    '..%2Fruns%2Fr.jsonl',
+    '%2Fetc%2Fpasswd',
+    'nest%2F..%2F..%2Foutside.jsonl',
+    'link.jsonl',
+  ]) {
+    const { status, body } = await get(`/api/runs/${id}`);
+    assert.equal(status, 400, id);
+    assert.match(body.error, /^id: got /);
+    assert.equal((await get(`/api/trajectories/${id}/0`)).status, 400, id);
+  }
+  assert.equal((await get('/api/runs/nope')).status, 404);
+  assert.equal((await get('/api/trajectories/r.jsonl/16')).status, 404);
+});
+
+test('bad query parameters: 400 naming the parameter and what is allowed', async () => {
+  const cases: [string, RegExp][] = [
+    ['offset=-1', /^offset: got "-1"; expected an integer from 0/],
+    ['limit=0', /^limit: got "0"; expected an integer from 1 to 1000/],
+    ['limit=1001', /^limit: got "1001"/],
+    ['task=x', /^task: got "x"/],
+    ['sort=up', /^sort: got "up"; expected one of: index, turns, -turns, return, -return/],
+    ['outcome=maybe', /^outcome: got "maybe"; expected one of: success, failure/],
+    ['failure=oops', /^failure: got "oops"; expected one of: budget, /],
+    ['colour=red', /^colour: got "red"; not a parameter; expected: offset, limit, task/],
+  ];
+  for (const [query, message] of cases) {
+    const { status, body } = await get(`/api/runs/r.jsonl/trajectories?${query}`);
+    assert.equal(status, 400, query);
+    assert.match(body.error, message, query);
+  }
+  const method = await get('/api/trajectories/r.jsonl/0?credit=grpo,bogus');
+  assert.equal(method.status, 400);
+  assert.match(method.body.error, /^credit: got "bogus"; expected one of: .*grpo.*exact/);
+});
+
+test('bad flags: one line, exit 2', () => {
+  for (const [args, line] of [
+    [['--port', '70000'], 'turnwise: --port: got "70000"; expected an integer from 0 to 65535'],
+    [['--runs', join(dir, 'none')], `turnwise: --runs: got "${join(dir, 'none')}"; no such directory`],
+  ] as const) {
+    try {
+      execFileSync(process.execPath, [BIN, 'ui', ...args], { encoding: 'utf8', stdio: 'pipe' });
+      assert.fail('expected exit 2');
+    } catch (e) {
+      const err = e as { status: number; stderr: string };
+      assert.equal(err.status, 2);
+      assert.equal(err.stderr, `${line}\n`);
+    }
+  }
+});
