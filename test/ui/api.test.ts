@@ -27,9 +27,32 @@ let url = '';
 let stop: () => Promise<number | null> = async () => null;
 let trainJson: { last: Record<string, number> };
 let lock: DirLock | undefined;
+/** What the API's answers hold that the tests read (checked against other readers, not trusted). */
+interface Row {
+  id: string;
+  index: number;
+  turns: number;
+  kind: string;
+  status: string;
+  env: unknown;
+  policy: unknown;
+  headline: Record<string, unknown>;
+}
+interface Body {
+  runs: Row[];
+  items: Row[];
+  total: number;
+  iterations: { iter: number }[];
+  status: string;
+  error: string;
+  config: unknown;
+  final: unknown;
+  trajectory: unknown;
+  credit: unknown;
+}
 const get = async (path: string) => {
   const r = await fetch(`${url}${path}`);
-  return { status: r.status, body: (await r.json()) as Record<string, any> };
+  return { status: r.status, body: (await r.json()) as Body };
 };
 
 before(async () => {
@@ -121,7 +144,7 @@ const fileLines = (f: string) =>
 test('every run is listed with its kind and status; nothing outside the directory', async () => {
   const { status, body } = await get('/api/runs');
   assert.equal(status, 200);
-  const byId = Object.fromEntries(body.runs.map((r: any) => [r.id, r]));
+  const byId = Object.fromEntries(body.runs.map((r) => [r.id, r]));
   assert.deepEqual(Object.keys(byId).sort(), ['db.sqlite#r1', 'nest/live', 'r.jsonl', 't1', 'tools.jsonl']);
   assert.deepEqual(
     ['db.sqlite#r1', 'nest/live', 'r.jsonl', 't1', 'tools.jsonl'].map((id) => [
@@ -150,7 +173,7 @@ test("a training run's metrics are its metrics.jsonl, and its last are what trai
   const { status, body } = await get('/api/runs/t1/metrics');
   assert.equal(status, 200);
   assert.deepEqual(body.iterations, fileLines('t1/metrics.jsonl'));
-  const { iter, ...last } = body.iterations.at(-1);
+  const { iter, ...last } = body.iterations.at(-1)!;
   assert.equal(iter, 2);
   assert.deepEqual(
     last,
@@ -167,7 +190,7 @@ test('trajectory pages: offset/limit covers every trajectory once, in file order
   for (let offset = 0; offset < 20; offset += 5) {
     const { body } = await get(`/api/runs/r.jsonl/trajectories?offset=${offset}&limit=5`);
     assert.equal(body.total, 16);
-    seen.push(...body.items.map((t: any) => `${t.index}:${t.id}`));
+    seen.push(...body.items.map((t) => `${t.index}:${t.id}`));
   }
   assert.deepEqual(
     seen,
@@ -175,20 +198,20 @@ test('trajectory pages: offset/limit covers every trajectory once, in file order
   );
   const task2 = await get('/api/runs/r.jsonl/trajectories?task=2');
   assert.deepEqual(
-    task2.body.items.map((t: any) => t.id),
+    task2.body.items.map((t) => t.id),
     lines.filter((t) => t.task.seed === 2).map((t) => t.id),
   );
   const failed = await get('/api/runs/r.jsonl/trajectories?outcome=failure&limit=1000');
   assert.equal(failed.body.total, lines.filter((t) => !t.outcome.success).length);
   const longest = await get('/api/runs/r.jsonl/trajectories?sort=-turns&limit=1000');
-  const turns = longest.body.items.map((t: any) => t.turns);
+  const turns = longest.body.items.map((t) => t.turns);
   assert.deepEqual(
     turns,
     [...turns].sort((a, b) => b - a),
   );
   // The store run pages the same way, from its rows.
   const store = await get('/api/runs/db.sqlite%23r1/trajectories?limit=3&offset=3');
-  assert.deepEqual([store.body.total, store.body.items.map((t: any) => t.index)], [4, [3]]);
+  assert.deepEqual([store.body.total, store.body.items.map((t) => t.index)], [4, [3]]);
 });
 
 test('credit columns equal `turnwise credit --json` for every trajectory of the file', async () => {
