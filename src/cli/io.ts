@@ -87,3 +87,16 @@ export function fmt(x: number | null | undefined, digits = 4): string {
   if (x === null || x === undefined || Number.isNaN(x)) return '-';
   return x.toFixed(digits);
 }
+
+/** Resolves once SIGINT or SIGTERM came and `close` (a server's) finished: a server command's end. */
+export function untilSignal(close: () => Promise<void>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      close().then(resolve, resolve);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

@@ -13,7 +13,7 @@ import { type Faults, parseFaults } from '../../serve/faults.ts';
 import type { EdgeOptions } from '../../serve/guard.ts';
 import { modelIds, type RunningServer, startServer } from '../../serve/openai.ts';
 import { toolServeApp } from '../../serve/tool-serve.ts';
-import { json } from '../io.ts';
+import { json, untilSignal } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seed } from '../options.ts';
 import { ABOUT } from './about.ts';
 
@@ -112,15 +112,7 @@ async function serveTools(
 async function untilStopped(server: RunningServer, asJson: boolean, models: string[]): Promise<void> {
   process.stderr.write(`listening on ${server.url}\n`);
   if (asJson) json({ url: server.url, port: server.port, models });
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      server.close().then(resolve, resolve);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await untilSignal(() => server.close());
 }
 
 function latency(raw: string): number {

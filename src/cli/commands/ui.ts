@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { creditOfFile } from '../../studies/credit-file.ts';
 import { startUi } from '../../ui/app.ts';
+import { untilSignal } from '../io.ts';
 import { int } from '../options.ts';
 import { ABOUT } from './about.ts';
 
@@ -38,14 +39,6 @@ export function registerUi(program: Command): void {
       );
       // Opens nothing: the URL is for the reader (and for scripts that wait for this line).
       process.stderr.write(`listening on ${server.url}\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          server.close().then(resolve, resolve);
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await untilSignal(() => server.close());
     });
 }
