@@ -12,6 +12,7 @@ import type { EnvFactory, Policy, Task, Trajectory } from '../core/types.ts';
 import { rollout } from '../rollout/batch.ts';
 import { episodeSeeds } from '../rollout/episode.ts';
 import { bootstrapPassKT, DEFAULT_RESAMPLES, type Interval } from './bootstrap.ts';
+import { type Failures, FailureTally } from './failures.ts';
 import { InvalidCount } from './invalid.ts';
 import { type OwnLikelihood, OwnLikelihoodCount } from './own-likelihood.ts';
 import { checkKT, countsFromFirstSuccess, type PassCounts, passKT } from './passkt.ts';
@@ -55,8 +56,9 @@ export interface PassRunOptions {
   mode?: PassMode;
   runSeed: number;
   concurrency?: number;
-  /** Keep the trajectories of the run at T_max, with their env seeds (for the other diagnostics). */
-  keep?: boolean;
+  /** Keep the trajectories of the run at T_max, with their env seeds (for the other diagnostics):
+   * all of them, or those whose sample index (0 … samples − 1 per task) passes the test. */
+  keep?: boolean | ((sample: number) => boolean);
   /** Called after each chunk of episodes (the library never prints). */
   onProgress?: (done: number, total: number) => void;
 }
@@ -64,8 +66,10 @@ export interface PassRunOptions {
 export interface PassRun {
   mode: PassMode;
   counts: PassCounts;
-  /** The run at T_max, task-major (only with `keep`). */
+  /** The run at T_max, task-major (only with `keep`, and only the samples it keeps). */
   atTmax: Recorded[];
+  /** How every episode of the run at T_max ended (eval/failures), kept or not. */
+  failures: Failures;
   /** Invalid outputs and the policy's own likelihood over the run at T_max (eval/invalid.ts,
    * eval/own-likelihood.ts). */
   invalid: InvalidCount;
@@ -89,6 +93,8 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
   const first = new Int32Array(mode === 'prefix' ? tasks.length * samples : 0);
   const c = new Int32Array(tasks.length * nT);
   const atTmax: Recorded[] = [];
+  const keep = typeof o.keep === 'function' ? o.keep : () => o.keep === true;
+  const tally = new FailureTally();
   const invalid = new InvalidCount();
   const own = new OwnLikelihoodCount();
   let done = 0;
@@ -114,7 +120,8 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
         if (budget === Tmax) {
           invalid.add(tr);
           own.add(tr);
-          if (o.keep)
+          tally.add(tr.outcome);
+          if (keep(s))
             atTmax.push({ trajectory: tr, envSeed: episodeSeeds(o.runSeed, tr.task.seed, s).envSeed });
         }
       });
@@ -126,7 +133,7 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
     mode === 'prefix'
       ? countsFromFirstSuccess(first, samples, T)
       : { T, n: new Int32Array(tasks.length).fill(samples), c };
-  return { mode, counts, atTmax, invalid, own };
+  return { mode, counts, atTmax, failures: tally.result(), invalid, own };
 }
 
 export interface PerTask {

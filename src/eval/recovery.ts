@@ -57,7 +57,10 @@ export async function recovery(
   const rates = [new Float64Array(states.length), new Float64Array(states.length)];
   const exact = [0, 0];
   const exactOk = [isDiscrete(a), isDiscrete(b)];
-  const values = [new Map<unknown, PolicyValues>(), new Map<unknown, PolicyValues>()];
+  // V^π per map (oracle) and policy, read at every error state of that map; Q^π is not kept (it is
+  // nA times the size, and a run's error states span hundreds of maps).
+  type Values = Pick<PolicyValues, 'V' | 'nS' | 'horizon'>;
+  const values = [new Map<unknown, Values>(), new Map<unknown, Values>()];
   // Views for exact values (never stepped); each continuation steps an env of its own, closed after it.
   const views = new EnvCache(envs.make);
   try {
@@ -89,7 +92,8 @@ export async function recovery(
           const oracle = env.oracle?.() as Oracle<unknown> | undefined;
           let v = oracle === undefined ? undefined : values[p].get(oracle);
           if (oracle !== undefined && (v === undefined || v.horizon < state.budget)) {
-            v = exactPolicyValues(env, policy, state.budget, policy.budgetAware);
+            const all = exactPolicyValues(env, policy, state.budget, policy.budgetAware);
+            v = all && { V: all.V, nS: all.nS, horizon: all.horizon };
             if (v !== undefined) values[p].set(oracle, v);
           }
           if (oracle === undefined || v === undefined) exactOk[p] = false;

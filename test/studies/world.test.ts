@@ -5,9 +5,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Oracle, StepResult, Task } from '../../src/core/types.ts';
 import { envConfig, makeEnv, makeTasks } from '../../src/envs/index.ts';
+import { TabularOracle } from '../../src/envs/tabular.ts';
 import { occupancy } from '../../src/studies/budget/measure/states.ts';
 import { stepQualityDetail } from '../../src/studies/budget/measure/step-quality.ts';
-import { MEMORIES } from '../../src/studies/budget/memory-env.ts';
+import { MEMORIES, type MemoryEnv } from '../../src/studies/budget/memory-env.ts';
 import { WORLD_SETTINGS, worldEnvs } from '../../src/studies/budget/world.ts';
 import { TINY } from './fixtures.ts';
 
@@ -38,6 +39,36 @@ test('narrow world: Q* of every (memory, cell) equals FrozenLake’s Q* of the c
     assert.equal(f[3 * n + 5], 1, 'the memory');
   }
   assert.equal(WORLD_SETTINGS.narrow.successRate, 0.9);
+});
+
+test('narrow world: its oracle reads the map’s own tables (no copy per memory) and equals the full (memory, cell) DP bit for bit', () => {
+  const memory = worldEnvs(true);
+  for (const task of tasks) {
+    const env = memory.make(task) as MemoryEnv;
+    const o = env.oracle();
+    const inner = makeEnv(task).oracle!() as Oracle<number>;
+    const n = inner.nS;
+    // The value iteration over all 9·nS (memory, cell) states, as a TabularOracle of its own computes it.
+    const full = new TabularOracle<number>(
+      env.world.model,
+      [...o.starts],
+      (x) => x,
+      (x) => x,
+    );
+    for (let h = 0; h <= 100; h++) {
+      for (let x = 0; x < o.nS; x++) {
+        const [a, b] = [o.q(h, x), full.q(h, x)];
+        for (let k = 0; k < 4; k++) assert.ok(Object.is(a[k], b[k]), `Q* h ${h} x ${x} a ${k}`);
+        assert.ok(Object.is(o.v(h, x), full.v(h, x)), `V* h ${h} x ${x}`);
+      }
+    }
+    // What the narrow world keeps per map: the map's one table of (h + 1)·nS·nA values, shared.
+    assert.equal(o.q(100, 7 * n + 2).buffer, inner.q(100, 2).buffer);
+    assert.ok(o.q(100, 0).buffer.byteLength < (MEMORIES * n * 4 * 101 * 8) / 4);
+    // Exact evaluation sees the memory: a policy that reads it is evaluated on the (memory, cell) model.
+    const pi = (_h: number, x: number) => (Math.floor(x / n) === 0 ? [1, 0, 0, 0] : [0, 0.5, 0.5, 0]);
+    assert.deepEqual(o.evaluate(pi, 30), full.evaluate(pi, 30));
+  }
 });
 
 test('narrow world: the memory records the last action and whether it went as intended; intended-only play never slips', () => {

@@ -56,9 +56,14 @@ export function frozenLakeConfig(task: Task): FrozenLakeConfig {
 }
 
 // Worlds are immutable, so env instances on the same map share one (transition table, oracle, views).
+// A task holds its world (byTask) for as long as the task lives; byKey only lets tasks made again from
+// the same parameters (a worker's copy, a reread file) find it, so it keeps the most recent few. It
+// must not keep every map a process ever saw: a world's oracle tables grow with the horizon asked
+// ((h + 1)·nS·5 doubles: 82 KB for a 4x4 map at h = 100), so 4096 kept worlds held most of a
+// study's memory.
 const byTask = new WeakMap<Task, FrozenLakeWorld>();
 const byKey = new Map<string, FrozenLakeWorld>();
-const MAX_WORLDS = 4096;
+const MAX_WORLDS = 256;
 
 export function frozenLakeWorld(task: Task): FrozenLakeWorld {
   let world = byTask.get(task);

@@ -33,15 +33,20 @@ export class MemoPolicy implements DiscretePolicy {
     this.budgetAware = inner.budgetAware;
   }
 
-  private row(ctx: TurnContext<unknown>): Row {
+  /** The rows of ctx's feature array (made when `make`), and the key of ctx's row among them. */
+  private slot(ctx: TurnContext<unknown>, make: boolean): [Map<number, Row> | undefined, number] {
     const f = ctx.env.features?.(ctx.observation);
     if (f === undefined) throw new Error(`policy ${this.id}: env ${ctx.env.spec.id} has no feature view`);
     let byH = this.rows.get(f);
-    if (byH === undefined) {
+    if (byH === undefined && make) {
       byH = new Map();
       this.rows.set(f, byH);
     }
-    const h = this.budgetAware ? (ctx.turnsLeft ?? -1) : 0;
+    return [byH, this.budgetAware ? (ctx.turnsLeft ?? -1) : 0];
+  }
+
+  private row(ctx: TurnContext<unknown>): Row {
+    const [byH, h] = this.slot(ctx, true) as [Map<number, Row>, number];
     let r = byH.get(h);
     if (r === undefined) {
       // The network itself refuses a budget-aware context without turnsLeft.
@@ -62,9 +67,29 @@ export class MemoPolicy implements DiscretePolicy {
     return this.row(ctx).p.slice();
   }
 
-  /** Exact evaluation (eval/exact.ts) asks for every state of a map at once through this. */
+  /**
+   * Exact evaluation (eval/exact.ts) asks for every state of a map at once through this: once per map
+   * and policy, for states play mostly never reaches. So the rows it has to compute are not
+   * remembered (remembering them held every state of every held-out map, per policy: most of a run's
+   * memory); rows already remembered are read. Computed in one batch, a row has the bits it has alone.
+   */
   probsBatch(ctxs: readonly TurnContext<unknown>[]): Float64Array[] {
-    return ctxs.map((ctx) => this.row(ctx).p.slice());
+    const out: Float64Array[] = new Array(ctxs.length);
+    const missing: number[] = [];
+    ctxs.forEach((ctx, i) => {
+      const [byH, h] = this.slot(ctx, false);
+      const r = byH?.get(h);
+      if (r === undefined) missing.push(i);
+      else out[i] = r.p.slice();
+    });
+    if (missing.length > 0) {
+      const lp = this.inner.logProbsBatch(missing.map((i) => ctxs[i]));
+      const A = lp.length / missing.length;
+      missing.forEach((i, k) => {
+        out[i] = Float64Array.from(lp.subarray(k * A, (k + 1) * A), Math.exp);
+      });
+    }
+    return out;
   }
 
   logProb(ctx: TurnContext<unknown>, action: number): number {

@@ -5,12 +5,14 @@
 // thing added, read off the outcome FrozenLake drew (FrozenLakeEnv.lastOutcome).
 //
 // The memory is part of the state, so every exact computation stays exact: MemoryWorld is the tabular
-// MDP over (memory, cell) pairs (9 · nS states), built from Gymnasium's transition table of the map,
-// with its own TabularOracle; Q* of a (memory, cell) pair equals Q* of the cell.
+// MDP over (memory, cell) pairs (9 · nS states), built from Gymnasium's transition table of the map.
+// Q* of a (memory, cell) pair equals Q* of the cell, bit for bit, so its oracle reads the map's own
+// tables (MemoryOracle) instead of holding nine copies of them; a policy may depend on the memory, so
+// exact evaluation runs on the (memory, cell) model.
 import { InputError } from '../../core/errors.ts';
-import type { Env, EnvSpec, StepResult } from '../../core/types.ts';
+import type { Env, EnvSpec, Oracle, PolicyValues, StepResult, TabularPolicyFn } from '../../core/types.ts';
 import { ACTION_NAMES, FrozenLakeEnv, FrozenLakeWorld, transitionTable } from '../../envs/frozenlake/env.ts';
-import { compileModel, type TabularModel, TabularOracle, type Transition } from '../../envs/tabular.ts';
+import { compileModel, evaluatePolicy, type TabularModel, type Transition } from '../../envs/tabular.ts';
 
 /** Memories: 0 none (start), 1 + a: moved the intended way with a, 5 + a: slipped with a. */
 export const MEMORIES = 9;
@@ -27,7 +29,7 @@ class MemoryWorld {
   readonly nS: number;
   readonly model: TabularModel;
   readonly spec: EnvSpec;
-  private oracleCache: TabularOracle<number> | undefined;
+  private oracleCache: MemoryOracle | undefined;
   private neverSlipsCache: FrozenLakeWorld | undefined;
   private readonly featureCache: (Float32Array | undefined)[];
 
@@ -52,13 +54,8 @@ class MemoryWorld {
     this.spec = memorySpec(inner.spec);
   }
 
-  oracle(): TabularOracle<number> {
-    this.oracleCache ??= new TabularOracle<number>(
-      this.model,
-      [...this.inner.starts],
-      (o) => o,
-      (s) => s,
-    );
+  oracle(): MemoryOracle {
+    this.oracleCache ??= new MemoryOracle(this.inner, this.model);
     return this.oracleCache;
   }
 
@@ -90,6 +87,53 @@ class MemoryWorld {
         ? 'no move yet'
         : `last move ${ACTION_NAMES[(m - 1) % 4]}, ${m < SLIPPED ? 'as intended' : 'slipped'}`;
     return `${this.inner.text(x % n)}\n(${last})`;
+  }
+}
+
+/**
+ * The oracle of the (memory, cell) MDP, Q* and V* read from the map's own oracle: Q*_h(m·nS + c, a) =
+ * Q*_h(c, a) bit for bit, because the memory model lists each (cell, action)'s outcomes in the map's
+ * order with the same probabilities, rewards and endings, and the memory reached leaves V* unchanged
+ * (by induction on h: the same terms added in the same order). Only `evaluate` (a policy may read the
+ * memory) runs on the (memory, cell) model. A narrow-world map thus holds one table, not nine copies.
+ */
+export class MemoryOracle implements Oracle<number> {
+  readonly nS: number;
+  readonly nA: number;
+  readonly starts: readonly number[];
+  private readonly cells: FrozenLakeWorld;
+  private readonly model: TabularModel;
+
+  constructor(cells: FrozenLakeWorld, model: TabularModel) {
+    this.cells = cells;
+    this.model = model;
+    this.nS = model.nS;
+    this.nA = model.nA;
+    this.starts = [...cells.starts];
+  }
+
+  get horizon(): number {
+    return this.cells.oracle().horizon;
+  }
+
+  state(o: number): number {
+    return o;
+  }
+
+  observation(s: number): number {
+    return s;
+  }
+
+  q(h: number, x: number): Float64Array {
+    return this.cells.oracle().q(h, x % this.cells.nS);
+  }
+
+  v(h: number, x: number): number {
+    return this.cells.oracle().v(h, x % this.cells.nS);
+  }
+
+  evaluate(pi: TabularPolicyFn, horizon: number): PolicyValues {
+    return evaluatePolicy(this.model, pi, horizon);
   }
 }
 
@@ -187,7 +231,7 @@ export class MemoryEnv implements Env<number, number> {
     return this.world.features(x);
   }
 
-  oracle(): TabularOracle<number> {
+  oracle(): MemoryOracle {
     return this.world.oracle();
   }
 }

@@ -25,6 +25,7 @@ import { diagnosticStates } from './measure/states.ts';
 import { measureStepQuality } from './measure/step-quality.ts';
 import { measureTemperature } from './measure/temperature.ts';
 import {
+  type AnyPolicy,
   actingViews,
   type BaseRun,
   describePolicies,
@@ -33,6 +34,7 @@ import {
   type StageHooks,
   Stopwatch,
   type StudyStage,
+  type StudyTasks,
   studyEnvs,
   trainBase,
   trainVariants,
@@ -77,13 +79,7 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
   const { T, samples } = config.eval;
 
   // 1–3. What is measured: the maps, the base, the variants.
-  const tasks = makeStudyTasks(config, envs);
-  const expert = makePolicy(config.base.expert, tasks.spec, 'config.base.expert');
-  clock.start();
-  hooks.stage('base', `behaviour cloning of ${expert.id} on ${tasks.train.length} training maps`);
-  const base = await trainBase(envs, config, tasks, expert, (e, n) => hooks.progress('base', e, n));
-  clock.lap('bc');
-  const trained = await trainVariants(envs, config, base.policy, tasks.train, o.trainer, hooks, clock);
+  const { tasks, expert, base, trained } = await trainStages(envs, config, o.trainer, hooks, clock);
   const policies = actingViews(base.policy, trained);
 
   // 4a. Pass@(K,T) on the held-out maps: sampled, exact, and the reference policies.
@@ -144,6 +140,35 @@ export async function runBudgetStudy(input: StudyConfig, o: StudyOptions): Promi
     failures,
   };
   return { summary: summarize(measured, clock, trained), policies: trainedPolicies(base, trained) };
+}
+
+/**
+ * The maps, the base and the variants. The training maps are made and dropped here: once trained,
+ * nothing reads them, and their worlds (transition tables, oracle tables, feature views) go with them
+ * instead of staying through the measurements.
+ */
+async function trainStages(
+  envs: MakeEnv,
+  config: StudyConfig,
+  trainer: RlTrainer,
+  hooks: StageHooks,
+  clock: Stopwatch,
+): Promise<{
+  tasks: Omit<StudyTasks, 'train'>;
+  expert: AnyPolicy;
+  base: BaseRun;
+  trained: PerVariant<RlResult>;
+}> {
+  const { train, ...tasks } = makeStudyTasks(config, envs);
+  const expert = makePolicy(config.base.expert, tasks.spec, 'config.base.expert');
+  clock.start();
+  hooks.stage('base', `behaviour cloning of ${expert.id} on ${train.length} training maps`);
+  const base = await trainBase(envs, config, { ...tasks, train }, expert, (e, n) =>
+    hooks.progress('base', e, n),
+  );
+  clock.lap('bc');
+  const trained = await trainVariants(envs, config, base.policy, train, trainer, hooks, clock);
+  return { tasks, expert, base, trained };
 }
 
 /** The summary: the measurements, their findings, and the seconds (the study's own without training). */

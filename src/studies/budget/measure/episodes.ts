@@ -3,7 +3,7 @@
 // the diagnostic pools the step-quality, recovery and likelihood diagnostics draw from.
 import type { Task } from '../../../core/types.ts';
 import { type PassMode, runPassCounts } from '../../../eval/evaluate.ts';
-import { type Failures, failures } from '../../../eval/failures.ts';
+import type { Failures } from '../../../eval/failures.ts';
 import type { PassCounts } from '../../../eval/passkt.ts';
 import type { Recorded } from '../../../eval/states.ts';
 import type { StudyConfig } from '../config.ts';
@@ -23,8 +23,8 @@ export interface Episodes {
 
 /**
  * `eval.samples` episodes per held-out map and policy at T_max (prefix mode, like `turnwise eval`).
- * The failure tally (eval/failures) is taken here, over all of a policy's episodes, because only
- * the diagnostic pools are kept once a policy is done.
+ * The failure tally (eval/failures) is taken over all of a policy's episodes as they are played;
+ * only the diagnostic pools are kept.
  */
 export async function sampleEpisodes(
   envs: MakeEnv,
@@ -47,12 +47,14 @@ export async function sampleEpisodes(
       T,
       policy: policies[n]!,
       runSeed: config.seed,
-      keep: true,
+      // Only the diagnostic pools are kept (the base's and RL's first samples per map): holding every
+      // episode of a policy until it is done held tens of thousands of trajectories at once.
+      keep: n === 'base' || n === 'rl' ? (s) => s < diagnosticSamples : false,
       onProgress: (done) => onProgress(i * test.length * samples + done, total),
     });
     counts[n] = { mode: run.mode, counts: run.counts };
-    failed[n] = failures(run.atTmax.map((r) => r.trajectory));
-    if (n === 'base' || n === 'rl') pools[n] = run.atTmax.filter((_, e) => e % samples < diagnosticSamples);
+    failed[n] = run.failures;
+    if (n === 'base' || n === 'rl') pools[n] = run.atTmax;
   }
   return {
     counts: counts as Episodes['counts'],

@@ -24,7 +24,14 @@ export class TemperedPolicy implements DiscretePolicy {
     this.budgetAware = inner.budgetAware;
   }
   probs(ctx: TurnContext<unknown>): Float64Array {
-    const p = this.inner.probs(ctx);
+    return this.temper(this.inner.probs(ctx));
+  }
+  /** Exact evaluation asks for a map's states at once: the base's batch (memo.ts), each row sharpened. */
+  probsBatch(ctxs: readonly TurnContext<unknown>[]): Float64Array[] {
+    return this.inner.probsBatch(ctxs).map((p) => this.temper(p));
+  }
+  /** p^{1/τ}, normalised, in place. */
+  private temper(p: Float64Array): Float64Array {
     let z = 0;
     for (let a = 0; a < p.length; a++) {
       p[a] = p[a] ** (1 / this.tau);
@@ -32,9 +39,6 @@ export class TemperedPolicy implements DiscretePolicy {
     }
     for (let a = 0; a < p.length; a++) p[a] /= z;
     return p;
-  }
-  probsBatch(ctxs: readonly TurnContext<unknown>[]): Float64Array[] {
-    return ctxs.map((c) => this.probs(c));
   }
   act(): never {
     throw new Error('TemperedPolicy is for exact evaluation only');
