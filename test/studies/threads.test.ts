@@ -39,3 +39,12 @@ test('study on worker threads: same summary and policy bytes at parallel 1 (this
   // Every run's stages reached the main thread, named by world and seed.
   assert.deepEqual([...new Set(events)].sort(), ['narrow/3', 'slippery/3']);
 });
+
+test('the default parallelism: the cores, at most one run per 4 GiB of memory, at least one', async () => {
+  const { defaultParallel } = await import('../../src/studies/budget/study.ts');
+  const GiB = 2 ** 30;
+  assert.equal(defaultParallel(8, 8 * GiB), 2); // an 8 GB laptop: two runs at once (≈ 1.8 GB)
+  assert.equal(defaultParallel(8, 64 * GiB), 8);
+  assert.equal(defaultParallel(2, 24 * GiB), 2); // this project's machines
+  assert.equal(defaultParallel(4, 2 * GiB), 1);
+});

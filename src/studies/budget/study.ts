@@ -7,7 +7,7 @@
 //                  (one seed: that run's own interval).
 // summary.json is this study summary; `studyFindings` recomputes its findings from the runs' stored
 // quantities (findings.ts), so `turnwise study verdicts` audits every level.
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { PROFILE_RUNS, type ProfileName, type StudyConfig, worldConfig } from './config.ts';
 import type { AcrossSeedsFigure, Estimate, PassGrid } from './figures.ts';
@@ -61,13 +61,20 @@ export interface StudyRunResult {
   policies: (RunKey & { files: Record<string, Uint8Array> })[];
 }
 
+/** Runs at once when --parallel is not given: the cores, but one per 4 GiB of the machine's memory (a
+ * default-profile run holds ≈ 0.9 GB at its peak, bench/README.md: an 8 GB laptop runs two at once,
+ * 1.8 GB, beside a browser); at least one. Parallelism changes no result (each run is seeded). */
+export function defaultParallel(cores = availableParallelism(), memory = totalmem()): number {
+  return Math.max(1, Math.min(cores, Math.floor(memory / 2 ** 32)));
+}
+
 /** Runs every (world, seed) of the plan and takes the findings across seeds. */
 export async function runStudy(plan: StudyPlan, o: StudyRunOptions): Promise<StudyRunResult> {
   const t0 = performance.now();
   const jobs: RunJob[] = plan.worlds.flatMap((world) =>
     plan.seeds.map((seed) => ({ world, seed, config: worldConfig(plan.config, world, seed) })),
   );
-  const parallel = Math.max(1, Math.min(o.parallel ?? availableParallelism(), jobs.length));
+  const parallel = Math.max(1, Math.min(o.parallel ?? defaultParallel(), jobs.length));
   const onEvent = o.onEvent ?? (() => {});
   let results: RunOutput[];
   if (typeof o.trainer === 'function' || parallel === 1) {
