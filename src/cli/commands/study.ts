@@ -85,7 +85,10 @@ export function registerStudy(program: Command): void {
       'seeds to run, comma-separated (default: the profile’s: quick 0; default 0,1,2; full 0–4)',
     )
     .option('--worlds <list>', `worlds to run, comma-separated (${WORLD_IDS.join(', ')}; default: both)`)
-    .option('--parallel <n>', 'runs at once, on worker threads (default: the machine’s cores, at most one per 4 GiB of memory)')
+    .option(
+      '--parallel <n>',
+      'runs at once, on worker threads (default: the machine’s cores, at most one per 4 GiB of memory)',
+    )
     .addOption(setOption('study config', 'rl.iters=100'));
   addParamOptions(budget, FLAGS)
     .addHelpText(
