@@ -621,6 +621,17 @@ function specs(valid: () => string): Spec[] {
       argument: pick('nope', 'http://', 'ftp://x/v1#m', '#m', 'http://[::1/v1#m', ''),
     },
     {
+      // A valid base would listen: each case breaks one flag, refused before anything listens.
+      path: ['ui'],
+      base: ['--runs', 'IN', '--port', '0'],
+      flags: {
+        '--runs': pick('IN/no-such-dir', 'IN/a-file', '/dev/null/x'),
+        '--port': badInt(0, 65535),
+        // Addresses this machine does not have (TEST-NET-1 and an unassigned private one).
+        '--host': pick('192.0.2.1', '10.255.255.1'),
+      },
+    },
+    {
       path: ['export'],
       base: ['--in', 'IN/valid.jsonl', '--format', 'openai', '--out', 'OUT/sft.jsonl'],
       flags: {
