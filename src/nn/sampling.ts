@@ -246,6 +246,23 @@ export function sampleRow(
   };
 }
 
+/** Teacher forcing on a single row (any log-scale scores, as sampleRow takes): log π_τ,p of `token`,
+ * with the row's `top` most probable tokens, as scoreTokensTop lists them. */
+export function scoreRow(
+  row: Float32Array,
+  token: number,
+  opts: SamplingOptions,
+): { logprob: number; top: TokenLogProb[] } {
+  const { temperature, topP } = checkSampling(opts);
+  const w = new Float64Array(row.length);
+  const logZ = distribution(row, 0, row.length, temperature, topP, w, []);
+  const k = opts.top ?? 0;
+  return {
+    logprob: logProbOf(row, 0, token, temperature, w, logZ),
+    top: k > 0 ? topTokens(row, 0, k, temperature, w, logZ) : [],
+  };
+}
+
 /** One draw from unnormalised weights: the first index whose cumulative weight exceeds u·Σw. */
 function draw(w: Float64Array, rng: Rng): number {
   let total = 0;

@@ -32,12 +32,13 @@ import type { Action, BatchedPolicy, EnvSpec, TurnContext } from '../core/types.
 import { checkGgufModel, type GgufModelInfo, runContext } from '../llama/gguf-check.ts';
 import { LlamaRuntime } from '../llama/runtime.ts';
 import { type GgufVocab, ggufVocab } from '../llama/vocab.ts';
-import { sampleRow, type TokenLogProb, tokenLogProbs } from '../nn/sampling.ts';
+import { sampleRow, scoreRow, type TokenLogProb } from '../nn/sampling.ts';
 import type { ChatMode } from './chat.ts';
 import type { Reply, ReplyOptions, ScoredReply, TransformerPolicyFormat } from './transformer.ts';
 import { readPolicyFormat } from './transformer.ts';
 import {
   hasTextPrompt,
+  longestReply,
   type PromptView,
   parseGeneration,
   promptMessages,
@@ -64,9 +65,6 @@ export interface GgufOptions {
 export function defaultThreads(info: GgufModelInfo): number {
   return Math.max(1, Math.min(availableParallelism(), Math.floor(info.weightBytes / (64 * 1024 * 1024))));
 }
-
-/** max_tokens of a tool env's reply when none is given (as the transformer's). */
-const TOOL_REPLY_TOKENS = 128;
 
 export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
   readonly id: string;
@@ -223,19 +221,12 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
   }
 
   /** The reply's most tokens: the option, the model's turnwise format, else the longest action + 1. */
-  private async maxTokens(r: LlamaRuntime): Promise<number> {
-    if (this.maxTokensCache !== undefined) return this.maxTokensCache;
-    let most = this.options.maxTokens ?? this.format?.maxTokens;
-    if (most === undefined) {
-      most = TOOL_REPLY_TOKENS;
-      if (typeof this.env.actions === 'number') {
-        most = 0;
-        for (let a = 0; a < this.env.actions; a++)
-          most = Math.max(most, r.tokenize(renderAction(this.env, this.mode, a) ?? '').length + 1);
-      }
-    }
-    this.maxTokensCache = most;
-    return most;
+  private maxTokens(r: LlamaRuntime): number {
+    this.maxTokensCache ??=
+      this.options.maxTokens ??
+      this.format?.maxTokens ??
+      longestReply(this.env, this.mode, (t) => r.tokenize(t).length);
+    return this.maxTokensCache;
   }
 
   private view(ctx: TurnContext<unknown>): PromptView {
@@ -252,7 +243,7 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
   /** A turn's prompt in tokens under the context rule (the most earlier turns that fit). */
   async prompt(ctx: TurnContext<unknown>): Promise<{ tokens: number[]; kept: number; text: string }> {
     const r = await this.load();
-    const room = await this.maxTokens(r);
+    const room = this.maxTokens(r);
     const v = this.view(ctx);
     const budget = this.ctx - room;
     const at = (keep: number) => {
@@ -293,7 +284,7 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
    * request's sampling overrides. */
   async replies(ctxs: readonly TurnContext<unknown>[], o: ReplyOptions = {}): Promise<(Reply | Error)[]> {
     const r = await this.load();
-    const limit = await this.maxTokens(r);
+    const limit = this.maxTokens(r);
     return Promise.all(
       ctxs.map(async (ctx) => {
         try {
@@ -357,6 +348,14 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
   /** An action's reply tokens as the template closes an assistant message (through its first EOG
    * token); undefined when it is not an action of the env. */
   async replyTokens(ctx: TurnContext<unknown>, action: unknown): Promise<number[] | undefined> {
+    return (await this.closedReply(ctx, action))?.tokens;
+  }
+
+  /** replyTokens with the turn's prompt it was cut from. */
+  private async closedReply(
+    ctx: TurnContext<unknown>,
+    action: unknown,
+  ): Promise<{ prompt: number[]; tokens: number[] } | undefined> {
     const text = renderAction(ctx.env.spec, this.mode, action);
     if (text === undefined) return undefined;
     const r = await this.load();
@@ -366,7 +365,7 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
     const prefix = prompt.tokens.every((t, i) => all[i] === t);
     const tail = prefix ? all.slice(prompt.tokens.length) : r.tokenize(full.slice(prompt.text.length));
     const end = tail.findIndex((t) => r.isEog(t));
-    return end < 0 ? tail : tail.slice(0, end + 1);
+    return { prompt: prompt.tokens, tokens: end < 0 ? tail : tail.slice(0, end + 1) };
   }
 
   /**
@@ -383,36 +382,38 @@ export class GgufPolicy implements BatchedPolicy<unknown, unknown> {
 
   /** Teacher-forced log π_τ,p of reply tokens after this turn's prompt, with each position's `top`. */
   async scoreReply(ctx: TurnContext<unknown>, tokens: readonly number[], top = 0): Promise<ScoredReply> {
+    return this.scoreAfter((await this.prompt(ctx)).tokens, tokens, top);
+  }
+
+  /** scoreReply after a prompt already built. */
+  private async scoreAfter(
+    prompt: readonly number[],
+    tokens: readonly number[],
+    top: number,
+  ): Promise<ScoredReply> {
     const r = await this.load();
-    const prompt = await this.prompt(ctx);
-    if (prompt.tokens.length + tokens.length > this.ctx)
+    if (prompt.length + tokens.length > this.ctx)
       throw new ContextOverflow(
-        `prompt and reply hold ${prompt.tokens.length + tokens.length} tokens; the context is ${this.ctx}`,
+        `prompt and reply hold ${prompt.length + tokens.length} tokens; the context is ${this.ctx}`,
       );
-    const rows = await r.score(prompt.tokens, tokens);
-    const opts = { temperature: this.temperature, topP: this.topP };
+    const rows = await r.score(prompt, tokens);
+    const opts = { temperature: this.temperature, topP: this.topP, top };
     const logprobs: number[] = [];
     const tops: TokenLogProb[][] = [];
     rows.forEach((row, j) => {
-      const lp = tokenLogProbs(row, 0, row.length, opts);
-      logprobs.push(lp[tokens[j]]);
-      if (top > 0)
-        tops.push(
-          [...lp]
-            .map((logprob, id) => ({ id, logprob }))
-            .sort((a, b) => b.logprob - a.logprob || a.id - b.id)
-            .slice(0, top),
-        );
+      const s = scoreRow(row, tokens[j], opts);
+      logprobs.push(s.logprob);
+      if (top > 0) tops.push(s.top);
     });
-    return { prompt: prompt.tokens.length, logprobs, top: tops };
+    return { prompt: prompt.length, logprobs, top: tops };
   }
 
   /** log π(action | ctx) by teacher forcing (−∞ for a value that is not an action of the env). */
   async logProb(ctx: TurnContext<unknown>, action: unknown): Promise<number> {
-    const tokens = await this.replyTokens(ctx, action);
-    if (tokens === undefined) return Number.NEGATIVE_INFINITY;
+    const reply = await this.closedReply(ctx, action);
+    if (reply === undefined) return Number.NEGATIVE_INFINITY;
     let sum = 0;
-    for (const x of (await this.scoreReply(ctx, tokens)).logprobs) sum += x;
+    for (const x of (await this.scoreAfter(reply.prompt, reply.tokens, 0)).logprobs) sum += x;
     return sum;
   }
 }

@@ -166,6 +166,18 @@ export function fitPrompt(
   return { tokens: tokenizer.encodeChat(messages, 'assistant'), kept };
 }
 
+/** max_tokens of a tool env's reply when none is given. */
+export const TOOL_REPLY_TOKENS = 128;
+
+/** The room a reply gets when max_tokens is not given: on a discrete env its longest action in tokens
+ * (`length` of the text) plus the end token, on a tool env TOOL_REPLY_TOKENS. */
+export function longestReply(env: EnvSpec, mode: ChatMode, length: (text: string) => number): number {
+  if (typeof env.actions !== 'number') return TOOL_REPLY_TOKENS;
+  let most = 0;
+  for (let a = 0; a < env.actions; a++) most = Math.max(most, length(renderAction(env, mode, a) ?? '') + 1);
+  return most;
+}
+
 /** An action as the model writes it: a tool call (tools mode or a tool env) or `<answer>Name</answer>`. */
 export function renderAction(spec: EnvSpec, mode: ChatMode, action: unknown): string | undefined {
   const chat = spec.chat;

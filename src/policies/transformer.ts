@@ -34,6 +34,7 @@ import { readPolicyCheckpoint } from './checkpoint-file.ts';
 import {
   fitPrompt,
   hasTextPrompt,
+  longestReply,
   type PromptView,
   parseGeneration,
   promptView,
@@ -98,9 +99,6 @@ export interface ScoredReply {
   top: TokenLogProb[][];
 }
 
-/** max_tokens of a tool env's reply when none is given. */
-const TOOL_REPLY_TOKENS = 128;
-
 export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
   readonly id: string;
   readonly budgetAware: boolean;
@@ -144,16 +142,7 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
     this.budgetAware = format.budgetAware;
     this.end = tokenizer.special['<|end|>'];
     this.stop = [this.end, tokenizer.special['<|endoftext|>']];
-    this.maxTokens = format.maxTokens ?? this.longestAction(env);
-  }
-
-  /** The longest action of a discrete env in tokens, with its <|end|>; TOOL_REPLY_TOKENS otherwise. */
-  private longestAction(env: EnvSpec): number {
-    if (typeof env.actions !== 'number') return TOOL_REPLY_TOKENS;
-    let most = 0;
-    for (let a = 0; a < env.actions; a++)
-      most = Math.max(most, this.tokenizer.encode(renderAction(env, this.format.mode, a) ?? '').length + 1);
-    return most;
+    this.maxTokens = format.maxTokens ?? longestReply(env, format.mode, (t) => tokenizer.encode(t).length);
   }
 
   private view(ctx: TurnContext<unknown>): PromptView {
