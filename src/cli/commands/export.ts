@@ -285,8 +285,8 @@ function exportVerlRl(
   warnSkipped(flags, skipped, unrenderable);
   const tasks = new Set(rows.map((r) => JSON.stringify(r.extra_info.task))).size;
   const truths = rows.filter((r) => r.reward_model.ground_truth !== null).length;
-  if (flags.json)
-    return json({
+  if (flags.json) {
+    json({
       format: 'verl',
       out: flags.out,
       split: flags.split,
@@ -297,6 +297,8 @@ function exportVerlRl(
       unrenderable: unrenderable.length,
       ...(skipped ? { skipped } : {}),
     });
+    return;
+  }
   out(
     `wrote ${rows.length} prompts of ${tasks} tasks (from ${kept.length} trajectories; ${truths} with a ground truth) to ${flags.out} (verl, split ${flags.split})`,
   );
@@ -329,8 +331,8 @@ function exportVerlSft(
   warnSkipped(flags, skipped, unrenderable);
   const turns = kept.reduce((s, k) => s + k.t.turns.length, 0);
   const successful = kept.filter((k) => k.t.outcome.success).length;
-  if (flags.json)
-    return json({
+  if (flags.json) {
+    json({
       format: 'verl-sft',
       out: flags.out,
       read: trajectories.length,
@@ -341,6 +343,8 @@ function exportVerlSft(
       unrenderable: unrenderable.length,
       ...(skipped ? { skipped } : {}),
     });
+    return;
+  }
   out(
     `wrote ${kept.length} of ${trajectories.length} trajectories (${turns} turns, ${successful} successful) to ${flags.out} (verl-sft${flags.includeFailed ? '' : ': the successful ones; --include-failed adds the others'})`,
   );
