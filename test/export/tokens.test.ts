@@ -463,11 +463,11 @@ test('bad input: one line, exit 2, before any work', async () => {
     ],
     [
       ['--in', lakeFile, '--policy', ckpt, '--chat', 'tools'],
-      /^turnwise: --chat: got "tools"; is read by --format openai and verl only, not tokens$/,
+      /^turnwise: --chat: got "tools"; is read by --format openai, verl, verl-sft and turnwise-parquet only, not tokens$/,
     ],
     [
       ['--in', lakeFile, '--policy', ckpt, '--min-advantage', '0'],
-      /^turnwise: --min-advantage: got "0"; is read by --format openai and verl only, not tokens$/,
+      /^turnwise: --min-advantage: got "0"; is read by --format openai and turnwise-parquet only, not tokens$/,
     ],
   ];
   for (const [args, re] of cases) {

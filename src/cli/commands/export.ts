@@ -424,7 +424,9 @@ export function registerExport(program: Command): void {
         ['includeFailed', '--include-failed', ['verl-sft']],
       ] as const)
         if (given(key) && !(readers as readonly Format[]).includes(format)) {
-          const why = `is read by --format ${readers.join(' and ')} only, not ${format}`;
+          const names =
+            readers.length === 1 ? readers[0] : `${readers.slice(0, -1).join(', ')} and ${readers.at(-1)}`;
+          const why = `is read by --format ${names} only, not ${format}`;
           const value = flags[key];
           throw typeof value === 'string' ? new InputError(flag, value, why) : InputError.raw(flag, why);
         }
