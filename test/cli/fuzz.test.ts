@@ -636,7 +636,7 @@ function specs(valid: () => string): Spec[] {
       base: ['--in', 'IN/valid.jsonl', '--format', 'openai', '--out', 'OUT/sft.jsonl'],
       flags: {
         '--in': fc.oneof(trajectories, badInFile),
-        '--format': badEnum(['openai', 'verl']),
+        '--format': badEnum(['openai', 'verl', 'verl-sft', 'turnwise-parquet']),
         '--out': badOutFile,
         '--method': fc.oneof(
           badEnum([

@@ -521,7 +521,7 @@ test('bad input for verl and verl-sft: flags of other formats, an empty split, n
     ],
     [
       ['--in', hs.file, '--format', 'verl-sft', '--out', y, '--method', 'rloo'],
-      /^turnwise: --method: got "rloo"; is read by --format openai and turnwise-parquet only, not verl-sft\n$/,
+      /^turnwise: --method: got "rloo"; is read by --format openai, tokens and turnwise-parquet only, not verl-sft\n$/,
     ],
     [
       ['--in', hs.file, '--format', 'verl', '--out', y, '--min-advantage', '1'],

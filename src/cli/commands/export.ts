@@ -62,8 +62,9 @@ type Format = (typeof FORMATS)[number];
 const MODES: readonly ChatMode[] = ['tools', 'text'];
 /** GRPO: verl's default advantage estimator for multi-turn rollouts. */
 const DEFAULT_METHOD = 'grpo';
-/** The formats whose files carry credit (advantages or weights): --method and --min-advantage. */
-const CREDITED: readonly Format[] = ['openai', 'turnwise-parquet'];
+/** The formats whose files carry credit (advantages): --method; and weights: --min-advantage. */
+const CREDITED: readonly Format[] = ['openai', 'tokens', 'turnwise-parquet'];
+const WEIGHTED: readonly Format[] = ['openai', 'turnwise-parquet'];
 /** The formats rendered as chat conversations: --chat. */
 const CHAT: readonly Format[] = ['openai', 'verl', 'verl-sft', 'turnwise-parquet'];
 const DEFAULT_SPLIT = 'train';
@@ -418,7 +419,7 @@ export function registerExport(program: Command): void {
       const given = (key: string) => cmd.getOptionValueSource(key) === 'cli';
       for (const [key, flag, readers] of [
         ['method', '--method', CREDITED],
-        ['minAdvantage', '--min-advantage', CREDITED],
+        ['minAdvantage', '--min-advantage', WEIGHTED],
         ['chat', '--chat', CHAT],
         ['split', '--split', ['verl']],
         ['includeFailed', '--include-failed', ['verl-sft']],
