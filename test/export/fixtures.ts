@@ -1,12 +1,14 @@
 // Real trajectory files for the export tests: FrozenLake rolled out by the openai policy against
 // `turnwise serve` through a proxy that keeps every request (what the model was sent), and sql episodes
-// of examples/sql-agent.ts recorded by `turnwise harness run`.
+// of examples/sql-agent.ts recorded by `turnwise harness run`; and DuckDB, a reader of their Parquet.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+import { after } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { turnwise } from '../cli/run.ts';
 import { startServe } from '../fixtures/serve-process.ts';
 
@@ -105,4 +107,33 @@ export async function harnessSql(dir: string): Promise<string> {
   } finally {
     await serve.stop();
   }
+}
+
+/** Values as JSON has them: int64 (bigint) as numbers, nested. */
+export const plain = (x: unknown): unknown =>
+  typeof x === 'bigint'
+    ? Number(x)
+    : Array.isArray(x)
+      ? x.map(plain)
+      : x !== null && typeof x === 'object'
+        ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, plain(v)]))
+        : x;
+
+/** An in-memory DuckDB, closed after the file's tests: a Parquet file's column types as DESCRIBE
+ * states them (name → type, in column order), and the rows of a query (int64 as numbers). */
+export async function duckdb() {
+  const instance = await DuckDBInstance.create(':memory:');
+  const c = await instance.connect();
+  after(() => {
+    c.closeSync();
+    instance.closeSync();
+  });
+  return {
+    describe: async (file: string): Promise<Record<string, string>> => {
+      const r = await c.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file}')`);
+      return Object.fromEntries(r.getRowObjectsJS().map((x) => [x.column_name, x.column_type]));
+    },
+    rows: async (query: string): Promise<Record<string, unknown>[]> =>
+      plain((await c.runAndReadAll(query)).getRowObjectsJS()) as Record<string, unknown>[],
+  };
 }

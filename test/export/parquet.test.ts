@@ -6,7 +6,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import {
   DOUBLE,
@@ -21,14 +20,11 @@ import {
   writeParquet,
 } from '../../src/export/parquet.ts';
 
+import { duckdb } from './fixtures.ts';
+
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-parquet-'));
-const instance = await DuckDBInstance.create(':memory:');
-const duck = await instance.connect();
-after(() => {
-  duck.closeSync();
-  instance.closeSync();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => rmSync(dir, { recursive: true, force: true }));
+const duck = await duckdb();
 
 const field = (name: string, type: ParquetType) => ({ name, type });
 
@@ -84,10 +80,7 @@ test('round trip: nested lists and structs read back by DuckDB and hyparquet as 
   const file = join(dir, 'x.parquet');
   writeFileSync(file, writeParquet(fields, rows));
 
-  const types = (await duck.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file}')`))
-    .getRowObjectsJS()
-    .map((r) => [r.column_name, r.column_type]);
-  assert.deepEqual(types, [
+  assert.deepEqual(Object.entries(await duck.describe(file)), [
     ['name', 'VARCHAR'],
     [
       'messages',
@@ -96,15 +89,13 @@ test('round trip: nested lists and structs read back by DuckDB and hyparquet as 
     ['n', 'BIGINT'],
     ['mixed', 'VARCHAR'],
   ]);
-  const viaSql = (
-    await duck.runAndReadAll(
-      `SELECT len(messages) AS k, messages[2].calls[2].args."table" AS t, messages[2].calls[3].args.query AS q, messages[1].calls AS c, n, mixed FROM read_parquet('${file}')`,
-    )
-  ).getRowObjectsJson();
+  const viaSql = await duck.rows(
+    `SELECT len(messages) AS k, messages[2].calls[2].args."table" AS t, messages[2].calls[3].args.query AS q, messages[1].calls AS c, n, mixed FROM read_parquet('${file}')`,
+  );
   assert.deepEqual(viaSql, [
-    { k: '2', t: 't', q: null, c: null, n: String(2 ** 40), mixed: '1' },
-    { k: '0', t: null, q: null, c: null, n: '-1', mixed: '"one"' },
-    { k: '1', t: null, q: null, c: [], n: '0', mixed: null },
+    { k: 2, t: 't', q: null, c: null, n: 2 ** 40, mixed: '1' },
+    { k: 0, t: null, q: null, c: null, n: -1, mixed: '"one"' },
+    { k: 1, t: null, q: null, c: [], n: 0, mixed: null },
   ]);
 
   const read = (await parquetReadObjects({ file: await asyncBufferFromFile(file) })) as Record<

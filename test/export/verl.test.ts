@@ -11,40 +11,26 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import type { Trajectory } from '../../src/core/types.ts';
 import { inProcess, turnwise } from '../cli/run.ts';
 import {
   type ChatRequest,
   canonical,
+  duckdb,
   harnessSql,
   type Msg,
+  plain,
   readJsonl,
   servedFrozenLake,
 } from './fixtures.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'turnwise-export-verl-'));
-const instance = await DuckDBInstance.create(':memory:');
-const duck = await instance.connect();
-after(() => {
-  duck.closeSync();
-  instance.closeSync();
-  rmSync(root, { recursive: true, force: true });
-});
+after(() => rmSync(root, { recursive: true, force: true }));
+const { describe, rows: sql } = await duckdb();
 
 const NAMES = ['Left', 'Down', 'Right', 'Up'];
 type Row = Record<string, unknown>;
-
-/** Values as JSON has them: int64 (bigint) as numbers, nested. */
-const plain = (x: unknown): unknown =>
-  typeof x === 'bigint'
-    ? Number(x)
-    : Array.isArray(x)
-      ? x.map(plain)
-      : x !== null && typeof x === 'object'
-        ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, plain(v)]))
-        : x;
 
 /** A struct read back without its null members: the keys another value of the file has. */
 const dropNulls = (x: unknown): unknown =>
@@ -57,16 +43,6 @@ const dropNulls = (x: unknown): unknown =>
             .map(([k, v]) => [k, dropNulls(v)]),
         )
       : x;
-
-/** DuckDB's DESCRIBE of the file: column name → type. */
-async function describe(file: string): Promise<Record<string, string>> {
-  const r = await duck.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file}')`);
-  return Object.fromEntries(r.getRowObjectsJS().map((x) => [x.column_name, x.column_type]));
-}
-
-async function sql(query: string): Promise<Row[]> {
-  return plain((await duck.runAndReadAll(query)).getRowObjectsJS()) as Row[];
-}
 
 /** hyparquet's rows and its flattened schema (name:type:repetition:converted). */
 async function hyparquet(file: string): Promise<{ rows: Row[]; schema: string[] }> {
