@@ -1,7 +1,10 @@
-// Hand-over formats for large-model trainers (docs/architecture.md `export/`): OpenAI fine-tuning JSONL and verl
-// Parquet, both from one conversation per trajectory and the per-turn advantages credit/ computed; and a
-// text policy's token rows in verl's agent-loop shape (tokens.ts).
+// Hand-over formats for large-model trainers (docs/architecture.md `export/`): OpenAI fine-tuning JSONL,
+// verl's RL and multi-turn SFT datasets (verl.ts) and turnwise's own Parquet of credited trajectories
+// (turnwise-parquet.ts), all from one conversation per trajectory; and a text policy's token rows in
+// verl's agent-loop shape (tokens.ts). Parquet columns are typed (parquet.ts): lists and structs.
 export * from './conversation.ts';
 export * from './openai.ts';
+export * from './parquet.ts';
 export * from './tokens.ts';
+export * from './turnwise-parquet.ts';
 export * from './verl.ts';

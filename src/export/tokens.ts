@@ -21,9 +21,22 @@
 // mask-1 token follows exactly the tokens it was sampled after, and its log-prob is the one it was
 // sampled with. A trajectory gives one row per such run of turns (`segment` 0, 1, …, `first_turn`,
 // `last_turn`); no row is ever a conversation the model did not see.
-import { parquetWriteBuffer, type SchemaElement } from 'hyparquet-writer';
-import type { Trajectory } from '../core/types.ts';
-import { list, required } from './verl.ts';
+import type { Task, Trajectory } from '../core/types.ts';
+import {
+  BOOLEAN,
+  DOUBLE,
+  FLOAT,
+  INT32,
+  INT64,
+  inferType,
+  listOf,
+  opt,
+  type ParquetType,
+  req,
+  STRING,
+  struct,
+  writeParquet,
+} from './parquet.ts';
 
 /** One turn as the policy read and wrote it (built by the composition layer, which has the policy). */
 export interface TokenTurn {
@@ -46,7 +59,7 @@ export interface TokenRow {
   segment: number;
   first_turn: number;
   last_turn: number;
-  task: string;
+  task: Task;
   prompt_ids: number[];
   response_ids: number[];
   response_mask: number[];
@@ -96,7 +109,7 @@ export function tokenRows(
         segment: rows.length,
         first_turn: k,
         last_turn: k,
-        task: JSON.stringify(t.task),
+        task: t.task,
         prompt_ids: [...turn.prompt],
         response_ids: [],
         response_mask: [],
@@ -134,50 +147,27 @@ export function tokenRows(
   return { rows, splits };
 }
 
-const SCHEMA: SchemaElement[] = [
-  { name: 'root', num_children: 13 },
-  required('id', 'BYTE_ARRAY', 'UTF8'),
-  required('segment', 'INT32'),
-  required('first_turn', 'INT32'),
-  required('last_turn', 'INT32'),
-  required('task', 'BYTE_ARRAY', 'UTF8'),
-  ...list('prompt_ids', 'INT64'),
-  ...list('response_ids', 'INT64'),
-  ...list('response_mask', 'INT64'),
-  ...list('response_logprobs', 'FLOAT'),
-  ...list('advantages', 'FLOAT'),
-  required('num_turns', 'INT64'),
-  required('reward', 'DOUBLE'),
-  required('success', 'BOOLEAN'),
-];
-
-const big = (xs: readonly number[]): bigint[] => xs.map((x) => BigInt(x));
+/** The task column: env, params (their struct inferred over the file's tasks) and seed, as turnwise's Task. */
+export const taskType = (tasks: readonly Task[]): ParquetType =>
+  struct(req('env', STRING), req('params', inferType(tasks.map((t) => t.params))), req('seed', INT64));
 
 /** The Parquet file of the rows, as bytes: ids, masks and num_turns int64, log-probs and advantages
- * float32 (what verl's tensors hold), one row group. */
+ * float32 (what verl's tensors hold), the task a struct. */
 export function tokensParquet(rows: readonly TokenRow[]): Uint8Array {
-  const column = <K extends keyof TokenRow>(name: K, f: (v: TokenRow[K]) => unknown = (v) => v) => ({
-    name,
-    data: rows.map((r) => f(r[name])),
-  });
-  const buffer = parquetWriteBuffer({
-    columnData: [
-      column('id'),
-      column('segment'),
-      column('first_turn'),
-      column('last_turn'),
-      column('task'),
-      column('prompt_ids', big),
-      column('response_ids', big),
-      column('response_mask', big),
-      column('response_logprobs'),
-      column('advantages'),
-      column('num_turns', (n) => BigInt(n)),
-      column('reward'),
-      column('success'),
-    ],
-    schema: SCHEMA,
-    createdBy: 'turnwise export',
-  });
-  return new Uint8Array(buffer);
+  const fields = [
+    req('id', STRING),
+    req('segment', INT32),
+    req('first_turn', INT32),
+    req('last_turn', INT32),
+    req('task', taskType(rows.map((r) => r.task))),
+    opt('prompt_ids', listOf(INT64)),
+    opt('response_ids', listOf(INT64)),
+    opt('response_mask', listOf(INT64)),
+    opt('response_logprobs', listOf(FLOAT)),
+    opt('advantages', listOf(FLOAT)),
+    req('num_turns', INT64),
+    req('reward', DOUBLE),
+    req('success', BOOLEAN),
+  ];
+  return writeParquet(fields, rows as unknown as Record<string, unknown>[]);
 }

@@ -636,7 +636,7 @@ function specs(valid: () => string): Spec[] {
       base: ['--in', 'IN/valid.jsonl', '--format', 'openai', '--out', 'OUT/sft.jsonl'],
       flags: {
         '--in': fc.oneof(trajectories, badInFile),
-        '--format': badEnum(['openai', 'verl']),
+        '--format': badEnum(['openai', 'verl', 'verl-sft', 'turnwise-parquet']),
         '--out': badOutFile,
         '--method': fc.oneof(
           badEnum([
@@ -656,6 +656,8 @@ function specs(valid: () => string): Spec[] {
         // Every finite number is a threshold: only non-numbers are bad.
         '--min-advantage': pick('', 'abc', 'NaN', 'Infinity', '-Infinity', '7 apples', '1,5', '0x'),
         '--chat': badEnum(['tools', 'text']),
+        // Any name is a split; an empty one is not (and openai reads none).
+        '--split': pick('', ' ', 'train'),
       },
     },
   ];

@@ -1,31 +1,30 @@
 // `turnwise export` end to end, through the real CLI: FrozenLake rolled out by the openai policy against
 // `turnwise serve` (token ids on every turn) and in-process (none), and sql episodes of
-// examples/sql-agent.ts recorded by `turnwise harness run`. The Parquet is read back with hyparquet and
+// examples/sql-agent.ts recorded by `turnwise harness run` (fixtures.ts). The Parquet
+// (--format turnwise-parquet; verl's own formats: verl.test.ts) is read back with hyparquet and
 // checked row by row against the trajectories and `turnwise credit --json`'s advantages; the JSONL is
 // checked against the fine-tuning shape, and FrozenLake's rendered conversation against the very
 // requests the policy sent the server.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
 import type { Trajectory } from '../../src/core/types.ts';
 import { inProcess, turnwise } from '../cli/run.ts';
-import { startServe } from '../fixtures/serve-process.ts';
+import {
+  type ChatRequest,
+  canonical,
+  harnessSql,
+  type Msg,
+  readJsonl,
+  servedFrozenLake,
+} from './fixtures.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'turnwise-export-'));
 after(() => rmSync(root, { recursive: true, force: true }));
-const readJsonl = <T>(path: string): T[] =>
-  readFileSync(path, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as T);
 
-type Msg = Record<string, unknown> & { role: string };
 interface Example {
   messages: Msg[];
   tools?: { type: string; function: { name: string; description?: string; parameters: unknown } }[];
@@ -80,14 +79,6 @@ function shapeProblems(e: Example): string[] {
   return p;
 }
 
-/** JSON with object keys sorted: equal for equal values whatever the key order. */
-const canonical = (x: unknown): string =>
-  JSON.stringify(x, (_, v) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
-      : v,
-  );
-
 /** The weights of the assistant messages that are turns (all of them, in these trajectories). */
 const weights = (e: Example) => e.messages.filter((m) => m.role === 'assistant').map((m) => m.weight);
 
@@ -104,79 +95,39 @@ async function readParquet(file: string) {
   return { rows, schema: parquetSchema(metadata) };
 }
 
-/** A pass-through to `upstream` (…/v1) that keeps every chat request body the upstream answered: what
- * the policy sent and the model saw. (An attempt that failed on the way — a pooled connection the
- * upstream had just closed, under load — is retried by the policy and kept once, when it is answered.) */
-async function recordingProxy(upstream: string) {
-  const requests: { messages: Msg[]; tools?: unknown }[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      try {
-        const r = await fetch(upstream.replace(/\/v1$/, '') + (req.url ?? ''), {
-          method: req.method,
-          headers: { 'content-type': 'application/json' },
-          body: req.method === 'POST' ? body : undefined,
-        });
-        if (r.ok && req.method === 'POST' && req.url?.endsWith('/chat/completions'))
-          requests.push(JSON.parse(body));
-        res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
-        res.end(await r.text());
-      } catch {
-        res.writeHead(502).end();
-      }
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  return { url, requests, close: () => new Promise((r) => server.close(r)) };
-}
-
 // ── FrozenLake through `turnwise serve`: token ids on every turn ────────────────────────────────
-const fl = { file: join(root, 'fl.jsonl'), requests: [] as { messages: Msg[]; tools?: unknown }[] };
+const fl = { file: join(root, 'fl.jsonl'), requests: [] as ChatRequest[] };
 before(async () => {
-  const serve = startServe(['--policy', 'oracle:eps=0.2', '--slippery']);
-  const proxy = await recordingProxy(await serve.ready);
-  try {
-    const r = await turnwise([
-      'rollout',
-      '--slippery',
-      '--tasks',
-      '3',
-      '--samples',
-      '4',
-      '--budget',
-      '12',
-      '--seed',
-      '5',
-      '--policy',
-      `openai:${proxy.url}#oracle`,
-      '--out',
-      fl.file,
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    fl.requests = proxy.requests;
-  } finally {
-    await proxy.close();
-    await serve.stop();
-  }
+  const args = ['--slippery', '--tasks', '3', '--samples', '4', '--budget', '12', '--seed', '5'];
+  [fl.requests] = await servedFrozenLake(
+    ['--policy', 'oracle:eps=0.2', '--slippery'],
+    [{ file: fl.file, args }],
+  );
 });
 
-test('verl Parquet of served FrozenLake: every column row by row against the trajectories and `credit`', async () => {
+test('turnwise-parquet of served FrozenLake: every column row by row against the trajectories and `credit`', async () => {
   const ts = readJsonl<Trajectory>(fl.file);
   const adv = await credit(fl.file, 'rloo');
   assert.ok(adv.flat().some((a) => a > 0) && adv.flat().some((a) => a < 0), 'a batch with both signs');
   const out = join(root, 'fl.parquet');
-  const r = await turnwise(['export', '--in', fl.file, '--format', 'verl', '--out', out, '--method', 'rloo']);
+  const r = await turnwise([
+    'export',
+    '--in',
+    fl.file,
+    '--format',
+    'turnwise-parquet',
+    '--out',
+    out,
+    '--method',
+    'rloo',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stderr, '', 'every turn has token ids: nothing to say');
   const turns = ts.reduce((s, t) => s + t.turns.length, 0);
   const positive = adv.flat().filter((a) => a > 0).length;
   assert.equal(
     r.stdout.trim(),
-    `rloo: wrote 12 trajectories (${turns} turns, ${positive} with advantage > 0) to ${out} (verl, 12 with token ids)`,
+    `rloo: wrote 12 trajectories (${turns} turns, ${positive} with advantage > 0) to ${out} (turnwise-parquet, 12 with token ids)`,
   );
   const { rows, schema } = await readParquet(out);
   assert.deepEqual(
@@ -299,7 +250,7 @@ test('in-process FrozenLake (no token ids): token columns null, and stderr says 
   const ts = readJsonl<Trajectory>(file);
   const adv = await credit(file, 'grpo');
   const out = join(root, 'fl-local.parquet');
-  const e = await turnwise(['export', '--in', file, '--format', 'verl', '--out', out]);
+  const e = await turnwise(['export', '--in', file, '--format', 'turnwise-parquet', '--out', out]);
   assert.equal(e.code, 0, e.stderr);
   assert.match(e.stderr, /^turnwise: 6 of 6 trajectories have no token ids on every turn .*null\n$/);
   const { rows } = await readParquet(out);
@@ -324,32 +275,7 @@ test('in-process FrozenLake (no token ids): token columns null, and stderr says 
 // ── sql episodes of examples/sql-agent.ts, recorded by `turnwise harness run` ─────────────────────
 const sql = { file: '' };
 before(async () => {
-  const serve = startServe(['--policy', 'oracle:eps=0.2', '--env', 'sql', '--tasks', '2', '--budget', '8']);
-  try {
-    const out = join(root, 'h');
-    const args = ['harness', 'run', '--cmd', 'npx tsx examples/sql-agent.ts', '--env', 'sql', '--tasks', '2'];
-    args.push(
-      '--samples',
-      '3',
-      '--budget',
-      '8',
-      '--upstream',
-      await serve.ready,
-      '--out',
-      out,
-      '--timeout',
-      '120',
-    );
-    const child = spawn(process.execPath, [resolve('bin/turnwise.js'), ...args], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    assert.equal(await new Promise((r) => child.on('exit', r)), 0, stderr);
-    sql.file = join(out, 'trajectories.jsonl');
-  } finally {
-    await serve.stop();
-  }
+  sql.file = await harnessSql(join(root, 'h'));
 });
 
 test('harness-recorded sql: the conversation rebuilt from the turns, tool ids matched, weights by gigpo', async () => {
@@ -397,7 +323,7 @@ test('harness-recorded sql: the conversation rebuilt from the turns, tool ids ma
     '--in',
     sql.file,
     '--format',
-    'verl',
+    'turnwise-parquet',
     '--out',
     pq,
     '--method',
@@ -467,7 +393,7 @@ test('bad input: unknown format, unwritable --out, nothing exportable, exact wit
   const cases: [string[], RegExp][] = [
     [
       ['--in', fl.file, '--format', 'csv', '--out', join(root, 'x')],
-      /^turnwise: --format: got "csv"; expected one of: openai, verl, tokens, gguf\n$/,
+      /^turnwise: --format: got "csv"; expected one of: openai, verl, verl-sft, tokens, turnwise-parquet, gguf\n$/,
     ],
     [['--in', fl.file, '--format', 'verl', '--out', '/dev/null/x'], /^turnwise: --out: /],
     [
@@ -487,7 +413,7 @@ test('bad input: unknown format, unwritable --out, nothing exportable, exact wit
       /^turnwise: --in: .* has nothing to export: 2 trajectories read, none renderable/,
     ],
     [
-      ['--in', sql.file, '--format', 'verl', '--out', join(root, 'y'), '--method', 'exact'],
+      ['--in', sql.file, '--format', 'turnwise-parquet', '--out', join(root, 'y'), '--method', 'exact'],
       /^turnwise: --method: got "exact"; needs an env with an exact oracle/,
     ],
     [

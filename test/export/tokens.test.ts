@@ -55,6 +55,19 @@ async function readRows(file: string): Promise<{ rows: Row[]; schema: string[] }
   return { rows, schema };
 }
 
+/** The task column as read back — a struct whose params hold every key a task of the file has (null
+ * where this task has none), int64 as bigint — as the task it is. */
+function taskRead(x: unknown): unknown {
+  if (typeof x === 'bigint') return Number(x);
+  if (Array.isArray(x)) return x.map(taskRead);
+  if (x === null || typeof x !== 'object') return x;
+  return Object.fromEntries(
+    Object.entries(x)
+      .filter(([, v]) => v !== null)
+      .map(([k, v]) => [k, taskRead(v)]),
+  );
+}
+
 /** `turnwise rollout --policy POLICY … --out FILE`, and the trajectories it wrote. */
 async function rolledOut(file: string, policy: string, args: string[]): Promise<Trajectory[]> {
   const r = await turnwise(['rollout', ...args, '--policy', policy, '--out', file]);
@@ -134,7 +147,7 @@ function checkRows(
       r.response_mask.forEach((m, j) => {
         if (m === 0) assert.deepEqual([r.response_logprobs[j], r.advantages[j]], [0, 0], `${t.id} ${j}`);
       });
-      assert.deepEqual(JSON.parse(r.task), t.task);
+      assert.deepEqual(taskRead(r.task), t.task);
       assert.equal(r.reward, t.outcome.return);
       assert.equal(r.success, t.outcome.success);
       const ids = [...r.prompt_ids, ...r.response_ids];
@@ -450,11 +463,11 @@ test('bad input: one line, exit 2, before any work', async () => {
     ],
     [
       ['--in', lakeFile, '--policy', ckpt, '--chat', 'tools'],
-      /^turnwise: --chat: got "tools"; is read by --format openai and verl only, not tokens$/,
+      /^turnwise: --chat: got "tools"; is read by --format openai, verl, verl-sft and turnwise-parquet only, not tokens$/,
     ],
     [
       ['--in', lakeFile, '--policy', ckpt, '--min-advantage', '0'],
-      /^turnwise: --min-advantage: got "0"; is read by --format openai and verl only, not tokens$/,
+      /^turnwise: --min-advantage: got "0"; is read by --format openai and turnwise-parquet only, not tokens$/,
     ],
   ];
   for (const [args, re] of cases) {

@@ -79,7 +79,7 @@ export const ABOUT = {
   export: {
     term: 'export [options]',
     description:
-      "credit a trajectory file per turn and hand it over: OpenAI fine-tuning JSONL (weight 1 on the turns credit says helped), verl Parquet (advantages per turn and per token), a transformer policy's token rows in verl's agent-loop shape (tokens); or the transformer itself as a GGUF file of the Llama architecture for llama.cpp (gguf)",
+      "hand a trajectory file to a trainer: verl's RL dataset (a row per task's prompt, with its ground truth) and multi-turn SFT dataset (verl-sft), OpenAI fine-tuning JSONL (weight 1 on the turns credit says helped), a transformer policy's token rows in verl's agent-loop shape (tokens), turnwise's own credited Parquet (turnwise-parquet); or the transformer itself as a GGUF file of the Llama architecture for llama.cpp (gguf)",
   },
   tokenizer: {
     term: 'tokenizer',

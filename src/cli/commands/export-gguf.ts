@@ -19,6 +19,8 @@ const TRAJECTORY_FLAGS = [
   ['chat', '--chat'],
   ['policy', '--policy'],
   ['skipInvalid', '--skip-invalid'],
+  ['split', '--split'],
+  ['includeFailed', '--include-failed'],
 ] as const;
 
 export function exportGguf(

@@ -1,9 +1,11 @@
-// turnwise export --in FILE.jsonl --format openai|verl|tokens --out PATH [--method M] [--min-advantage X]
-//   [--policy RUN]; turnwise export --format gguf --in RUN --out model.gguf [--type f32|q8_0] (export-gguf.ts)
-// A trajectory file, credited per turn exactly as `turnwise credit` does (creditForSpec), handed over as
-// OpenAI fine-tuning JSONL, verl Parquet, or a transformer policy's token rows in verl's agent-loop
-// shape (export/tokens.ts; the prompts rebuilt by the policy, export-tokens.ts). The composition lives
-// here: export/ may not
+// turnwise export --in FILE.jsonl --format openai|verl|verl-sft|tokens|turnwise-parquet --out PATH
+//   [--method M] [--min-advantage X] [--policy RUN] [--split S] [--include-failed];
+//   turnwise export --format gguf --in RUN --out model.gguf [--type f32|q8_0] (export-gguf.ts)
+// A trajectory file handed over as OpenAI fine-tuning JSONL or turnwise's own Parquet (both credited per
+// turn exactly as `turnwise credit` does: creditForSpec), as verl's RL dataset (one row per task's
+// starting prompt, with its ground truth: export-verl.ts) or multi-turn SFT dataset (one row per
+// trajectory), or as a transformer policy's token rows in verl's agent-loop shape (export/tokens.ts; the
+// prompts rebuilt by the policy, export-tokens.ts). The composition lives here: export/ may not
 // reach the env registry or the policies, so the chat renderer of in-process discrete-env trajectories
 // (FrozenLake: the env's chat encoding and text view, what an LLM policy was sent) is built here and
 // passed in, and so are the tools a recorded trajectory's env declares.
@@ -26,8 +28,14 @@ import {
   type TokenTurn,
   tokenRows,
   tokensParquet,
-  verlParquet,
-  verlRow,
+  turnwiseParquet,
+  turnwiseRow,
+  type VerlSftRow,
+  verlPrompt,
+  verlRlParquet,
+  verlRlRows,
+  verlSftParquet,
+  verlSftRow,
 } from '../../export/index.ts';
 import {
   actionMessage,
@@ -47,12 +55,19 @@ import { checkSpacesOfRegistered, num } from '../options.ts';
 import { ABOUT } from './about.ts';
 import { exportGguf } from './export-gguf.ts';
 import { TokenSource } from './export-tokens.ts';
+import { verlTaskInfo } from './export-verl.ts';
 
-const FORMATS = ['openai', 'verl', 'tokens', 'gguf'] as const;
+const FORMATS = ['openai', 'verl', 'verl-sft', 'tokens', 'turnwise-parquet', 'gguf'] as const;
 type Format = (typeof FORMATS)[number];
 const MODES: readonly ChatMode[] = ['tools', 'text'];
 /** GRPO: verl's default advantage estimator for multi-turn rollouts. */
 const DEFAULT_METHOD = 'grpo';
+/** The formats whose files carry credit (advantages): --method; and weights: --min-advantage. */
+const CREDITED: readonly Format[] = ['openai', 'tokens', 'turnwise-parquet'];
+const WEIGHTED: readonly Format[] = ['openai', 'turnwise-parquet'];
+/** The formats rendered as chat conversations: --chat. */
+const CHAT: readonly Format[] = ['openai', 'verl', 'verl-sft', 'turnwise-parquet'];
+const DEFAULT_SPLIT = 'train';
 
 interface ExportFlags {
   in?: string;
@@ -64,6 +79,8 @@ interface ExportFlags {
   policy?: string;
   skipInvalid?: boolean;
   type?: string;
+  split: string;
+  includeFailed?: boolean;
   json?: boolean;
 }
 
@@ -242,6 +259,98 @@ async function exportTokens(
   }
 }
 
+/** --format verl: verl's RL dataset, one row per task and starting prompt (export/verl.ts). */
+function exportVerlRl(
+  flags: ExportFlags & { out: string },
+  render: ChatRenderer,
+  trajectories: readonly Trajectory[],
+  skipped: SkippedLines | undefined,
+): void {
+  const { kept, unrenderable } = exportable(
+    trajectories,
+    (t) => {
+      const c = conversationOf(t, { render, toolsOf: envTools });
+      if ('reason' in c) return c;
+      const prompt = verlPrompt(c);
+      return 'reason' in prompt ? prompt : { prompt, tools: c.tools };
+    },
+    flags,
+    skipped,
+  );
+  const rows = verlRlRows(
+    kept.map((k) => ({ t: k.t, ...k.x })),
+    verlTaskInfo,
+    flags.split,
+  );
+  write(flags.out, verlRlParquet(rows));
+  warnSkipped(flags, skipped, unrenderable);
+  const tasks = new Set(rows.map((r) => JSON.stringify(r.extra_info.task))).size;
+  const truths = rows.filter((r) => r.reward_model.ground_truth !== null).length;
+  if (flags.json) {
+    json({
+      format: 'verl',
+      out: flags.out,
+      split: flags.split,
+      trajectories: kept.length,
+      rows: rows.length,
+      tasks,
+      withGroundTruth: truths,
+      unrenderable: unrenderable.length,
+      ...(skipped ? { skipped } : {}),
+    });
+    return;
+  }
+  out(
+    `wrote ${rows.length} prompts of ${tasks} tasks (from ${kept.length} trajectories; ${truths} with a ground truth) to ${flags.out} (verl, split ${flags.split})`,
+  );
+}
+
+/** --format verl-sft: verl's multi-turn SFT dataset, one row per trajectory, the successful ones unless
+ * --include-failed (export/verl.ts). */
+function exportVerlSft(
+  flags: ExportFlags & { out: string },
+  render: ChatRenderer,
+  trajectories: readonly Trajectory[],
+  skipped: SkippedLines | undefined,
+): void {
+  const chosen = flags.includeFailed ? trajectories : trajectories.filter((t) => t.outcome.success);
+  if (chosen.length === 0)
+    throw InputError.raw(
+      '--in',
+      `${flags.in} has no successful trajectory to export as verl-sft (${trajectories.length} read; --include-failed exports failed ones too)`,
+    );
+  const { kept, unrenderable } = exportable<VerlSftRow>(
+    chosen,
+    (t) => {
+      const c = conversationOf(t, { render, toolsOf: envTools });
+      return 'reason' in c ? c : verlSftRow(t, c);
+    },
+    flags,
+    skipped,
+  );
+  write(flags.out, verlSftParquet(kept.map((k) => k.x)));
+  warnSkipped(flags, skipped, unrenderable);
+  const turns = kept.reduce((s, k) => s + k.t.turns.length, 0);
+  const successful = kept.filter((k) => k.t.outcome.success).length;
+  if (flags.json) {
+    json({
+      format: 'verl-sft',
+      out: flags.out,
+      read: trajectories.length,
+      trajectories: kept.length,
+      successful,
+      turns,
+      includeFailed: flags.includeFailed === true,
+      unrenderable: unrenderable.length,
+      ...(skipped ? { skipped } : {}),
+    });
+    return;
+  }
+  out(
+    `wrote ${kept.length} of ${trajectories.length} trajectories (${turns} turns, ${successful} successful) to ${flags.out} (verl-sft${flags.includeFailed ? '' : ': the successful ones; --include-failed adds the others'})`,
+  );
+}
+
 export function registerExport(program: Command): void {
   program
     .command('export')
@@ -251,10 +360,7 @@ export function registerExport(program: Command): void {
       'trajectories, one JSON object per line (gguf: the run directory or checkpoint of a transformer policy)',
     )
     .option('--format <f>', `${FORMATS.join(' | ')}`)
-    .option(
-      '--out <path>',
-      'the file to write (.jsonl for openai, .parquet for verl and tokens); replaced whole',
-    )
+    .option('--out <path>', 'the file to write (.jsonl for openai, .parquet for the others); replaced whole')
     .option(
       '--method <m>',
       `credit method, as in \`turnwise credit\`: ${METHOD_NAMES.join(' | ')} | exact; parameters as m:key=value,…`,
@@ -262,7 +368,7 @@ export function registerExport(program: Command): void {
     )
     .option(
       '--min-advantage <x>',
-      'openai weights (and the weights inside verl messages): an assistant turn gets weight 1 when its advantage is > x, else 0',
+      'openai weights (and the weights inside turnwise-parquet messages): an assistant turn gets weight 1 when its advantage is > x, else 0',
       '0',
     )
     .option(
@@ -279,6 +385,11 @@ export function registerExport(program: Command): void {
       'skip (and count) malformed lines and trajectories that cannot be rendered as one conversation (tokens: that have no token ids), instead of refusing the file; the count and the first one go to stderr',
     )
     .option('--type <t>', 'gguf: the tensor type of the matrices, f32 (exact) | q8_0 (8-bit blocks of 32)')
+    .option('--split <name>', "verl: the split written in each row's extra_info.split", DEFAULT_SPLIT)
+    .option(
+      '--include-failed',
+      'verl-sft: export failed trajectories too (by default only successful ones: verl trains on every assistant message)',
+    )
     .option('--json', 'machine-readable summary')
     .action(async (flags: ExportFlags, cmd: Command) => {
       if (flags.format === undefined || !(FORMATS as readonly string[]).includes(flags.format))
@@ -304,13 +415,24 @@ export function registerExport(program: Command): void {
         );
       if (format !== 'tokens' && flags.policy !== undefined)
         throw new InputError('--policy', flags.policy, 'only --format tokens reads a policy');
-      // The tokens are the policy's own prompt and reply, with no weights: these would be ignored.
-      for (const [key, flag] of [
-        ['chat', '--chat'],
-        ['minAdvantage', '--min-advantage'],
+      // A flag the format does not read would be ignored: refused instead, naming the formats that do.
+      const given = (key: string) => cmd.getOptionValueSource(key) === 'cli';
+      for (const [key, flag, readers] of [
+        ['method', '--method', CREDITED],
+        ['minAdvantage', '--min-advantage', WEIGHTED],
+        ['chat', '--chat', CHAT],
+        ['split', '--split', ['verl']],
+        ['includeFailed', '--include-failed', ['verl-sft']],
       ] as const)
-        if (format === 'tokens' && cmd.getOptionValueSource(key) === 'cli')
-          throw new InputError(flag, flags[key], 'is read by --format openai and verl only, not tokens');
+        if (given(key) && !(readers as readonly Format[]).includes(format)) {
+          const names =
+            readers.length === 1 ? readers[0] : `${readers.slice(0, -1).join(', ')} and ${readers.at(-1)}`;
+          const why = `is read by --format ${names} only, not ${format}`;
+          const value = flags[key];
+          throw typeof value === 'string' ? new InputError(flag, value, why) : InputError.raw(flag, why);
+        }
+      if (flags.split.trim() === '')
+        throw new InputError('--split', flags.split, 'expected a name, such as train or test');
       const policyFile = flags.policy === undefined ? undefined : specFile(flags.policy);
       checkOutput(flags.out, '--out', 'file', [
         ['--in', flags.in],
@@ -322,7 +444,7 @@ export function registerExport(program: Command): void {
       const spec = parseMethodSpec(flags.method, '--method', ['exact']);
       const skipped = flags.skipInvalid ? new SkippedLines() : undefined;
       const trajectories = readTrajectories(flags.in, '--in', checkSpacesOfRegistered, skipped);
-      refuseWithoutOracle(spec, trajectories);
+      if (CREDITED.includes(format)) refuseWithoutOracle(spec, trajectories);
       if (format === 'tokens')
         return exportTokens(
           { ...flags, out: flags.out, policy: flags.policy as string },
@@ -332,6 +454,9 @@ export function registerExport(program: Command): void {
         );
 
       const render = discreteRenderer(flags.chat as ChatMode);
+      const to = { ...flags, out: flags.out };
+      if (format === 'verl') return exportVerlRl(to, render, trajectories, skipped);
+      if (format === 'verl-sft') return exportVerlSft(to, render, trajectories, skipped);
       const { kept, unrenderable } = exportable<Conversation>(
         trajectories,
         (t) => conversationOf(t, { render, toolsOf: envTools }),
@@ -347,12 +472,12 @@ export function registerExport(program: Command): void {
         const examples = kept.map((k, i) => openaiExample(k.x, advantages[i], threshold));
         write(flags.out, openaiJsonl(examples));
       } else {
-        const rows = kept.map((k, i) => verlRow(k.t, k.x, advantages[i], threshold));
+        const rows = kept.map((k, i) => turnwiseRow(k.t, k.x, advantages[i], threshold));
         withTokens = rows.filter((r) => r.response_ids !== null).length;
-        write(flags.out, verlParquet(rows));
+        write(flags.out, turnwiseParquet(rows));
       }
       warnSkipped(flags, skipped, unrenderable);
-      if (format === 'verl' && withTokens < kept.length)
+      if (format === 'turnwise-parquet' && withTokens < kept.length)
         warn(
           `${kept.length - withTokens} of ${kept.length} trajectories have no token ids on every turn (trace.tokens: the model server gave none): their response_ids, response_mask and token_advantages are null`,
         );
@@ -367,12 +492,12 @@ export function registerExport(program: Command): void {
           turns,
           weighted,
           minAdvantage: threshold,
-          withTokens: format === 'verl' ? withTokens : undefined,
+          withTokens: format === 'turnwise-parquet' ? withTokens : undefined,
           unrenderable: unrenderable.length,
           ...(skipped ? { skipped } : {}),
         });
       out(
-        `${spec.label}: wrote ${kept.length} trajectories (${turns} turns, ${weighted} with advantage > ${threshold}) to ${flags.out} (${format}${format === 'verl' ? `, ${withTokens} with token ids` : ''})`,
+        `${spec.label}: wrote ${kept.length} trajectories (${turns} turns, ${weighted} with advantage > ${threshold}) to ${flags.out} (${format}${format === 'turnwise-parquet' ? `, ${withTokens} with token ids` : ''})`,
       );
     });
 }
