@@ -13,6 +13,7 @@ import {
   type LanguageProfileName,
   type LanguageWorldId,
 } from '../../studies/language/design.ts';
+import { renderLanguageReport } from '../../studies/language/report.ts';
 import { checkPlan, type LanguageEvent } from '../../studies/language/run.ts';
 import {
   type LanguageStudySummary,
@@ -74,7 +75,7 @@ export async function studyLanguage(flags: StudyFlags): Promise<void> {
   checkOutput(dir, '--out', 'dir');
   // --force starts the study over: what it wrote there goes (nothing else in the directory).
   if (flags.force)
-    for (const name of ['summary.json', 'plan.json', ...LANGUAGE_WORLD_IDS])
+    for (const name of ['summary.json', 'report.html', 'plan.json', ...LANGUAGE_WORLD_IDS])
       rmSync(join(dir, name), { recursive: true, force: true });
   if (existsSync(join(dir, 'summary.json')))
     throw new InputError(
@@ -109,8 +110,14 @@ export async function studyLanguage(flags: StudyFlags): Promise<void> {
   };
   const summary = await runLanguageStudy(plan, { envs, out: dir, onEvent });
   writeFileSync(join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
-  if (flags.json) return json(summary);
-  out(languageLines(summary).join('\n'));
+  const report = join(dir, 'report.html');
+  writeFileSync(report, renderLanguageReport(summary));
+  if (flags.json) {
+    json(summary);
+    process.stderr.write(`turnwise: report: ${report}\n`);
+    return;
+  }
+  out([...languageLines(summary), `report: ${report}`].join('\n'));
 }
 
 /** `study verdicts --in` of a language study: the findings recomputed from its stored measurements. */
@@ -127,6 +134,6 @@ export function languageVerdicts(file: string, asJson: boolean | undefined): voi
   if (!Array.isArray(s.runs) || !Array.isArray(s.worlds))
     throw new InputError('--in', file, 'a language study summary needs its runs and worlds');
   const findings = recomputeLanguageFindings(s);
-  if (asJson) return json(findings);
-  out(languageLines({ ...s, findings }).join('\n'));
+  if (asJson) json(findings);
+  else out(languageLines({ ...s, findings }).join('\n'));
 }

@@ -128,7 +128,10 @@ export function studyVerdicts(flags: { in: string; json?: boolean }): void {
   const file = flags.in;
   if (!existsSync(file) || !statSync(file).isFile()) throw new InputError('--in', file, 'no such file');
   const text = readFileSync(file, 'utf8');
-  if (isLanguageSummary(text)) return languageVerdicts(file, flags.json);
+  if (isLanguageSummary(text)) {
+    languageVerdicts(file, flags.json);
+    return;
+  }
   const findings = studyFindings(parseSummary(text, file));
   if (flags.json) json(findings);
   else {

@@ -176,6 +176,22 @@ export interface LanguageProfile {
   /** A world's model and sizes in this profile (the quick profile shrinks the model too). */
   sizes: Record<LanguageWorldId, Sizes>;
   model?: Partial<LanguageWorld['model']>;
+  /** Budgets other than the world's (the quick profile's short episodes: an untrained model writes to
+   * the end of its budget). */
+  budgets?: Pick<LanguageWorld, 'T' | 'mix'>;
+}
+
+/** A world as a profile runs it: its model and budgets with the profile's overrides. */
+export function worldIn(profile: LanguageProfile, id: LanguageWorldId): LanguageWorld {
+  const w = LANGUAGE_WORLDS[id];
+  const budgets = profile.budgets;
+  return {
+    ...w,
+    model: { ...w.model, ...profile.model },
+    ...(budgets === undefined
+      ? {}
+      : { T: budgets.T, mix: budgets.mix, budget: budgets.T[budgets.T.length - 1] }),
+  };
 }
 
 const PAPER_SIZES: Record<LanguageWorldId, Sizes> = {
@@ -236,6 +252,7 @@ export const LANGUAGE_PROFILE: Record<LanguageProfileName, LanguageProfile> = {
     seeds: [0],
     sizes: { 'frozenlake-text': QUICK, sql: QUICK, tools: QUICK, code: QUICK },
     model: { layers: 1, d: 32, heads: 2 },
+    budgets: { T: [5, 10, 20], mix: [5, 10, 20] },
   },
   default: {
     name: 'default',

@@ -24,12 +24,12 @@ import { FILES } from '../../train/run-dir.ts';
 import { learnTokenizer } from '../../train/transcripts.ts';
 import { cloningSequences, trainCloning } from '../../train/transformer-bc.ts';
 import {
-  LANGUAGE_WORLDS,
   type LanguageProfile,
   type LanguageWorld,
   type LanguageWorldId,
   type Sizes,
   TEST_SEED,
+  worldIn,
 } from './design.ts';
 import {
   type LanguageMeasurements,
@@ -72,11 +72,6 @@ export interface LanguageRunOptions {
   out: string;
   profile: LanguageProfile;
   onEvent?: (e: LanguageEvent) => void;
-}
-
-/** The world's model in a profile (the quick profile shrinks it). */
-export function worldModel(world: LanguageWorld, profile: LanguageProfile): LanguageWorld['model'] {
-  return { ...world.model, ...profile.model };
 }
 
 const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
@@ -124,7 +119,7 @@ async function baseStage(o: LanguageRunOptions, world: LanguageWorld, sizes: Siz
   ev('start', { detail: `cloning ${world.expert} on ${sizes.train} tasks, ${sizes.bc.epochs} epochs` });
   const { train } = worldTasks(world, sizes);
   const spec = o.envs.spec(train[0]);
-  const model = worldModel(world, o.profile);
+  const model = world.model;
   const student = freshTransformerPolicy(
     {
       layers: model.layers,
@@ -343,7 +338,7 @@ export async function runLanguageSeed(
   worldId: LanguageWorldId,
   seed: number,
 ): Promise<LanguageRunRecord> {
-  const world = LANGUAGE_WORLDS[worldId];
+  const world = worldIn(o.profile, worldId);
   const sizes = o.profile.sizes[worldId];
   const dir = join(o.out, worldId);
   mkdirSync(dir, { recursive: true });

@@ -4,13 +4,13 @@
 // every verdict from the stored measurements (`turnwise study verdicts --in`).
 import { columns } from '../budget/terminal.ts';
 import {
-  LANGUAGE_WORLDS,
   type LanguageProfile,
   type LanguageWorldId,
   PRE_REGISTRATION,
   type Sizes,
+  worldIn,
 } from './design.ts';
-import { type LanguageRunOptions, type LanguageRunRecord, runLanguageSeed, worldModel } from './run.ts';
+import { type LanguageRunOptions, type LanguageRunRecord, runLanguageSeed } from './run.ts';
 import { type AcrossSeeds, acrossSeeds, languageFindings } from './verdicts.ts';
 
 export interface LanguageStudySummary {
@@ -50,7 +50,10 @@ export function planRecord(p: LanguagePlan): unknown {
     worlds: p.worlds,
     seeds: p.seeds,
     sizes: p.worlds.map((w) => p.profile.sizes[w]),
-    models: p.worlds.map((w) => worldModel(LANGUAGE_WORLDS[w], p.profile)),
+    budgets: p.worlds.map((w) => {
+      const x = worldIn(p.profile, w);
+      return { model: x.model, T: x.T, mix: x.mix };
+    }),
   };
 }
 
@@ -77,12 +80,12 @@ export function languageSummary(
     profile: plan.profile.name,
     seeds: plan.seeds,
     worlds: plan.worlds.map((id) => {
-      const w = LANGUAGE_WORLDS[id];
+      const w = worldIn(plan.profile, id);
       return {
         id,
         title: w.title,
         env: w.env,
-        model: worldModel(w, plan.profile),
+        model: w.model,
         expert: w.expert,
         budget: w.budget,
         T: w.T,

@@ -264,6 +264,13 @@ const trainingCurves: Rule = (m) => {
   if (c.iterations < 2) return undecided(claim, test, `${c.iterations} iteration: no curve`);
   if (c.step.value === null)
     return undecided(claim, test, 'the quality signal was not measured in both windows');
+  if (c.reward.first === 0 && c.reward.last === 0)
+    return undecided(
+      claim,
+      test,
+      'RL never succeeded in the first or the last iterations: no reward to rise',
+      c.step,
+    );
   return decided(
     claim,
     test,
