@@ -157,16 +157,30 @@ export const PAPER: Record<FindingId, string> = {
 };
 
 const QUICK: Sizes = {
-  train: 16,
+  train: 20,
   test: 6,
   tokenizerEpisodes: 30,
-  bc: { epochs: 1, batchSize: 16, lr: 3e-3 },
+  bc: { epochs: 4, batchSize: 16, lr: 3e-3 },
   rl: { iters: 2, groups: 2, groupSize: 4 },
   samples: 4,
   states: 6,
   actions: 4,
   continuations: 2,
   resamples: 200,
+};
+
+/** The default profile's one world (what `npm start` could afford): a 1-layer model on 24 maps. */
+const DEFAULT_LAKE: Sizes = {
+  train: 24,
+  test: 40,
+  tokenizerEpisodes: 100,
+  bc: { epochs: 6, batchSize: 16, lr: 3e-3 },
+  rl: { iters: 6, groups: 4, groupSize: 8 },
+  samples: 8,
+  states: 40,
+  actions: 8,
+  continuations: 4,
+  resamples: 1000,
 };
 
 export interface LanguageProfile {
@@ -258,7 +272,8 @@ export const LANGUAGE_PROFILE: Record<LanguageProfileName, LanguageProfile> = {
     name: 'default',
     worlds: ['frozenlake-text'],
     seeds: [0],
-    sizes: PAPER_SIZES,
+    sizes: { ...PAPER_SIZES, 'frozenlake-text': DEFAULT_LAKE },
+    model: { layers: 1, d: 32, heads: 2 },
   },
   paper: { name: 'paper', worlds: [...LANGUAGE_WORLD_IDS], seeds: [0, 1, 2], sizes: PAPER_SIZES },
 };
