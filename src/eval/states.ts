@@ -4,7 +4,10 @@
 //  - error states: take a turn u of a trajectory, put the env back where it was (replaying the
 //    recorded actions from the episode's env seed), force a bad action there — one with positive
 //    regret V*_h(s) − Q*_h(s, a) > 0, h = the turns left — and keep the state it leads to; with a
-//    MoveClassifier, whether that forced move went the intended way or slipped.
+//    MoveClassifier, whether that forced move went the intended way or slipped. A tool env without an
+//    oracle but with a scripted view (sql, tools, code) is given a detour instead: a valid call other
+//    than the gold path's next one (a wrong query, a wrong tool call, a failing program), whose regret
+//    no oracle measures (NaN in `regrets`).
 // Every choice is drawn from Rng.derive(seed, STREAM.eval, key, i): reproducible, order-free.
 import { Rng, STREAM } from '../core/rng.ts';
 import type { Env, EnvFactory, Oracle, Task, Trajectory, Turn } from '../core/types.ts';
@@ -31,6 +34,8 @@ export interface State {
   from: number;
   /** The env at this state (error states; needed to continue from it). */
   snapshot?: unknown;
+  /** Error states: the env just before the forced turn (the paired pre-error state), before its re-seed. */
+  preSnapshot?: unknown;
   /** Error states whose forced move was classified (ErrorStateOptions.intended): true when the env's
    * randomness moved it elsewhere than the action intends, false when it went the intended way. */
   slipped?: boolean;
@@ -185,6 +190,52 @@ export function canInjectErrors(env: AnyEnv): boolean {
   );
 }
 
+/** Error states by a detour from the gold path: a tool env with snapshots and a scripted view. */
+export function canInjectDetours(env: AnyEnv): boolean {
+  return (
+    env.spec.snapshots &&
+    env.snapshot !== undefined &&
+    env.restore !== undefined &&
+    env.scripted !== undefined
+  );
+}
+
+/** A tool call's identity (its name and arguments), as the scripted policies compare calls. */
+const callKey = (a: unknown) =>
+  JSON.stringify(
+    typeof a === 'object' && a !== null && 'name' in a
+      ? [a.name, (a as { arguments?: unknown }).arguments]
+      : a,
+  );
+
+/** What may be forced at turn u of a trajectory: the oracle's bad actions with their relative regret,
+ * or a scripted env's detours (regret NaN: no oracle measures it). */
+function forcible(
+  env: AnyEnv,
+  tr: Trajectory,
+  u: number,
+  minRelRegret: number,
+): { bad: unknown[]; regret: (a: unknown) => number; noneAtAll: boolean } {
+  if (env.oracle === undefined) {
+    const view = env.scripted!();
+    const history = tr.turns.slice(0, u);
+    const gold = callKey(view.goldAction(history));
+    const bad = view.validActions(history).filter((a) => callKey(a) !== gold);
+    return { bad, regret: () => Number.NaN, noneAtAll: bad.length === 0 };
+  }
+  const oracle = env.oracle() as Oracle<unknown>;
+  const s = oracle.state(tr.turns[u].observation);
+  const h = tr.budget - u;
+  const q = oracle.q(h, s);
+  const v = oracle.v(h, s);
+  const bad = errorActions(q, v, minRelRegret);
+  return {
+    bad,
+    regret: (a) => (v - q[a as number]) / v,
+    noneAtAll: bad.length === 0 && errorActions(q, v, 0).length === 0,
+  };
+}
+
 /**
  * `count` error states (fewer if `maxAttempts` forcing attempts do not yield them). Attempt i takes
  * pool i mod pools, a turn u ≤ budget − 2 of it (so that at least one turn is left after the forced
@@ -225,24 +276,20 @@ export async function makeErrorStates(
     const tr = rec.trajectory;
     const env = await replayTo(envs, rec, u);
     try {
-      const oracle = env.oracle!() as Oracle<unknown>;
-      const s = oracle.state(tr.turns[u].observation);
-      const h = tr.budget - u;
-      const q = oracle.q(h, s);
-      const v = oracle.v(h, s);
-      const bad = errorActions(q, v, minRelRegret);
+      const { bad, regret, noneAtAll } = forcible(env, tr, u, minRelRegret);
       if (bad.length === 0) {
-        if (errorActions(q, v, 0).length === 0) out.noBadAction++;
+        if (noneAtAll) out.noBadAction++;
         else out.belowThreshold++;
         continue;
       }
       const forced = bad[rng.int(bad.length)];
-      const relRegret = (v - q[forced]) / v;
+      const relRegret = regret(forced);
       // The forced step gets its own env randomness (re-seeded), independent of the original episode.
-      env.restore!(env.snapshot!(), rng.uint32());
+      const preSnapshot = env.snapshot!();
+      env.restore!(preSnapshot, rng.uint32());
       const res = await settle(env.step(forced));
       const slipped =
-        options.intended === undefined
+        options.intended === undefined || typeof forced !== 'number'
           ? undefined
           : !options.intended(tr.task, tr.turns[u].observation, forced, res.observation);
       if (res.terminated) {
@@ -268,6 +315,7 @@ export async function makeErrorStates(
         budget: tr.budget,
         from: p,
         snapshot: env.snapshot!(),
+        preSnapshot,
         ...(slipped === undefined ? {} : { slipped }),
       });
     } finally {

@@ -16,6 +16,7 @@ import { InputError } from '../core/errors.ts';
 import type { EnvFactory, Policy, Trajectory } from '../core/types.ts';
 import { type DeadGroupReport as DeadGroups, deadGroups } from '../credit/index.ts';
 import { invalidRate } from '../eval/invalid.ts';
+import { ownMean as ownProxyMean } from '../eval/step-proxy.ts';
 import { stepRegret, stepReward } from '../eval/step-reward.ts';
 import { EnvCache } from '../rollout/env-cache.ts';
 import { collect, refill, replayDeadGroups } from './collect.ts';
@@ -117,6 +118,10 @@ function iterationMetrics(
     'train/lr': s.optimizer.lr,
     'train/ent_coef': u.entCoef,
   };
+  // The tool envs' per-turn quality proxy (info.quality, eval/step-proxy.ts), where their turns carry it:
+  // the training curve's step signal where no oracle gives Q*.
+  const [proxy] = ownProxyMean(batch);
+  if (proxy !== null) values['rollout/step_proxy'] = proxy;
   if (s.critic) values['critic/loss'] = u.criticLoss;
   if (guide) {
     values['guidance/guided_groups'] = config.guidance.mode === 'bread' ? guided : config.groups;

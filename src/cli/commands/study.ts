@@ -23,9 +23,11 @@ import { parseSummary } from '../../studies/budget/summary.ts';
 import { findingLines, terminalSummary } from '../../studies/budget/terminal.ts';
 import type { RlTrainer } from '../../studies/budget/trainer.ts';
 import { WORLD_IDS, type WorldId } from '../../studies/budget/world.ts';
+import { LANGUAGE_WORLD_IDS } from '../../studies/language/design.ts';
 import { json, out } from '../io.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
 import { ABOUT } from './about.ts';
+import { isLanguageSummary, languageVerdicts, studyLanguage } from './study-language.ts';
 
 export interface StudyFlags {
   profile: string;
@@ -84,7 +86,15 @@ export function registerStudy(program: Command): void {
       '--seeds <list>',
       'seeds to run, comma-separated (default: the profile’s: quick 0; default 0,1,2; full 0–4)',
     )
-    .option('--worlds <list>', `worlds to run, comma-separated (${WORLD_IDS.join(', ')}; default: both)`)
+    .option(
+      '--worlds <list>',
+      `worlds to run, comma-separated (${WORLD_IDS.join(', ')}; default: both; with --policy-kind transformer: ${LANGUAGE_WORLD_IDS.join(', ')})`,
+    )
+    .option(
+      '--policy-kind <kind>',
+      'mlp: the FrozenLake study with table/MLP policies; transformer: the language study in the paper’s four worlds (profiles quick | default | paper; resumable: the same command continues a cut run)',
+      'mlp',
+    )
     .option(
       '--parallel <n>',
       'runs at once, on worker threads (default: the machine’s cores, at most one per 4 GiB of memory)',
@@ -97,7 +107,12 @@ export function registerStudy(program: Command): void {
 --set reaches any field of the study config (src/studies/budget/config.ts), e.g. --set rl.iters=100
 --set eval.T=[10,20,50,100]. Precedence: the profile < flags < --set.`,
     )
-    .action((flags: StudyFlags) => studyBudget(flags, 'grpo'));
+    .action((flags: StudyFlags) => {
+      if (flags.policyKind === 'transformer') return studyLanguage(flags);
+      if (flags.policyKind !== 'mlp')
+        throw new InputError('--policy-kind', flags.policyKind, 'expected mlp or transformer');
+      return studyBudget(flags, 'grpo');
+    });
   study
     .command('verdicts')
     .description(
@@ -112,7 +127,12 @@ export function registerStudy(program: Command): void {
 export function studyVerdicts(flags: { in: string; json?: boolean }): void {
   const file = flags.in;
   if (!existsSync(file) || !statSync(file).isFile()) throw new InputError('--in', file, 'no such file');
-  const findings = studyFindings(parseSummary(readFileSync(file, 'utf8'), file));
+  const text = readFileSync(file, 'utf8');
+  if (isLanguageSummary(text)) {
+    languageVerdicts(file, flags.json);
+    return;
+  }
+  const findings = studyFindings(parseSummary(text, file));
   if (flags.json) json(findings);
   else {
     const worlds = [...new Set(findings.map((x) => x.world))];

@@ -8,8 +8,8 @@ import { FINDING_IDS, type StudyFinding, type StudySummary } from './summary.ts'
 
 const LABEL: Record<string, string> = { base: 'base', rl: 'RL', budgetmix: 'BudgetMix', gigpo: 'GiGPO' };
 
-/** Aligned columns, first column left, the rest right. */
-function columns(rows: readonly (readonly string[])[]): string {
+/** Aligned columns: the first `left` columns left-aligned, the rest right. */
+export function columns(rows: readonly (readonly string[])[], left = 1): string {
   const widths: number[] = [];
   for (const r of rows) {
     r.forEach((c, i) => {
@@ -19,7 +19,7 @@ function columns(rows: readonly (readonly string[])[]): string {
   return rows
     .map((r) =>
       r
-        .map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+        .map((c, i) => (i < left ? c.padEnd(widths[i]) : c.padStart(widths[i])))
         .join('  ')
         .trimEnd(),
     )
