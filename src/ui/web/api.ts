@@ -49,6 +49,8 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The query parameter a 400 names. */
+    readonly field?: string,
   ) {
     super(message);
   }
@@ -58,8 +60,9 @@ export async function get<T>(path: string): Promise<T> {
   const r = await fetch(path, { headers: { accept: 'application/json' } });
   const body = (await r.json().catch(() => ({ error: `${r.status} ${r.statusText}` }))) as T & {
     error?: string;
+    field?: string;
   };
-  if (!r.ok) throw new ApiError(r.status, body.error ?? `${r.status}`);
+  if (!r.ok) throw new ApiError(r.status, body.error ?? `${r.status}`, body.field);
   return body;
 }
 

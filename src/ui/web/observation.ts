@@ -11,6 +11,7 @@
 // Actions: a discrete action by its name (FrozenLake's arrows), a tool call as name(arguments) with code
 // and queries in their own block. Text policies' tokens: one chip per token coloured by its probability.
 import { contrastText, sequential } from '../../report/color.ts';
+import { table } from '../../report/table.ts';
 import type { EnvView, Trajectory } from './api.ts';
 import { attr, esc, fmt } from './dom.ts';
 
@@ -44,9 +45,10 @@ export function actionText(action: unknown, view: EnvView | null): string {
   }
   if (isToolCall(action)) {
     const args = Object.entries(action.arguments).map(([k, v]) => {
-      const s =
-        typeof v === 'string' ? JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}…` : v) : JSON.stringify(v);
-      return `${k}: ${s}`;
+      if (typeof v !== 'string') return `${k}: ${JSON.stringify(v)}`;
+      // One line: code and queries with their whitespace collapsed, long ones cut.
+      const line = v.replace(/\s+/g, ' ').trim();
+      return `${k}: "${line.length > 60 ? `${line.slice(0, 57)}…` : line}"`;
     });
     return `${action.name}(${args.join(', ')})`;
   }
@@ -102,11 +104,12 @@ function taskText(o: unknown): string | undefined {
   return undefined;
 }
 
-function table(head: readonly string[], rows: readonly (readonly unknown[])[]): string {
-  const cell = (v: unknown) => `<td>${esc(typeof v === 'string' ? v : JSON.stringify(v))}</td>`;
-  return `<div class="table-wrap"><table><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows
-    .map((r) => `<tr>${r.map(cell).join('')}</tr>`)
-    .join('')}</tbody></table></div>`;
+/** A table of values as the report draws one (it stacks into cards where its columns cannot fit). */
+function valueTable(head: readonly string[], rows: readonly (readonly unknown[])[]): string {
+  return table(
+    head.map((label) => ({ label, align: 'left' as const })),
+    rows.map((r) => r.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)))),
+  );
 }
 
 /** A tool's result (`last` of the next observation), drawn by its shape. */
@@ -121,7 +124,7 @@ export function resultView(last: Obj): string {
     parts.push(`<p><b>${last.passed} of ${last.total}</b> tests passed</p>`);
     if (Array.isArray(last.failures) && last.failures.length > 0)
       parts.push(
-        table(
+        valueTable(
           ['call', 'expected', 'got'],
           (last.failures as Obj[]).map((f) => [f.call, f.expected, f.got]),
         ),
@@ -133,7 +136,7 @@ export function resultView(last: Obj): string {
       Array.isArray(out.rows) &&
       out.columns.every((c) => typeof c === 'string')
     ) {
-      parts.push(table(out.columns as string[], out.rows as unknown[][]));
+      parts.push(valueTable(out.columns as string[], out.rows as unknown[][]));
       if (typeof out.total === 'number' && out.total > (out.rows as unknown[]).length)
         parts.push(
           `<p class="muted">${(out.rows as unknown[]).length} of ${out.total} rows shown to the agent</p>`,
@@ -143,7 +146,7 @@ export function resultView(last: Obj): string {
         `<p class="muted">table ${esc(String(out.table ?? ''))}${typeof out.rows === 'number' ? `, ${out.rows} rows` : ''}</p>`,
       );
       parts.push(
-        table(
+        valueTable(
           ['column', 'type', 'key'],
           (out.columns as Obj[]).map((c) => [
             c.name,
@@ -224,7 +227,9 @@ export function tokensView(
 ): string {
   const chips = logprobs.map((lp, i) => {
     const p = lp === null ? 0 : Math.exp(lp);
-    const bg = sequential(p);
+    // On log p (−10 … 0): an untrained model's tokens near 1/vocabulary and a trained one's near 1 both
+    // show their spread, which a scale on p would crush into its dark end.
+    const bg = sequential(lp === null ? 0 : 1 + Math.max(-10, lp) / 10);
     const id = tokens?.[i];
     return `<span style="background:${bg};color:${contrastText(bg)}" title="${attr(
       `token ${i}${id === undefined ? '' : ` (id ${id})`}: log p = ${lp === null ? '−∞' : fmt(lp, 3)}, p = ${fmt(p, 3)}`,

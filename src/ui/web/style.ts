@@ -68,6 +68,7 @@ align-items:center;justify-content:center;font-weight:700}
 .msg.tool{border-left:4px solid #009E73}
 .msg.tool.failed{border-left-color:#D55E00}
 .msg.current{outline:2px solid var(--link)}
+.msg td{overflow-wrap:anywhere}
 .msg pre,.turn-view pre{white-space:pre-wrap;overflow-wrap:anywhere;max-height:18rem}
 .tokens{display:flex;flex-wrap:wrap;gap:2px;margin:.3rem 0;font:.78rem/1.3 ui-monospace,Menlo,Consolas,monospace}
 .tokens span{padding:.05rem .25rem;border-radius:3px}

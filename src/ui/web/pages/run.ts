@@ -79,7 +79,13 @@ function series(iterations: readonly Iteration[], c: Curve): LineSeries[] {
     .map((k) => ({ name: k, points: iterations.map((m) => ({ x: m.iter, y: m[k] })) }));
 }
 
-function curveFigure(n: number, c: Curve, iterations: readonly Iteration[], metric: string): string {
+function curveFigure(
+  n: number,
+  c: Curve,
+  iterations: readonly Iteration[],
+  metric: string,
+  width?: number,
+): string {
   const s = series(iterations, c);
   const points = s.reduce((most, x) => Math.max(most, x.points.filter((p) => p.y !== null).length), 0);
   const chart = lineChart({
@@ -89,6 +95,7 @@ function curveFigure(n: number, c: Curve, iterations: readonly Iteration[], metr
     yLabel: c.title,
     yDomain: c.yDomain,
     height: 260,
+    width,
   });
   return `<div data-metric="${attr(metric)}" data-points="${points}">${figure(n, c.caption, chart)}</div>`;
 }
@@ -112,7 +119,8 @@ export function curves(iterations: readonly Iteration[]): string {
     ),
   ];
   const others = rest.map((k) =>
-    curveFigure(++n, { title: k, keys: [k], caption: `${k} by iteration.` }, iterations, k),
+    // Inside <details> (its padding): a little narrower, so they fit a 600 px window too.
+    curveFigure(++n, { title: k, keys: [k], caption: `${k} by iteration.` }, iterations, k, 520),
   );
   return `<div class="charts">${main.join('\n')}</div>${
     others.length === 0
@@ -173,14 +181,18 @@ ${run.kind === 'study' ? studySections(run.final) : ''}
     seen = data;
     const info = JSON.parse(data) as RunInfo;
     if (info.status === 'finished') events.close();
-    busy = busy.then(async () => {
-      const head = document.getElementById('run-header');
-      if (head !== null) head.innerHTML = header(info);
-      if (metrics === undefined) return;
-      const m = await get<Metrics>(`${runPath(id)}/metrics`);
-      const box = document.getElementById('curves');
-      if (box !== null && current()) box.innerHTML = curves(m.iterations);
-    });
+    // The metrics first, then header and curves together: a page that says `stopped` shows every
+    // iteration written before the stop.
+    busy = busy
+      .then(async () => {
+        const m = metrics === undefined ? undefined : await get<Metrics>(`${runPath(id)}/metrics`);
+        if (!current()) return;
+        const head = document.getElementById('run-header');
+        const box = document.getElementById('curves');
+        if (box !== null && m !== undefined) box.innerHTML = curves(m.iterations);
+        if (head !== null) head.innerHTML = header(info);
+      })
+      .catch(() => {}); // the next event tries again
   });
   events.addEventListener('gone', () => events.close());
   return { undo: () => events.close() };

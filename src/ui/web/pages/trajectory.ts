@@ -59,8 +59,8 @@ function traceView(turn: Turn): string {
       'tokens',
       `${tr.usage.prompt} prompt, ${tr.usage.completion} completion${tr.usage.cached === undefined ? '' : `, ${tr.usage.cached} cached`}`,
     ]);
-  if (tr.retries !== undefined) rows.push(['retries', tr.retries]);
-  if (tr.status !== undefined) rows.push(['HTTP status', tr.status]);
+  if (tr.retries !== undefined) rows.push(['retries', String(tr.retries)]);
+  if (tr.status !== undefined) rows.push(['HTTP status', String(tr.status)]);
   if (tr.finishReason !== undefined) rows.push(['finish', tr.finishReason]);
   if (tr.invalid !== undefined) rows.push(['invalid output', tr.invalid]);
   if (tr.errors !== undefined && tr.errors.length > 0) rows.push(['retried after', tr.errors.join('; ')]);
@@ -69,7 +69,7 @@ function traceView(turn: Turn): string {
   const tokens =
     tr.logprobs === undefined
       ? ''
-      : `<div class="muted">tokens by probability (hover for each log p)</div>${tokensView(tr.tokens, tr.logprobs)}`;
+      : `<div class="muted">tokens by log p, from −10 or less (dark) to 0 (yellow); hover for each</div>${tokensView(tr.tokens, tr.logprobs)}`;
   return `<h3>Model call</h3>${rows.length > 0 ? keyValues(rows) : ''}${text}${tokens}`;
 }
 
@@ -113,13 +113,19 @@ export const trajectoryPage: Page = async (app, r, current) => {
   const path = `/api/trajectories/${encodeURIComponent(id)}/${index}`;
   // Without credit= in the URL: the defaults, which depend on the env (has it an oracle?).
   const asked = query.get('credit');
-  const methods = methodsOf(asked ?? defaultMethods((await get<TrajectoryAnswer>(path)).view).join(','));
-  const [answer, registry] = await Promise.all([
-    get<TrajectoryAnswer>(
-      methods.length === 0 ? path : `${path}?credit=${encodeURIComponent(methods.join(','))}`,
-    ),
-    creditMethods(),
-  ]);
+  let methods = methodsOf(asked ?? defaultMethods((await get<TrajectoryAnswer>(path)).view).join(','));
+  const withCredit = (ms: readonly string[]) =>
+    get<TrajectoryAnswer>(ms.length === 0 ? path : `${path}?credit=${encodeURIComponent(ms.join(','))}`);
+  // `exact` needs the policy's whole distribution (an oracle's, a tabular one's): for another policy the
+  // server refuses it, and the page shows the other columns with the reason.
+  let note = '';
+  const answer = await withCredit(methods).catch((e) => {
+    if (!(e instanceof ApiError && e.field === 'credit' && methods.includes('exact'))) throw e;
+    note = e.message;
+    methods = methods.filter((m) => m !== 'exact');
+    return withCredit(methods);
+  });
+  const registry = await creditMethods();
   if (!current()) return undefined;
   const tr = answer.trajectory;
   const n = tr.turns.length;
@@ -131,6 +137,7 @@ export const trajectoryPage: Page = async (app, r, current) => {
 <p class="meta"><span>${link(route(['run', id]), id)} #${index}</span><span>${link(route(['run', id, 'group', tr.task.seed]), `task ${tr.task.seed}`)} (${esc(tr.task.env)})</span><span>${esc(tr.policy)}</span><span>budget ${tr.budget}${tr.revealBudget ? ' (told)' : ''}</span>
 <span id="outcome">${o.success ? '✓ success' : `✗ ${esc(o.failure ?? 'failure')}`} in ${o.turns} turns, return ${fmt(o.return, 3)}</span></p>
 ${o.error ? `<p class="error-box">${esc(o.error)}</p>` : ''}
+${note === '' ? '' : `<p class="muted" id="credit-note">exact: not shown (${esc(note.replace(/^credit: /, ''))})</p>`}
 <div class="controls">
 ${methodPicker(registry, answer.view, methods)}
 <label><span>search turns (<span class="kbd">/</span>)</span><input id="turn-search" data-search type="search" placeholder="action or observation text"></label>
@@ -143,7 +150,7 @@ ${
 <div class="turn-view"><div id="observation"></div><div id="details"></div></div>`
 }
 <h2>Turns</h2>
-<div class="table-wrap"><table class="turns stack-40" id="turns"><thead><tr><th class="num">turn</th><th>action</th><th class="num">reward</th><th class="num">log p</th>${methods
+<div class="table-wrap"><table class="turns stack-30" id="turns"><thead><tr><th class="num">turn</th><th>action</th><th class="num">reward</th><th class="num">log p</th>${methods
     .map((m) => `<th class="num" data-method="${attr(m)}">${esc(m)}</th>`)
     .join('')}</tr></thead><tbody>${turnRows(answer, methods)}</tbody></table></div>`;
 
@@ -179,7 +186,12 @@ ${
     if (row !== null) go(Number(row.dataset.t));
   });
   byId('methods')!.addEventListener('change', () => {
-    const chosen = [...app.querySelectorAll<HTMLInputElement>('#methods input:checked')].map((x) => x.value);
+    // The columns shown keep their places; a method checked now comes last.
+    const checked = [...app.querySelectorAll<HTMLInputElement>('#methods input:checked')].map((x) => x.value);
+    const chosen = [
+      ...methods.filter((m) => checked.includes(m)),
+      ...checked.filter((m) => !methods.includes(m)),
+    ];
     const q = new URLSearchParams(query);
     q.set('credit', chosen.join(','));
     q.set('turn', String(t));
