@@ -125,9 +125,11 @@ describe('the dashboard in headless chromium', { skip: SKIP }, () => {
     mkdirSync(SHOTS, { recursive: true });
     const lake = ['--map', '4x4', '--slippery', '--tasks', '4', '--samples', '4', '--budget', '20'];
     cli('rollout', ...lake, '--policy', 'oracle:eps=0.3', '--out', 'runs/r.jsonl');
-    cli('rollout', ...lake, '--policy', 'random', '--out', 'runs/rand.jsonl');
     cli('train', '--map', '4x4', '--policy', 'tabular', '--iters', '3', '--out', 'runs/t1');
-    cli('rollout', ...lake, '--policy', 'runs/t1', '--out', 'runs/tab.jsonl');
+    // Two runs to compare, both blind to their budget (so Pass@(K,T) reads every T off one run).
+    const blind = ['--map', '4x4', '--slippery', '--tasks', '4', '--samples', '8', '--budget', '50'];
+    cli('rollout', ...blind, '--policy', 'random', '--out', 'runs/cmp-a.jsonl');
+    cli('rollout', ...blind, '--policy', 'oracle:eps=0.2,horizon=50', '--out', 'runs/cmp-b.jsonl');
     cli(
       'rollout',
       '--env',
@@ -220,15 +222,15 @@ describe('the dashboard in headless chromium', { skip: SKIP }, () => {
     await open('#/');
     const ids = await attrs('#runs tbody tr', 'data-run');
     assert.deepEqual(ids, [
+      'cmp-a.jsonl',
+      'cmp-b.jsonl',
       'code.jsonl',
       'forced.jsonl',
       'r.jsonl',
-      'rand.jsonl',
       'served.jsonl',
       'sql.jsonl',
       'study',
       't1',
-      'tab.jsonl',
       'tf.jsonl',
     ]);
     const row = (id: string, col: string) =>
@@ -365,7 +367,7 @@ describe('the dashboard in headless chromium', { skip: SKIP }, () => {
       new RegExp(`${tests.passed} of ${tests.total} tests passed`),
     );
     const sent = (code.turns[c].action as { arguments: { code: string } }).arguments.code;
-    assert.equal(await tab.textContent('#details pre code'), sent);
+    assert.equal(await tab.textContent('.msg.assistant.current pre code'), sent);
     await shot('trajectory-code');
 
     const tf = lines('tf.jsonl')[0].turns[0].trace!;
@@ -421,15 +423,15 @@ describe('the dashboard in headless chromium', { skip: SKIP }, () => {
   });
 
   test('compare two runs: Pass@(K,T) as `turnwise eval --in` gives it, the paired difference, the tasks apart', async () => {
-    await open('#/compare?a=rand.jsonl&b=tab.jsonl');
-    // Both policies were blind to their budget: prefix mode, K up to the 4 samples, T up to the budget.
-    const K = '1,2,4';
-    const T = '1,2,5,10,20';
+    await open('#/compare?a=cmp-a.jsonl&b=cmp-b.jsonl');
+    // Both policies were blind to their budget: prefix mode, K up to the 8 samples, T up to the budget.
+    const K = '1,2,4,8';
+    const T = '1,2,5,10,20,50';
     const evalIn = (f: string) =>
       JSON.parse(cli('eval', '--in', `runs/${f}`, '--K', K, '--T', T, '--json')) as { passKT: number[][] };
     for (const [side, f] of [
-      ['A', 'rand.jsonl'],
-      ['B', 'tab.jsonl'],
+      ['A', 'cmp-a.jsonl'],
+      ['B', 'cmp-b.jsonl'],
     ])
       assert.deepEqual(
         await texts(`svg[aria-label="Pass@(K,T), ${side}"] text.cell-value`),
@@ -439,15 +441,15 @@ describe('the dashboard in headless chromium', { skip: SKIP }, () => {
       );
     // The same tasks and samples in both: the difference's intervals are paired.
     assert.equal(await tab.getAttribute('#diff', 'data-paired'), 'true');
-    assert.equal(await tab.locator('svg[aria-label="B − A"] rect.cell').count(), 15);
-    // The task listed first differs most in success (within T = 20, the whole budget here).
+    assert.equal(await tab.locator('svg[aria-label="B − A"] rect.cell').count(), 24);
+    // The task listed first differs most in success (within T = 50, the whole budget here).
     const rate = (f: string) => {
       const by = new Map<number, number[]>();
       for (const t of lines(f))
         by.set(t.task.seed, [...(by.get(t.task.seed) ?? []), t.outcome.success ? 1 : 0]);
       return new Map([...by].map(([s, xs]) => [s, xs.reduce((a, b) => a + b, 0) / xs.length]));
     };
-    const [a, b] = [rate('rand.jsonl'), rate('tab.jsonl')];
+    const [a, b] = [rate('cmp-a.jsonl'), rate('cmp-b.jsonl')];
     const most = Math.max(...[...a.keys()].map((s) => Math.abs(b.get(s)! - a.get(s)!)));
     assert.equal(
       Math.abs(
@@ -487,7 +489,7 @@ describe('the dashboard in headless chromium', { skip: SKIP }, () => {
       ['trajectory-code', '#/run/code.jsonl/t/0?turn=1'],
       ['trajectory-transformer', '#/run/tf.jsonl/t/0'],
       ['group', '#/run/forced.jsonl/group/1'],
-      ['compare', '#/compare?a=rand.jsonl&b=tab.jsonl'],
+      ['compare', '#/compare?a=cmp-a.jsonl&b=cmp-b.jsonl'],
       ['study', '#/run/study'],
     ];
     const failures: string[] = [];

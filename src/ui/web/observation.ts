@@ -97,6 +97,9 @@ export function boardView(board: readonly string[], cells: readonly number[], at
   return `<div class="board" role="img" aria-label="${attr(`board, agent on cell ${at}`)}" style="grid-template-columns:repeat(${cols},2.4rem)">${out.join('')}</div>`;
 }
 
+/** The observation is a tool env's (drawn as a conversation). */
+export const isConversation = (o: unknown): boolean => taskText(o) !== undefined;
+
 /** The task's text of a tool env's observation, if it is one. */
 function taskText(o: unknown): string | undefined {
   if (!isObj(o)) return undefined;
@@ -216,11 +219,11 @@ export function observationView(tr: Trajectory, t: number, view: EnvView | null)
     const cells = tr.turns.slice(0, t + 1).map((x) => x.observation as number);
     return boardView(view.board, cells, o);
   }
-  if (taskText(o) !== undefined) return chatView(tr, t, view);
+  if (isConversation(o)) return chatView(tr, t, view);
   return pre(json(o));
 }
 
-/** One chip per token, coloured by its probability (viridis: dark is unlikely, yellow likely). */
+/** One chip per token, coloured by its log-probability (viridis: dark unlikely, yellow likely). */
 export function tokensView(
   tokens: readonly number[] | undefined,
   logprobs: readonly (number | null)[],

@@ -81,7 +81,7 @@ display:flex;flex-direction:column;justify-content:center;z-index:1}
 .lane .step{flex:0 0 2.6rem;height:2.3rem;display:flex;align-items:center;justify-content:center;border-radius:3px;
 font-size:.8rem;border:1px solid transparent;position:relative}
 .lane .step.forced{border:2px dashed currentColor}
-.lane .step.split{box-shadow:inset 3px 0 0 var(--fg)}
+.lane .step.split{box-shadow:inset 2px 0 0 #000,inset 4px 0 0 #fff}
 .lane .step.parts::after{content:"◆";position:absolute;top:-.1rem;right:.05rem;font-size:.6rem}
 .lane .end{flex:0 0 auto;padding:0 .4rem;display:flex;align-items:center;font-size:.85rem}
 .lane.axis .step{height:1.3rem;color:var(--muted)}

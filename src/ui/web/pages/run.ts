@@ -129,10 +129,17 @@ export function curves(iterations: readonly Iteration[]): string {
   }`;
 }
 
+/** How long the run took; a live run's store says so only at its end, so its age is shown instead. */
+function elapsed(r: RunInfo): string {
+  if (r.status === 'live' && r.started !== null)
+    return `running for ${duration((Date.now() - Date.parse(r.started)) / 1000)}`;
+  return r.seconds === null ? '' : duration(r.seconds);
+}
+
 function header(r: RunInfo): string {
   const env = r.env === null ? '' : `<span>${esc(envText(r.env))}</span>`;
   const policy = r.policy === null ? '' : `<span>${esc(policyText(r.policy))}</span>`;
-  return `<p class="meta"><span>${esc(r.kind)}</span>${env}${policy}<span id="run-status">${statusBadge(r.status)}</span><span>started ${esc(when(r.started))}</span><span>${esc(duration(r.seconds))}</span></p>
+  return `<p class="meta"><span>${esc(r.kind)}</span>${env}${policy}<span id="run-status">${statusBadge(r.status)}</span><span>started ${esc(when(r.started))}</span><span>${esc(elapsed(r))}</span></p>
 <p id="run-headline">${headline(r.headline)}</p>`;
 }
 

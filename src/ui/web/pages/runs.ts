@@ -43,12 +43,11 @@ function rows(runs: readonly RunInfo[], filter: string, picked: ReadonlySet<stri
     f === '' ? true : `${r.id} ${r.kind} ${envText(r.env)} ${policyText(r.policy)}`.toLowerCase().includes(f),
   );
   if (shown.length === 0)
-    return `<tr><td colspan="8" class="muted">${runs.length === 0 ? 'No runs under this directory yet.' : 'No run matches.'}</td></tr>`;
+    return `<tr><td colspan="7" class="muted">${runs.length === 0 ? 'No runs under this directory yet.' : 'No run matches.'}</td></tr>`;
   return shown
     .map(
       (r) => `<tr data-run="${attr(r.id)}">
-<td>${WITH_TRAJECTORIES.has(r.kind) ? `<input type="checkbox" aria-label="compare ${attr(r.id)}" data-pick="${attr(r.id)}"${picked.has(r.id) ? ' checked' : ''}>` : ''}</td>
-<td data-label="run">${link(runRoute(r.id), r.id)}</td>
+<td data-label="run">${WITH_TRAJECTORIES.has(r.kind) ? `<input type="checkbox" aria-label="compare ${attr(r.id)}" data-pick="${attr(r.id)}"${picked.has(r.id) ? ' checked' : ''}> ` : ''}${link(runRoute(r.id), r.id)}</td>
 <td data-label="kind">${esc(r.kind)}</td>
 <td data-label="env">${esc(envText(r.env))}</td>
 <td data-label="policy">${esc(policyText(r.policy))}</td>
@@ -68,7 +67,7 @@ export const runsPage: Page = async (app) => {
 <label><span>search (<span class="kbd">/</span>)</span><input id="run-filter" data-search type="search" placeholder="id, env, policy"></label>
 <a id="compare-picked" class="muted">pick two runs to compare</a>
 </div>
-<div class="table-wrap"><table class="stack-48" id="runs"><thead><tr><th></th><th>run</th><th>kind</th><th>env</th><th>policy</th><th>status</th><th>started</th><th>headline</th></tr></thead>
+<div class="table-wrap"><table class="stack-48" id="runs"><thead><tr><th>run</th><th>kind</th><th>env</th><th>policy</th><th>status</th><th>started</th><th>headline</th></tr></thead>
 <tbody></tbody></table></div>`;
   const body = app.querySelector('#runs tbody')!;
   const filter = byId<HTMLInputElement>('run-filter')!;

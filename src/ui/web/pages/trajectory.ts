@@ -18,7 +18,7 @@ import {
   type TrajectoryPage,
 } from '../api.ts';
 import { attr, byId, esc, fmt, link, route } from '../dom.ts';
-import { actionText, actionView, observationView, tokensView } from '../observation.ts';
+import { actionText, actionView, isConversation, observationView, tokensView } from '../observation.ts';
 import { type Page, replaceQuery } from '../route.ts';
 import { setStatus } from '../status.ts';
 import { listQuery } from './trajectories.ts';
@@ -86,8 +86,12 @@ function turnDetails(a: TrajectoryAnswer, t: number, methods: readonly string[])
   for (const [k, v] of Object.entries(extra))
     rows.push([k, typeof v === 'number' || typeof v === 'string' ? v : JSON.stringify(v)]);
   for (const m of methods) rows.push([`advantage (${m})`, a.credit[m]?.[t] ?? null]);
+  // A tool env's call is in the conversation beside: here, its one line.
+  const action = isConversation(turn.observation)
+    ? `<p class="action">${esc(actionText(turn.action, a.view))}</p>`
+    : actionView(turn.action, a.view);
   return `<h3>Action${turn.forced ? ' <span class="forced">(forced: imposed, not the policy’s)</span>' : ''}</h3>
-${actionView(turn.action, a.view)}
+${action}
 ${keyValues(rows, { digits: 4 })}
 ${traceView(turn)}`;
 }
@@ -161,12 +165,16 @@ ${
     byId('observation')!.innerHTML = observationView(tr, t, answer.view);
     byId('details')!.innerHTML = turnDetails(answer, t, methods);
     for (const [i, row] of rows.entries()) row.classList.toggle('current', i === t);
-    // The conversation scrolls by itself (not the page) to the turn's call and its result.
+    // The conversation scrolls by itself (not the page) to the turn's call and its result, the call's
+    // top kept in view when both do not fit.
     const chat = app.querySelector<HTMLElement>('.chat');
     const shown = app.querySelectorAll<HTMLElement>('.msg.current');
     if (chat !== null && shown.length > 0) {
-      const last = shown[shown.length - 1];
-      chat.scrollTop = last.offsetTop + last.offsetHeight - chat.clientHeight - chat.offsetTop + 8;
+      const box = () => chat.getBoundingClientRect();
+      const below = shown[shown.length - 1].getBoundingClientRect().bottom - box().bottom + 4;
+      if (below > 0) chat.scrollTop += below;
+      const above = box().top - shown[0].getBoundingClientRect().top + 4;
+      if (above > 0) chat.scrollTop -= above;
     }
     document.body.dataset.turn = String(t);
     const q = new URLSearchParams(query);
