@@ -16,7 +16,7 @@
 import { serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { InputError } from '../core/errors.ts';
-import type { EnvSpec, Task, Trajectory } from '../core/types.ts';
+import type { Trajectory } from '../core/types.ts';
 import type { IndexedTrajectories } from '../credit/file.ts';
 import { applyFlags, METHODS, type MethodSpec, parseMethodSpec, splitMethodList } from '../credit/index.ts';
 import { RunStore } from '../store/sqlite.ts';
@@ -36,25 +36,11 @@ import {
   trajectoryAt,
   trajectoryPage,
 } from './trajectories.ts';
+import { type EnvOf, viewCache } from './views.ts';
 
 /** The credit of a trajectory set as `turnwise credit --in FILE` computes it (studies/credit-file.ts,
  * handed in by the composition layer: it resolves `exact` against the env registry's oracles). */
 export type CreditOf = (source: IndexedTrajectories, spec: MethodSpec) => { rows: () => Generator<number[]> };
-
-/** A task's env as the composition layer knows it (the registry): its spec, and its description
- * (envs' `describe`: FrozenLake's map), asked for only for envs with discrete actions. */
-export type EnvOf = (task: Task) => { spec: EnvSpec; describe: () => Record<string, unknown> };
-
-/** What a page needs to draw a task's observations and actions (null fields: not known). */
-export interface EnvView {
-  actions: number | 'text';
-  /** The env has an exact oracle: `exact` credit is available. */
-  oracle: boolean;
-  /** The name of each discrete action (FrozenLake: Left, Down, Right, Up). */
-  names: string[] | null;
-  /** The grid of a board env, a row per string (FrozenLake: S start, F frozen, H hole, G goal). */
-  board: string[] | null;
-}
 
 export interface UiOptions {
   /** The directory whose runs are served. */
@@ -256,35 +242,6 @@ function creditColumns(
     out[spec.label] = rows;
   }
   return out;
-}
-
-/** Env views by task, the last few (a page asks for one task's trajectories many times). */
-function viewCache(envOf: EnvOf | undefined): (task: Task) => EnvView | null {
-  const cache = new Map<string, EnvView | null>();
-  return (task) => {
-    if (envOf === undefined) return null;
-    const key = JSON.stringify(task);
-    let view = cache.get(key);
-    if (view === undefined) {
-      try {
-        const { spec, describe } = envOf(task);
-        const d = typeof spec.actions === 'number' ? describe() : {};
-        const board =
-          Array.isArray(d.desc) && d.desc.every((r) => typeof r === 'string') ? (d.desc as string[]) : null;
-        view = {
-          actions: spec.actions,
-          oracle: spec.oracle,
-          names: spec.chat ? [...spec.chat.names] : null,
-          board,
-        };
-      } catch {
-        view = null; // an env this build does not know: the page shows the observations as data
-      }
-      if (cache.size >= 64) cache.delete(cache.keys().next().value as string);
-      cache.set(key, view);
-    }
-    return view;
-  };
 }
 
 /** The samples of one task (its seed) in index order, as many as a group shows; the run's other tasks

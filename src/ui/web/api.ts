@@ -3,11 +3,11 @@
 // The JSON API as the pages read it (app.ts answers; docs/ui.md describes it). Types are the server's
 // own, imported as types only (nothing of the server is bundled).
 import type { Trajectory } from '../../core/types.ts';
-import type { EnvView } from '../app.ts';
 import type { RunComparison } from '../compare.ts';
 import type { Divergence } from '../groups.ts';
 import type { RunInfo } from '../runs.ts';
 import type { TrajectoryPage } from '../trajectories.ts';
+import type { EnvView } from '../views.ts';
 
 export type { EnvView, RunComparison, RunInfo, Trajectory, TrajectoryPage };
 
