@@ -63,6 +63,10 @@ before(async () => {
     'rollout --map 4x4 --slippery --policy oracle:eps=0.3 --tasks 4 --samples 4 --budget 20 --out runs/r.jsonl',
   );
   cli('rollout --env tools --policy random --tasks 2 --samples 2 --out runs/tools.jsonl');
+  // Other tasks of the same env (seeds 5 and 6): compared with r.jsonl, nothing to pair.
+  cli(
+    'rollout --map 4x4 --slippery --policy random --tasks 2 --samples 4 --budget 20 --seed 5 --out runs/r5.jsonl',
+  );
   cli('rollout --map 4x4 --policy random --tasks 2 --samples 2 --db runs/db.sqlite --run r1');
   // A harness-shaped run whose writer (this test) holds its lock: live until released.
   const store = new RunStore(join(runs, 'nest', 'live', 'run.sqlite'));
@@ -120,6 +124,7 @@ test('every run is listed with its kind and status; nothing outside the director
     'nest/live',
     'nest/live2',
     'r.jsonl',
+    'r5.jsonl',
     't1',
     'tools.jsonl',
   ]);
@@ -365,6 +370,28 @@ test('compare: each side is `turnwise eval --in`, a run against itself differs b
     assert.match(r.body.error, message, q);
   }
   assert.equal((await get('/api/compare?a=r.jsonl&b=nope')).status, 404);
+
+  // Runs on other tasks: the difference of the two estimates, unpaired, with no interval.
+  const other = (await get('/api/compare?a=r.jsonl&b=r5.jsonl')).body as unknown as typeof c & {
+    tasks: { task: { seed: number }; a: unknown; b: unknown; diff: number | null }[];
+  };
+  const evalB = JSON.parse(cli('eval --in runs/r5.jsonl --K 1,2,4 --T 20 --json'));
+  assert.deepEqual([other.paired, other.diffCi95], [false, null]);
+  assert.deepEqual(
+    other.diff,
+    evalB.passKT.map((row: number[], k: number) => row.map((x, j) => x - evalIn.passKT[k][j])),
+  );
+  assert.deepEqual(
+    other.tasks.map((t) => [t.task.seed, t.a === null, t.b === null, t.diff]),
+    [
+      [0, false, true, null],
+      [1, false, true, null],
+      [2, false, true, null],
+      [3, false, true, null],
+      [5, true, false, null],
+      [6, true, false, null],
+    ],
+  );
 });
 
 /** Reads server-sent events from a response, one {event, data} at a time. */
