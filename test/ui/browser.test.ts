@@ -130,32 +130,12 @@ describe('the dashboard in headless chromium', { skip: SKIP }, () => {
     const blind = ['--map', '4x4', '--slippery', '--tasks', '4', '--samples', '8', '--budget', '50'];
     cli('rollout', ...blind, '--policy', 'random', '--out', 'runs/cmp-a.jsonl');
     cli('rollout', ...blind, '--policy', 'oracle:eps=0.2,horizon=50', '--out', 'runs/cmp-b.jsonl');
-    cli(
-      'rollout',
-      '--env',
-      'sql',
-      '--policy',
-      'oracle:eps=0.3',
-      '--tasks',
-      '1',
-      '--samples',
-      '2',
-      '--out',
-      'runs/sql.jsonl',
-    );
-    cli(
-      'rollout',
-      '--env',
-      'code',
-      '--policy',
-      'oracle:eps=0.3',
-      '--tasks',
-      '1',
-      '--samples',
-      '2',
-      '--out',
-      'runs/code.jsonl',
-    );
+    for (const env of ['sql', 'code'])
+      cli(
+        ...`rollout --env ${env} --policy oracle:eps=0.3 --tasks 1 --samples 2 --out runs/${env}.jsonl`.split(
+          ' ',
+        ),
+      );
     cli(
       'rollout',
       ...['--random', '--size', '4', '--slippery', '--tasks', '2', '--samples', '2', '--budget', '3'],

@@ -3,21 +3,14 @@
 // A run's trajectories: filtered (task, outcome, failure kind, policy, length), sorted and paged by the
 // API (GET /api/runs/:id/trajectories: SQL over a run store's rows), the filter kept in the URL so a
 // trajectory opened from here steps through the same list with j/k.
+import { FAILURE_KINDS } from '../../../core/types.ts';
 import { get, runPath, type TrajectoryPage } from '../api.ts';
 import { attr, byId, esc, fmt, link, route } from '../dom.ts';
 import type { Page } from '../route.ts';
 
 /** The list's query parameters, as the API takes them (the URL's hash carries the same). */
 export const LIST_PARAMS = ['task', 'outcome', 'failure', 'policy', 'minTurns', 'maxTurns', 'sort'] as const;
-const FAILURES = [
-  'budget',
-  'invalid-action',
-  'irreversible',
-  'wrong-answer',
-  'misperception',
-  'context',
-  'error',
-];
+
 const SORTS: [string, string][] = [
   ['index', 'index'],
   ['-turns', 'longest first'],
@@ -59,7 +52,7 @@ ${num('task', 'task seed (<span class="kbd">/</span>)', true)}
     q.get('outcome'),
   )}</select></label>
 <label>failure kind<select name="failure">${options(
-    [['', 'any'], ...FAILURES.map((f): [string, string] => [f, f])],
+    [['', 'any'], ...FAILURE_KINDS.map((f): [string, string] => [f, f])],
     q.get('failure'),
   )}</select></label>
 <label>policy<input type="text" name="policy" value="${attr(q.get('policy') ?? '')}" size="14"></label>
