@@ -1,9 +1,15 @@
-// The dashboard's JSON API over the runs under one directory, read-only (docs/ui.md):
+// The dashboard over the runs under one directory, read-only (docs/ui.md): its pages (GET / and
+// /app.js: page.ts, bundle.ts, web/) and the JSON API they read, usable by scripts as it is:
 //   GET /api/runs                                   every run (runs.ts)
+//   GET /api/events                                 the same list as server-sent events, when it changes
 //   GET /api/runs/:id                               one run, with its config and final figures
+//   GET /api/runs/:id/events                        its state as server-sent events, when it changes
 //   GET /api/runs/:id/metrics                       its per-iteration metrics as stored
 //   GET /api/runs/:id/trajectories?offset&limit&…   a page of its trajectories (trajectories.ts)
+//   GET /api/runs/:id/groups/:task?credit=…         the samples of one task side by side (groups.ts)
 //   GET /api/trajectories/:runId/:index?credit=…    one trajectory, with a column of advantages per method
+//   GET /api/compare?a=&b=&K=&T=                    two runs' Pass@(K,T), failures, tasks (compare.ts)
+//   GET /api/methods                                the credit methods of the registry
 // A run id is its path under the directory (`/` in it written %2F), FILE#RUN for a run of a store file.
 // An id that leaves the directory (`..`, an absolute path, a link out of it) is refused with 400 before
 // any file is touched, and nothing outside the directory is ever read.
@@ -12,9 +18,13 @@ import { type Context, Hono } from 'hono';
 import { InputError } from '../core/errors.ts';
 import type { Trajectory } from '../core/types.ts';
 import type { IndexedTrajectories } from '../credit/file.ts';
-import { applyFlags, type MethodSpec, parseMethodSpec, splitMethodList } from '../credit/index.ts';
+import { applyFlags, METHODS, type MethodSpec, parseMethodSpec, splitMethodList } from '../credit/index.ts';
 import { RunStore } from '../store/sqlite.ts';
-import { indexPage } from './page.ts';
+import { frontEnd } from './bundle.ts';
+import { compareRuns } from './compare.ts';
+import { divergence } from './groups.ts';
+import { changes } from './live.ts';
+import { CONTENT_SECURITY_POLICY, indexPage } from './page.ts';
 import { type FoundRun, findRun, findRuns, readJson } from './runs.ts';
 import {
   FAILURE_KINDS,
@@ -26,6 +36,7 @@ import {
   trajectoryAt,
   trajectoryPage,
 } from './trajectories.ts';
+import { type EnvOf, viewCache } from './views.ts';
 
 /** The credit of a trajectory set as `turnwise credit --in FILE` computes it (studies/credit-file.ts,
  * handed in by the composition layer: it resolves `exact` against the env registry's oracles). */
@@ -35,11 +46,28 @@ export interface UiOptions {
   /** The directory whose runs are served. */
   runs: string;
   credit: CreditOf;
+  /** How trajectories' envs are drawn; absent: pages show observations as data. */
+  envOf?: EnvOf;
+  /** How often live streams read their run again, ms (default 500). */
+  pollMs?: number;
 }
 
 class NotFound extends Error {}
 
-const QUERY_PARAMS = ['offset', 'limit', 'task', 'outcome', 'failure', 'policy', 'sort'];
+const QUERY_PARAMS = [
+  'offset',
+  'limit',
+  'task',
+  'outcome',
+  'failure',
+  'policy',
+  'minTurns',
+  'maxTurns',
+  'sort',
+];
+/** The most samples a group shows side by side. */
+export const MAX_LANES = 64;
+const MAX = Number.MAX_SAFE_INTEGER;
 
 function integer(name: string, raw: string | undefined, min: number, max: number, fallback?: number) {
   if (raw === undefined && fallback !== undefined) return fallback;
@@ -68,10 +96,12 @@ function pageQuery(q: Record<string, string>): TrajectoryQuery {
   return {
     offset: integer('offset', q.offset, 0, Number.MAX_SAFE_INTEGER, 0),
     limit: integer('limit', q.limit, 1, MAX_LIMIT, 50),
-    task: q.task === undefined ? undefined : integer('task', q.task, 0, Number.MAX_SAFE_INTEGER),
+    task: q.task === undefined ? undefined : integer('task', q.task, 0, MAX),
     outcome: oneOf('outcome', q.outcome, OUTCOMES),
     failure: oneOf('failure', q.failure, FAILURE_KINDS),
     policy: q.policy,
+    minTurns: q.minTurns === undefined ? undefined : integer('minTurns', q.minTurns, 0, MAX),
+    maxTurns: q.maxTurns === undefined ? undefined : integer('maxTurns', q.maxTurns, 0, MAX),
     sort: oneOf('sort', q.sort, SORTS) ?? 'index',
   };
 }
@@ -169,27 +199,151 @@ function metrics(found: FoundRun): { iter: number; [key: string]: number | null 
   }
 }
 
+/** Only these query parameters (others refused, not ignored). */
+function only(q: Record<string, string>, allowed: readonly string[]): void {
+  for (const k of Object.keys(q))
+    if (!allowed.includes(k))
+      throw new InputError(k, q[k], `not a parameter; expected: ${allowed.join(', ') || 'none'}`);
+}
+
+/** Increasing integers ≥ 1 written `1,2,4`; undefined when absent. */
+function intList(name: string, raw: string | undefined): number[] | undefined {
+  if (raw === undefined) return undefined;
+  const xs = raw.split(',').map((x) => integer(name, x, 1, 1_000_000));
+  if (xs.some((x, i) => i > 0 && x <= xs[i - 1]))
+    throw new InputError(name, raw, 'expected increasing integers');
+  return xs;
+}
+
+/**
+ * The credit columns of the trajectories at `positions` (their places among `all`, the whole run in
+ * index order, as `turnwise credit --in FILE` reads a file: a group's baseline is its task's other
+ * samples, and task normalisation spans groups): per method, a row of per-turn advantages each.
+ */
+function creditColumns(
+  credit: CreditOf,
+  all: readonly Trajectory[],
+  specs: readonly MethodSpec[],
+  positions: readonly number[],
+): Record<string, number[][]> {
+  const want = new Map(positions.map((p, i) => [p, i]));
+  const out: Record<string, number[][]> = {};
+  for (const spec of specs) {
+    const rows: number[][] = new Array(positions.length);
+    let k = 0;
+    let found = 0;
+    for (const row of creditRowsOf(credit, all, spec)) {
+      const i = want.get(k++);
+      if (i !== undefined) {
+        rows[i] = row;
+        if (++found === want.size) break;
+      }
+    }
+    out[spec.label] = rows;
+  }
+  return out;
+}
+
+/** The samples of one task (its seed) in index order, as many as a group shows; the run's other tasks
+ * that share the seed (another configuration) are left out, named by `task`. */
+function groupOf(
+  credit: CreditOf,
+  source: Exclude<FoundRun['source'], null>,
+  runId: string,
+  seed: number,
+  specs: readonly MethodSpec[],
+) {
+  const page = trajectoryPage(source, { offset: 0, limit: MAX_LIMIT, task: seed, sort: 'index' });
+  if (page.items.length === 0)
+    throw new NotFound(`run ${JSON.stringify(runId)} has no task with seed ${seed}`);
+  const key = JSON.stringify(page.items[0].task);
+  const rows = page.items.filter((r) => JSON.stringify(r.task) === key);
+  const lanes = rows.slice(0, MAX_LANES);
+  const samples = lanes.map((r) => {
+    const t = trajectoryAt(source, r.index);
+    if (t === undefined) throw new NotFound(`run ${JSON.stringify(runId)} has no trajectory ${r.index}`);
+    return t;
+  });
+  let columns: Record<string, number[][]> = {};
+  if (specs.length > 0) {
+    const { trajectories } = runTrajectories(source, lanes[0].index);
+    const positions: number[] = [];
+    trajectories.forEach((t, p) => {
+      if (positions.length < lanes.length && JSON.stringify(t.task) === key) positions.push(p);
+    });
+    columns = creditColumns(credit, trajectories, specs, positions);
+  }
+  return {
+    task: samples[0].task,
+    samples: rows.length,
+    indices: lanes.map((r) => r.index),
+    trajectories: samples,
+    credit: columns,
+    ...divergence(samples),
+  };
+}
+
 function handle(c: Context, f: () => unknown) {
   try {
     return c.json(f() as object);
   } catch (e) {
-    if (e instanceof InputError) return c.json({ error: e.message, field: e.field }, 400);
-    if (e instanceof NotFound) return c.json({ error: e.message }, 404);
-    return c.json({ error: (e as Error).message }, 500);
+    return failed(c, e);
   }
+}
+
+function failed(c: Context, e: unknown) {
+  if (e instanceof InputError) return c.json({ error: e.message, field: e.field }, 400);
+  if (e instanceof NotFound) return c.json({ error: e.message }, 404);
+  return c.json({ error: (e as Error).message }, 500);
 }
 
 export function uiApp(o: UiOptions): Hono {
   const app = new Hono();
   const root = o.runs;
-  app.get('/', (c) => c.html(indexPage()));
+  const pollMs = o.pollMs ?? 500;
+  const viewOf = viewCache(o.envOf);
+  app.get('/', (c) => {
+    c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    return c.html(indexPage());
+  });
+  app.get('/app.js', async (c) => {
+    c.header('Content-Type', 'text/javascript; charset=utf-8');
+    c.header('Cache-Control', 'no-cache');
+    return c.body(await frontEnd());
+  });
+  app.get('/favicon.ico', (c) => c.body(null, 204));
   app.get('/api/runs', (c) => handle(c, () => ({ runs: findRuns(root).map((r) => r.info) })));
+  app.get('/api/events', (c) =>
+    changes(c, 'runs', pollMs * 2, () => ({ runs: findRuns(root).map((r) => r.info) })),
+  );
+  app.get('/api/methods', (c) =>
+    handle(c, () => ({
+      methods: Object.values(METHODS).map((m) => ({ name: m.name, summary: m.summary })),
+      exact: 'A^π = Q^π − V^π of the policy named in the trajectory, from the env’s exact oracle',
+    })),
+  );
   app.get('/api/runs/:id', (c) =>
     handle(c, () => {
       const found = run(root, c.req.param('id'));
       return { ...found.info, ...details(found) };
     }),
   );
+  app.get('/api/runs/:id/events', (c) => {
+    const id = c.req.param('id');
+    try {
+      only(c.req.query(), []);
+      run(root, id); // 400 or 404 before the stream opens
+    } catch (e) {
+      return failed(c, e);
+    }
+    return changes(
+      c,
+      'run',
+      pollMs,
+      () => findRun(root, id)?.info,
+      (info) => info.status === 'finished',
+    );
+  });
   app.get('/api/runs/:id/metrics', (c) =>
     handle(c, () => ({ run: c.req.param('id'), iterations: metrics(run(root, c.req.param('id'))) })),
   );
@@ -200,34 +354,48 @@ export function uiApp(o: UiOptions): Hono {
       return { run: found.info.id, ...trajectoryPage(withTrajectories(found), q) };
     }),
   );
+  app.get('/api/runs/:id/groups/:task', (c) =>
+    handle(c, () => {
+      const found = run(root, c.req.param('id'));
+      const seed = integer('task', c.req.param('task'), 0, MAX);
+      only(c.req.query(), ['credit']);
+      const specs = creditSpecs(c.req.query('credit'));
+      const group = groupOf(o.credit, withTrajectories(found), found.info.id, seed, specs);
+      return { run: found.info.id, ...group, view: viewOf(group.task) };
+    }),
+  );
   app.get('/api/trajectories/:runId/:index', (c) =>
     handle(c, () => {
       const found = run(root, c.req.param('runId'));
-      const index = integer('index', c.req.param('index'), 0, Number.MAX_SAFE_INTEGER);
-      const query = c.req.query();
-      for (const k of Object.keys(query))
-        if (k !== 'credit') throw new InputError(k, query[k], 'not a parameter; expected: credit');
-      const specs = creditSpecs(query.credit);
+      const index = integer('index', c.req.param('index'), 0, MAX);
+      only(c.req.query(), ['credit']);
+      const specs = creditSpecs(c.req.query('credit'));
       const source = withTrajectories(found);
       const trajectory = trajectoryAt(source, index);
       if (trajectory === undefined)
         throw new NotFound(`run ${JSON.stringify(found.info.id)} has no trajectory ${index}`);
       const credit: Record<string, number[]> = {};
       if (specs.length > 0) {
-        // The whole run, as `turnwise credit --in FILE` reads a file: a group's baseline is its task's
-        // other samples, and task normalisation spans groups.
         const { trajectories, at } = runTrajectories(source, index);
-        for (const spec of specs) {
-          let k = 0;
-          for (const row of creditRowsOf(o.credit, trajectories, spec)) {
-            if (k++ === at) {
-              credit[spec.label] = row;
-              break;
-            }
-          }
-        }
+        const columns = creditColumns(o.credit, trajectories, specs, [at]);
+        for (const spec of specs) credit[spec.label] = columns[spec.label][0];
       }
-      return { run: found.info.id, index, trajectory, credit };
+      return { run: found.info.id, index, trajectory, credit, view: viewOf(trajectory.task) };
+    }),
+  );
+  app.get('/api/compare', (c) =>
+    handle(c, () => {
+      const q = c.req.query();
+      only(q, ['a', 'b', 'K', 'T']);
+      const side = (name: 'a' | 'b') => {
+        const id = q[name];
+        if (id === undefined || id === '') throw new InputError(name, id, 'expected a run id');
+        const found = run(root, id);
+        if (found.source === null)
+          throw new InputError(name, id, `a ${found.info.kind} run records no trajectories to compare`);
+        return { id: found.info.id, trajectories: runTrajectories(found.source, 0).trajectories };
+      };
+      return compareRuns(side('a'), side('b'), { K: intList('K', q.K), T: intList('T', q.T) });
     }),
   );
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}; see GET /` }, 404));
@@ -240,9 +408,11 @@ export interface RunningUi {
   close(): Promise<void>;
 }
 
-/** Listens on host:port (0: a free port); resolves once bound, rejects when it cannot bind. */
-export function startUi(o: UiOptions & { port: number; host: string }): Promise<RunningUi> {
+/** Builds the pages (bundle.ts), then listens on host:port (0: a free port); resolves once bound,
+ * rejects when it cannot bind. */
+export async function startUi(o: UiOptions & { port: number; host: string }): Promise<RunningUi> {
   const app = uiApp(o);
+  await frontEnd();
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: o.port, hostname: o.host }, (info) => {
       const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;

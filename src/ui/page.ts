@@ -1,37 +1,28 @@
-// The page at `/` for now: what the dashboard serves today (its JSON API) and that its pages come next.
-// Self-contained (no script, no stylesheet, nothing from the network).
-const ENDPOINTS: readonly [string, string][] = [
-  [
-    '/api/runs',
-    'every run under the runs directory: kind, env, policy, status, started, duration, headline figures',
-  ],
-  ['/api/runs/:id', 'one run, with its config and final figures (an id is a path: / written %2F)'],
-  ['/api/runs/:id/metrics', 'its per-iteration metrics as stored'],
-  [
-    '/api/runs/:id/trajectories?offset=&limit=&task=&outcome=&failure=&policy=&sort=',
-    'a page of its trajectories, filtered and sorted',
-  ],
-  [
-    '/api/trajectories/:runId/:index?credit=grpo,gigpo,exact',
-    'one trajectory, turn by turn, with a column of advantages per credit method',
-  ],
-];
+// The page at `/`: the shell every dashboard page is drawn in (web/main.ts routes on the URL's hash:
+// #/ runs, #/run/ID, #/run/ID/trajectories, #/run/ID/t/INDEX, #/run/ID/group/TASK, #/compare). The
+// stylesheet is the report's (report/css.ts: light and dark palettes, tables that stack on a narrow
+// screen) and the dashboard's own (web/style.ts); the one script is the bundle at /app.js. The
+// Content-Security-Policy allows this origin only: nothing on a page can reach the network.
+import { PAGE_CSS } from '../report/css.ts';
+import { UI_CSS } from './web/style.ts';
 
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 export function indexPage(): string {
-  const items = ENDPOINTS.map(
-    ([path, what]) => `<li><code>GET ${escapeHtml(path)}</code> — ${escapeHtml(what)}</li>`,
-  );
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>turnwise ui</title></head>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>turnwise ui</title>
+<style>${PAGE_CSS}${UI_CSS}</style>
+<script type="module" src="/app.js"></script>
+</head>
 <body>
-<h1>turnwise ui</h1>
-<p>The dashboard's pages (runs, curves, trajectories turn by turn, groups, compare) come next. What is served today is their read-only JSON API:</p>
-<ul>
-${items.join('\n')}
-</ul>
-<p>See docs/ui.md.</p>
-</body></html>
+<header class="top"><a href="#/" class="brand">turnwise ui</a><nav><a href="#/">runs</a> <a href="#/compare">compare</a></nav><span id="status" role="status"></span></header>
+<main id="app"><noscript>The dashboard's pages need JavaScript; its JSON API (GET /api/runs …, docs/ui.md) does not.</noscript></main>
+</body>
+</html>
 `;
 }

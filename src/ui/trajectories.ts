@@ -20,6 +20,9 @@ export interface TrajectoryQuery {
   outcome?: (typeof OUTCOMES)[number];
   failure?: FailureKind;
   policy?: string;
+  /** Length: turns from minTurns to maxTurns, both included. */
+  minTurns?: number;
+  maxTurns?: number;
   sort: (typeof SORTS)[number];
 }
 
@@ -84,7 +87,9 @@ function filePage(path: string, q: TrajectoryQuery): TrajectoryPage {
         (q.task === undefined || r.task.seed === q.task) &&
         (q.outcome === undefined || r.success === (q.outcome === 'success')) &&
         (q.failure === undefined || r.failure === q.failure) &&
-        (q.policy === undefined || r.policy === q.policy),
+        (q.policy === undefined || r.policy === q.policy) &&
+        (q.minTurns === undefined || r.turns >= q.minTurns) &&
+        (q.maxTurns === undefined || r.turns <= q.maxTurns),
     );
   if (q.sort !== 'index') {
     const key = q.sort.replace('-', '') as 'turns' | 'return';
@@ -125,6 +130,14 @@ function storePage(path: string, run: string, q: TrajectoryQuery): TrajectoryPag
   if (q.policy !== undefined) {
     where.push('policy = ?');
     args.push(q.policy);
+  }
+  if (q.minTurns !== undefined) {
+    where.push('turns >= ?');
+    args.push(q.minTurns);
+  }
+  if (q.maxTurns !== undefined) {
+    where.push('turns <= ?');
+    args.push(q.maxTurns);
   }
   const cond = where.join(' AND ');
   return withStore(path, (store) => {

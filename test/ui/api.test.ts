@@ -1,7 +1,7 @@
 // `turnwise ui` as a user runs it: real runs made by the CLI in a temporary directory, the real server
 // on a free loopback port, and its JSON API read with plain fetch. Every expectation comes from another
 // reader: the run's own metrics.jsonl and `train --json`, the trajectory file's lines, `turnwise credit
-// --json`, and the writer's lock taken here.
+// --json`, `turnwise eval --in --json`, Gymnasium's 4x4 map, and the writer's lock taken here.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -27,6 +27,7 @@ let url = '';
 let stop: () => Promise<number | null> = async () => null;
 let trainJson: { last: Record<string, number> };
 let lock: DirLock | undefined;
+let lock2: DirLock | undefined;
 /** What the API's answers hold that the tests read (checked against other readers, not trusted). */
 interface Row {
   id: string;
@@ -62,12 +63,22 @@ before(async () => {
     'rollout --map 4x4 --slippery --policy oracle:eps=0.3 --tasks 4 --samples 4 --budget 20 --out runs/r.jsonl',
   );
   cli('rollout --env tools --policy random --tasks 2 --samples 2 --out runs/tools.jsonl');
+  // Other tasks of the same env (seeds 5 and 6): compared with r.jsonl, nothing to pair.
+  cli(
+    'rollout --map 4x4 --slippery --policy random --tasks 2 --samples 4 --budget 20 --seed 5 --out runs/r5.jsonl',
+  );
   cli('rollout --map 4x4 --policy random --tasks 2 --samples 2 --db runs/db.sqlite --run r1');
   // A harness-shaped run whose writer (this test) holds its lock: live until released.
   const store = new RunStore(join(runs, 'nest', 'live', 'run.sqlite'));
   store.createRun('harness', 'harness', {});
   store.close();
   lock = DirLock.acquire(join(runs, 'nest', 'live'), '--out');
+  // A second one, for the live event stream.
+  mkdirSync(join(runs, 'nest', 'live2'), { recursive: true });
+  const store2 = new RunStore(join(runs, 'nest', 'live2', 'run.sqlite'));
+  store2.createRun('harness', 'harness', {});
+  store2.close();
+  lock2 = DirLock.acquire(join(runs, 'nest', 'live2'), '--out');
   // A run outside the directory, and a link to it inside.
   cli('rollout --map 4x4 --policy random --episodes 2 --out outside.jsonl');
   symlinkSync(join(dir, 'outside.jsonl'), join(runs, 'link.jsonl'));
@@ -93,6 +104,7 @@ before(async () => {
 
 after(async () => {
   lock?.release();
+  lock2?.release();
   assert.equal(await stop(), 0, 'ui exits 0 on SIGTERM');
   rmSync(dir, { recursive: true, force: true });
 });
@@ -107,7 +119,15 @@ test('every run is listed with its kind and status; nothing outside the director
   const { status, body } = await get('/api/runs');
   assert.equal(status, 200);
   const byId = Object.fromEntries(body.runs.map((r) => [r.id, r]));
-  assert.deepEqual(Object.keys(byId).sort(), ['db.sqlite#r1', 'nest/live', 'r.jsonl', 't1', 'tools.jsonl']);
+  assert.deepEqual(Object.keys(byId).sort(), [
+    'db.sqlite#r1',
+    'nest/live',
+    'nest/live2',
+    'r.jsonl',
+    'r5.jsonl',
+    't1',
+    'tools.jsonl',
+  ]);
   assert.deepEqual(
     ['db.sqlite#r1', 'nest/live', 'r.jsonl', 't1', 'tools.jsonl'].map((id) => [
       byId[id].kind,
@@ -251,4 +271,189 @@ test('bad flags: one line, exit 2', () => {
       assert.equal(err.stderr, `${line}\n`);
     }
   }
+});
+
+test('trajectory pages filter by length: minTurns and maxTurns, both included', async () => {
+  const lines = fileLines('r.jsonl');
+  const { body } = await get('/api/runs/r.jsonl/trajectories?minTurns=5&maxTurns=12&limit=1000');
+  assert.deepEqual(
+    body.items.map((t) => t.index),
+    lines.flatMap((t, i) => (t.outcome.turns >= 5 && t.outcome.turns <= 12 ? [i] : [])),
+  );
+  assert.match((await get('/api/runs/r.jsonl/trajectories?minTurns=-2')).body.error, /^minTurns: got "-2"/);
+});
+
+test("a trajectory's view: FrozenLake's board and action names; a tool env's text actions", async () => {
+  const lake = (await get('/api/trajectories/r.jsonl/0')).body as unknown as { view: unknown };
+  // Gymnasium's FrozenLake-v1 4x4 map, and its action order (0 Left, 1 Down, 2 Right, 3 Up).
+  assert.deepEqual(lake.view, {
+    actions: 4,
+    oracle: true,
+    names: ['Left', 'Down', 'Right', 'Up'],
+    board: ['SFFF', 'FHFH', 'FFFH', 'HFFG'],
+  });
+  const tools = (await get('/api/trajectories/tools.jsonl/0')).body as unknown as { view: unknown };
+  assert.deepEqual(tools.view, { actions: 'text', oracle: false, names: null, board: null });
+});
+
+test("a group: a task's samples in file order, their credit as `turnwise credit` gives it, where they part", async () => {
+  const lines = fileLines('r.jsonl');
+  const grpo = JSON.parse(cli('credit --in runs/r.jsonl --method grpo --json')).advantages as number[][];
+  const exact = JSON.parse(cli('credit --in runs/r.jsonl --method exact --json')).advantages as number[][];
+  for (const seed of [0, 1, 2, 3]) {
+    const { status, body } = await get(`/api/runs/r.jsonl/groups/${seed}?credit=grpo,exact`);
+    assert.equal(status, 200);
+    const g = body as unknown as {
+      indices: number[];
+      trajectories: unknown[];
+      credit: Record<string, number[][]>;
+      divergedAt: number | null;
+      fromFirst: (number | null)[];
+    };
+    const at = lines.flatMap((t, i) => (t.task.seed === seed ? [i] : []));
+    assert.deepEqual(g.indices, at);
+    assert.deepEqual(
+      g.trajectories,
+      at.map((i) => lines[i]),
+    );
+    assert.deepEqual(g.credit, { grpo: at.map((i) => grpo[i]), exact: at.map((i) => exact[i]) });
+    // Where they part, read off the lines: the first turn at which some sample's (observation, action)
+    // is not the first sample's.
+    const key = (t: { observation: unknown; action: unknown } | undefined) =>
+      t === undefined ? undefined : JSON.stringify([t.observation, t.action]);
+    const samples = at.map((i) => lines[i].turns as { observation: unknown; action: unknown }[]);
+    let t = 0;
+    while (samples.every((s) => key(s[t]) !== undefined && key(s[t]) === key(samples[0][t]))) t++;
+    const identical = samples.every((s) => s.length === samples[0].length && s.length === t);
+    assert.equal(g.divergedAt, identical ? null : t);
+    assert.equal(g.fromFirst[0], null);
+  }
+  assert.equal((await get('/api/runs/r.jsonl/groups/99')).status, 404);
+  assert.match((await get('/api/runs/r.jsonl/groups/x')).body.error, /^task: got "x"/);
+  assert.match(
+    (await get('/api/runs/r.jsonl/groups/0?colour=1')).body.error,
+    /^colour: got "1"; not a parameter/,
+  );
+});
+
+test('compare: each side is `turnwise eval --in`, a run against itself differs by exactly 0', async () => {
+  // The oracle was told its budget: separate mode, the one budget run (20), K up to the 4 samples.
+  const { status, body } = await get('/api/compare?a=r.jsonl&b=r.jsonl');
+  assert.equal(status, 200);
+  const c = body as unknown as {
+    K: number[];
+    T: number[];
+    mode: string;
+    a: { passKT: number[][]; ci95: number[][][]; failures: unknown };
+    diff: number[][];
+    diffCi95: number[][][];
+    paired: boolean;
+  };
+  assert.deepEqual([c.K, c.T, c.mode, c.paired], [[1, 2, 4], [20], 'separate', true]);
+  const evalIn = JSON.parse(cli('eval --in runs/r.jsonl --K 1,2,4 --T 20 --json'));
+  assert.deepEqual(c.a.passKT, evalIn.passKT);
+  assert.deepEqual(c.a.ci95, evalIn.ci95);
+  assert.deepEqual(c.a.failures, evalIn.failures);
+  assert.deepEqual(c.diff, [[0], [0], [0]]);
+  assert.deepEqual(c.diffCi95, [[[0, 0]], [[0, 0]], [[0, 0]]]);
+  const cases: [string, RegExp][] = [
+    ['a=r.jsonl', /^b: missing; expected a run id/],
+    ['a=r.jsonl&b=r.jsonl&K=2,1', /^K: got "2,1"; expected increasing integers/],
+    ['a=r.jsonl&b=r.jsonl&K=8', /^K: got 8; each K must be an integer from 1 to the samples per task \(4\)/],
+    ['a=r.jsonl&b=r.jsonl&T=10', /^T: .*no trajectory run at budget 10/],
+    ['a=r.jsonl&b=nest%2Flive', /^b: got "nest\/live"; .*no trajectories/],
+    ['a=r.jsonl&b=r.jsonl&x=1', /^x: got "1"; not a parameter; expected: a, b, K, T/],
+  ];
+  for (const [q, message] of cases) {
+    const r = await get(`/api/compare?${q}`);
+    assert.equal(r.status, 400, q);
+    assert.match(r.body.error, message, q);
+  }
+  assert.equal((await get('/api/compare?a=r.jsonl&b=nope')).status, 404);
+
+  // Runs on other tasks: the difference of the two estimates, unpaired, with no interval.
+  const other = (await get('/api/compare?a=r.jsonl&b=r5.jsonl')).body as unknown as typeof c & {
+    tasks: { task: { seed: number }; a: unknown; b: unknown; diff: number | null }[];
+  };
+  const evalB = JSON.parse(cli('eval --in runs/r5.jsonl --K 1,2,4 --T 20 --json'));
+  assert.deepEqual([other.paired, other.diffCi95], [false, null]);
+  assert.deepEqual(
+    other.diff,
+    evalB.passKT.map((row: number[], k: number) => row.map((x, j) => x - evalIn.passKT[k][j])),
+  );
+  assert.deepEqual(
+    other.tasks.map((t) => [t.task.seed, t.a === null, t.b === null, t.diff]),
+    [
+      [0, false, true, null],
+      [1, false, true, null],
+      [2, false, true, null],
+      [3, false, true, null],
+      [5, true, false, null],
+      [6, true, false, null],
+    ],
+  );
+});
+
+/** Reads server-sent events from a response, one {event, data} at a time. */
+async function* events(r: Response): AsyncGenerator<{ event: string; data: string }> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const field = (name: string) =>
+        block
+          .split('\n')
+          .filter((l) => l.startsWith(`${name}: `))
+          .map((l) => l.slice(name.length + 2))
+          .join('\n');
+      yield { event: field('event'), data: field('data') };
+    }
+  }
+}
+
+test("a run's event stream: a finished run's state once, then the end; a live run's change as it happens", async () => {
+  const done = await fetch(`${url}/api/runs/t1/events`);
+  assert.equal(done.headers.get('content-type'), 'text/event-stream');
+  const all = [];
+  for await (const e of events(done)) all.push(e);
+  const {
+    config: _c,
+    final: _f,
+    ...info
+  } = (await get('/api/runs/t1')).body as unknown as Record<string, unknown>;
+  assert.deepEqual(all, [{ event: 'run', data: JSON.stringify(info) }]);
+
+  const live = await fetch(`${url}/api/runs/nest%2Flive2/events`);
+  const stream = events(live);
+  const first = await stream.next();
+  assert.equal(JSON.parse(first.value!.data).status, 'live');
+  // The writer lets go: the next event says so (the stream polls the run; no sleep here).
+  lock2?.release();
+  const next = await stream.next();
+  assert.equal(JSON.parse(next.value!.data).status, 'stopped');
+  await stream.return(undefined);
+  assert.equal((await get('/api/runs/nope/events')).status, 404);
+});
+
+test('the credit methods are those `turnwise credit --help` lists', async () => {
+  const help = cli('credit --help').replace(/\s+/g, ' ');
+  const listed = /--method <m> (.*?) \| exact/.exec(help)![1].split(' | ');
+  const { body } = await get('/api/methods');
+  const methods = (body as unknown as { methods: { name: string }[] }).methods.map((m) => m.name);
+  assert.deepEqual(methods, listed);
+});
+
+test('the pages: / is the shell (no network: its CSP), /app.js the bundled front end', async () => {
+  const page = await fetch(`${url}/`);
+  assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'none'; script-src 'self'/);
+  assert.match(await page.text(), /<script type="module" src="\/app\.js"><\/script>/);
+  const js = await fetch(`${url}/app.js`);
+  assert.equal(js.headers.get('content-type'), 'text/javascript; charset=utf-8');
+  const code = await js.text();
+  // One module: no import of anything (bundled), and it draws with the report's chart code.
+  assert.doesNotMatch(code, /\bimport\s*[{("'*]|\bfrom\s*["']/);
+  assert.match(code, /turnwise-chart/);
 });

@@ -60,7 +60,7 @@ export const ABOUT = {
   ui: {
     term: 'ui [options]',
     description:
-      'serve the runs under a directory, read-only, as a JSON API (runs, metrics, trajectories with credit per turn); the dashboard pages come next',
+      'a dashboard of the runs under a directory, read-only: pages (live training curves, trajectories turn by turn with credit per method, groups, compare) and their JSON API',
   },
   probe: {
     term: 'probe [options] <target>',
