@@ -58,7 +58,9 @@ tw eval --in "$file" --K 1,2,4 --T 60 --resamples 200 --seed 2 >"$out/eval-in.tx
 tw summary --in "$file" >"$out/summary-in.txt"
 tw summary --in "$file" --json >"$out/summary-in.json"
 tw export --in "$file" --format openai --method gigpo --out "$out/export-openai.jsonl" >/dev/null
-tw export --in "$file" --format verl --method gigpo --out "$out/export-verl.parquet" >/dev/null
+# --format turnwise-parquet is the layout --format verl wrote until issue 26 (same bytes; same file name, so
+# that the hashes of a commit before it compare).
+tw export --in "$file" --format turnwise-parquet --method gigpo --out "$out/export-verl.parquet" >/dev/null
 
 # The tool envs in process: their scripted oracles with detours, one rollout file each, and the readers on it.
 for env in sql tools code search; do
