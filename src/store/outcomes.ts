@@ -215,12 +215,25 @@ export function* iterateOutcomes(
   onTurns?: (turns: Trajectory['turns']) => void,
   skipped?: SkippedLines,
 ): Generator<TrajectoryOutcome> {
+  for (const [o] of outcomePlaces(path, field, spacesOf, check, onTurns, skipped)) yield o;
+}
+
+/** iterateOutcomes with each outcome's place in the file: its line number, byte offset and length (a
+ * trajectory read back by place: TrajectoryFile.open(), credit/file.ts). */
+export function* outcomePlaces(
+  path: string,
+  field: string,
+  spacesOf: SpacesOf,
+  check?: (t: Trajectory, where: string) => void,
+  onTurns?: (turns: Trajectory['turns']) => void,
+  skipped?: SkippedLines,
+): Generator<[outcome: TrajectoryOutcome, line: number, offset: number, bytes: number]> {
   let any = false;
-  for (const [line, number] of fileLines(path, field, { skipped })) {
+  for (const [line, number, offset, bytes] of fileLines(path, field, { skipped })) {
     const fast = quick(line, spacesOf);
     if (fast !== undefined) {
       any = true;
-      yield fast;
+      yield [fast, number, offset, bytes];
       continue;
     }
     const t = orSkip(() => parseTrajectoryLine(line, `${path}:${number}`, check), number, skipped);
@@ -228,7 +241,7 @@ export function* iterateOutcomes(
     any = true;
     onTurns?.(t.turns);
     const { turns: _, ...rest } = t;
-    yield rest;
+    yield [rest, number, offset, bytes];
   }
   if (!any) throw noTrajectories(path, field, skipped);
 }

@@ -10,31 +10,32 @@
 import { serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { InputError } from '../core/errors.ts';
-import type { Trajectory } from '../core/types.ts';
-import type { IndexedTrajectories } from '../credit/file.ts';
 import { applyFlags, type MethodSpec, parseMethodSpec, splitMethodList } from '../credit/index.ts';
+import type { SpacesOf } from '../store/outcomes.ts';
 import { RunStore } from '../store/sqlite.ts';
+import { type CreditOf, creditColumns } from './credit.ts';
 import { indexPage } from './page.ts';
 import { type FoundRun, findRun, findRuns, readJson } from './runs.ts';
 import {
   FAILURE_KINDS,
   MAX_LIMIT,
+  NO_SPACES,
   OUTCOMES,
-  runTrajectories,
   SORTS,
   type TrajectoryQuery,
   trajectoryAt,
   trajectoryPage,
 } from './trajectories.ts';
 
-/** The credit of a trajectory set as `turnwise credit --in FILE` computes it (studies/credit-file.ts,
- * handed in by the composition layer: it resolves `exact` against the env registry's oracles). */
-export type CreditOf = (source: IndexedTrajectories, spec: MethodSpec) => { rows: () => Generator<number[]> };
+export type { CreditOf };
 
 export interface UiOptions {
   /** The directory whose runs are served. */
   runs: string;
   credit: CreditOf;
+  /** The integer spaces of a registered env's task (cli/options.ts spacesOfRegistered): a trajectory
+   * file's lines are then indexed without building their turns (run-index.ts). */
+  spacesOf?: SpacesOf;
 }
 
 class NotFound extends Error {}
@@ -89,28 +90,6 @@ function creditSpecs(raw: string | undefined): MethodSpec[] {
     labels.add(s.label);
   }
   return specs;
-}
-
-/** A trajectory set in memory as credit/file.ts reads a file: place = index. */
-function inMemory(ts: readonly Trajectory[]): IndexedTrajectories {
-  return {
-    *scan() {
-      for (let i = 0; i < ts.length; i++) yield [ts[i], i, i, 0] as const;
-    },
-    open: () => ({ read: (line: number) => ts[line], close: () => {} }),
-  };
-}
-
-/** The rows of a method over a run; the refusals `credit --in FILE` gives (an env with no oracle for
- * `exact`) name the query parameter here. */
-function creditRowsOf(credit: CreditOf, ts: readonly Trajectory[], spec: MethodSpec): Generator<number[]> {
-  try {
-    return credit(inMemory(ts), spec).rows();
-  } catch (e) {
-    if (e instanceof InputError && /^--(method|values): /.test(e.message))
-      throw InputError.raw('credit', e.message.replace(/^--(method|values): /, ''));
-    throw e;
-  }
 }
 
 /** The run of an id, or NotFound; a run with no trajectories is NotFound where they are asked for. */
@@ -182,6 +161,7 @@ function handle(c: Context, f: () => unknown) {
 export function uiApp(o: UiOptions): Hono {
   const app = new Hono();
   const root = o.runs;
+  const spacesOf = o.spacesOf ?? NO_SPACES;
   app.get('/', (c) => c.html(indexPage()));
   app.get('/api/runs', (c) => handle(c, () => ({ runs: findRuns(root).map((r) => r.info) })));
   app.get('/api/runs/:id', (c) =>
@@ -197,7 +177,7 @@ export function uiApp(o: UiOptions): Hono {
     handle(c, () => {
       const found = run(root, c.req.param('id'));
       const q = pageQuery(c.req.query());
-      return { run: found.info.id, ...trajectoryPage(withTrajectories(found), q) };
+      return { run: found.info.id, ...trajectoryPage(withTrajectories(found), q, spacesOf) };
     }),
   );
   app.get('/api/trajectories/:runId/:index', (c) =>
@@ -209,24 +189,11 @@ export function uiApp(o: UiOptions): Hono {
         if (k !== 'credit') throw new InputError(k, query[k], 'not a parameter; expected: credit');
       const specs = creditSpecs(query.credit);
       const source = withTrajectories(found);
-      const trajectory = trajectoryAt(source, index);
+      const trajectory = trajectoryAt(source, index, spacesOf);
       if (trajectory === undefined)
         throw new NotFound(`run ${JSON.stringify(found.info.id)} has no trajectory ${index}`);
-      const credit: Record<string, number[]> = {};
-      if (specs.length > 0) {
-        // The whole run, as `turnwise credit --in FILE` reads a file: a group's baseline is its task's
-        // other samples, and task normalisation spans groups.
-        const { trajectories, at } = runTrajectories(source, index);
-        for (const spec of specs) {
-          let k = 0;
-          for (const row of creditRowsOf(o.credit, trajectories, spec)) {
-            if (k++ === at) {
-              credit[spec.label] = row;
-              break;
-            }
-          }
-        }
-      }
+      // As `turnwise credit --in FILE` gives the whole run's rows, from the trajectory's group (credit.ts).
+      const credit = creditColumns(source, index, specs, o.credit, spacesOf);
       return { run: found.info.id, index, trajectory, credit };
     }),
   );

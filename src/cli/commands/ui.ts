@@ -5,7 +5,7 @@ import { InputError } from '../../core/errors.ts';
 import { creditOfFile } from '../../studies/credit-file.ts';
 import { startUi } from '../../ui/app.ts';
 import { untilSignal } from '../io.ts';
-import { int } from '../options.ts';
+import { int, spacesOfRegistered } from '../options.ts';
 import { ABOUT } from './about.ts';
 
 interface UiFlags {
@@ -26,17 +26,21 @@ export function registerUi(program: Command): void {
       if (!existsSync(flags.runs)) throw new InputError('--runs', flags.runs, 'no such directory');
       if (!statSync(flags.runs).isDirectory())
         throw new InputError('--runs', flags.runs, 'is a file; expected a directory of runs');
-      const server = await startUi({ runs: flags.runs, credit: creditOfFile, port, host: flags.host }).catch(
-        (e: NodeJS.ErrnoException) => {
-          // An address this machine does not have is the host's fault; a port in use, the port's.
-          const host = e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN';
-          throw new InputError(
-            host ? '--host' : '--port',
-            host ? flags.host : flags.port,
-            `cannot listen on ${flags.host}:${port} (${e.code ?? e.message})`,
-          );
-        },
-      );
+      const server = await startUi({
+        runs: flags.runs,
+        credit: creditOfFile,
+        spacesOf: spacesOfRegistered,
+        port,
+        host: flags.host,
+      }).catch((e: NodeJS.ErrnoException) => {
+        // An address this machine does not have is the host's fault; a port in use, the port's.
+        const host = e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN';
+        throw new InputError(
+          host ? '--host' : '--port',
+          host ? flags.host : flags.port,
+          `cannot listen on ${flags.host}:${port} (${e.code ?? e.message})`,
+        );
+      });
       // Opens nothing: the URL is for the reader (and for scripts that wait for this line).
       process.stderr.write(`listening on ${server.url}\n`);
       await untilSignal(() => server.close());
