@@ -140,7 +140,8 @@ test('pages are what reading the whole file gave, byte for byte, for filters, so
   assert.equal(JSON.stringify(trajectoryPage({ file: path }, q)), JSON.stringify(pageOfWholeFile(path, q)));
   // Each trajectory, read alone by its place, is its line as the whole file reads it.
   const whole = readTrajectories(path, 'run');
-  whole.forEach((t, k) => assert.deepEqual(trajectoryAt({ file: path }, k, spacesOfRegistered), t));
+  for (const [k, t] of whole.entries())
+    assert.deepEqual(trajectoryAt({ file: path }, k, spacesOfRegistered), t);
   assert.equal(trajectoryAt({ file: path }, whole.length, spacesOfRegistered), undefined);
 });
 
