@@ -45,6 +45,7 @@ interface RunPositions {
   nearby: number[];
   subset(positions: readonly number[]): IndexedTrajectories;
   whole(): IndexedTrajectories;
+  close(): void;
 }
 
 /** The union of two ascending lists. */
@@ -81,48 +82,34 @@ function filePositions(path: string, index: number, spacesOf: SpacesOf): RunPosi
       open: () => file.open(),
     }),
     whole: () => file,
+    close: () => {},
   };
 }
 
+/** A store run's positions, read through one connection (closed by the caller: `close`). */
 function storePositions(path: string, run: string, index: number): RunPositions {
   const store = new RunStore(path, 'run', true);
   try {
     const { version, index: ix } = storeIndex(store, run);
     const position = ix.position(index);
-    const reader = () => {
-      const s = new RunStore(path, 'run', true);
-      return {
-        // A store's trajectory is found by its row: its idx is its place.
-        read: (idx: number) => s.trajectoryAt(run, idx) as Trajectory,
-        close: () => s.close(),
-      };
-    };
+    // A store's trajectory is found by its row: its idx is its place.
+    const reader = { read: (idx: number) => store.trajectoryAt(run, idx) as Trajectory, close: () => {} };
     return {
       key: `${path}#${run}|${version}`,
       position,
       nearby: union(ix.links.members(position), ix.links.probes),
       subset: (positions) => ({
         *scan() {
-          const r = reader();
-          try {
-            for (const p of positions) yield [r.read(ix.idx[p]), ix.idx[p], 0, 0] as const;
-          } finally {
-            r.close();
-          }
+          for (const p of positions) yield [reader.read(ix.idx[p]), ix.idx[p], 0, 0] as const;
         },
-        open: reader,
+        open: () => reader,
       }),
-      whole: () => {
-        const s = new RunStore(path, 'run', true);
-        try {
-          return inMemory(s.trajectories(run));
-        } finally {
-          s.close();
-        }
-      },
+      whole: () => inMemory(store.trajectories(run)),
+      close: () => store.close(),
     };
-  } finally {
+  } catch (e) {
     store.close();
+    throw e;
   }
 }
 
@@ -185,8 +172,12 @@ export function creditColumns(
     'file' in source
       ? filePositions(source.file, index, spacesOf)
       : storePositions(source.store, source.run, index);
-  for (const spec of specs)
-    out[spec.label] =
-      spec.params.taskNorm === undefined ? groupRow(run, spec, credit) : wholeRow(run, spec, credit);
-  return out;
+  try {
+    for (const spec of specs)
+      out[spec.label] =
+        spec.params.taskNorm === undefined ? groupRow(run, spec, credit) : wholeRow(run, spec, credit);
+    return out;
+  } finally {
+    run.close();
+  }
 }

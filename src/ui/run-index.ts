@@ -88,6 +88,11 @@ interface EnvConfigEntry {
   canonical: string;
 }
 
+/** A string of its own: a field read from a line is a slice of the chunk of the file it was read from
+ * (V8 keeps a slice of 13 characters or more as a view of its parent, and store/jsonl.ts reads 1 MiB
+ * at a time), so an id kept as it is would keep its whole chunk alive — the file in memory. */
+const own = (s: string): string => (s.length < 13 ? s : (JSON.parse(JSON.stringify(s)) as string));
+
 /** The group key of a task, as canonicalJson(task) orders it (env, params, seed: already sorted). */
 const groupKeyOf = (canonical: string, seed: number) => `${canonical}|${seed}`;
 
@@ -140,13 +145,13 @@ export class FileIndex {
     let lastParams: unknown;
     let lastEnv = '';
     let lastConfig = -1;
-    for (const [o, line, offset, length] of outcomePlaces(path, 'run', spacesOf)) {
+    for (const [o, line, offset, length] of outcomePlaces(path, 'run', spacesOf, { counted: false })) {
       const k = this.n++;
       if (k === this.line.length) this.growTo(k + 1);
       this.line[k] = line;
       this.offset[k] = offset;
       this.length[k] = length;
-      this.ids.push(o.id);
+      this.ids.push(own(o.id));
       if (o.task.params !== lastParams || o.task.env !== lastEnv) {
         lastParams = o.task.params;
         lastEnv = o.task.env;
@@ -157,7 +162,7 @@ export class FileIndex {
           c = this.configs.length;
           configIds.set(text, c);
           this.configs.push({
-            env: o.task.env,
+            env: own(o.task.env),
             params: o.task.params,
             canonical: canonicalJson({ env: o.task.env, params: o.task.params }),
           });
@@ -170,7 +175,7 @@ export class FileIndex {
       if (p === undefined) {
         p = this.policies.length;
         policyIds.set(o.policy, p);
-        this.policies.push(o.policy);
+        this.policies.push(own(o.policy));
       }
       this.policy[k] = p;
       this.budget[k] = o.budget;
