@@ -9,7 +9,7 @@
 // what the dashboard did before it had an index — reading the whole file, and crediting it whole.
 // Every answer timed is checked afterwards against the whole file (ids, turns, each credit column equal
 // to `credit --in`'s row); a wrong answer throws.
-import { statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -46,7 +46,7 @@ export interface UiBenchOptions {
   /** Random trajectories opened (with credit) in each of the two runs. */
   opens: number;
   seed: number;
-  /** An empty directory the runs are written to (the caller's to remove). */
+  /** A new or empty directory the runs are written to (made if missing; the caller's to remove). */
   dir: string;
   credit: CreditOf;
   spacesOf: SpacesOf;
@@ -101,6 +101,7 @@ export interface UiBench {
 /** The run: trajectories streamed to the file and the store until `turns` turns are written. */
 async function generate(o: UiBenchOptions): Promise<{ trajectories: number; turns: number }> {
   const { config, budget, samples } = UI_BENCH;
+  mkdirSync(o.dir, { recursive: true });
   const spec = envSpec(makeTasks(config, 1, o.seed)[0]);
   const policy = makePolicy(UI_BENCH.policy, spec);
   const writer = new JsonlWriter(join(o.dir, 'run.jsonl'));

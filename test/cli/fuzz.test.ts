@@ -561,6 +561,11 @@ function specs(valid: () => string): Spec[] {
       },
     },
     {
+      path: ['bench', 'ui'],
+      base: ['--turns', '10', '--opens', '1'],
+      flags: { '--turns': badInt(1), '--opens': badInt(1), '--seed': badInt(0), '--dir': badOutDir },
+    },
+    {
       path: ['bench', 'proxy'],
       base: ['--calls', '1', '--warmup', '0'],
       flags: { '--calls': badInt(1), '--warmup': badInt(0), '--session-length': badInt(1) },

@@ -1,5 +1,5 @@
 // turnwise bench env|rollout|nn — throughput figures (machine-dependent: printed, never asserted).
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -13,6 +13,7 @@ import { benchNn } from '../../nn/bench.ts';
 import { makeOpenAIPolicy, makePolicy } from '../../policies/spec.ts';
 import { rolloutThroughput } from '../../rollout/throughput.ts';
 import { serveBench } from '../../serve/bench.ts';
+import { checkOutput } from '../../store/paths.ts';
 import { creditOfFile } from '../../studies/credit-file.ts';
 import { UI_BENCH, uiBench } from '../../studies/ui-bench.ts';
 import { fmt, json, out, table } from '../io.ts';
@@ -249,10 +250,12 @@ export function registerBench(program: Command): void {
       const turns = int('--turns', flags.turns, 1, 100_000_000);
       const opens = int('--opens', flags.opens, 1, 100_000);
       const s = seed(flags.seed);
-      if (flags.dir !== undefined && existsSync(flags.dir) && readdirSync(flags.dir).length > 0)
-        throw new InputError('--dir', flags.dir, 'is not empty; expected a new or empty directory');
+      if (flags.dir !== undefined) {
+        checkOutput(flags.dir, '--dir', 'dir');
+        if (existsSync(flags.dir) && readdirSync(flags.dir).length > 0)
+          throw new InputError('--dir', flags.dir, 'is not empty; expected a new or empty directory');
+      }
       const dir = flags.dir ?? mkdtempSync(join(tmpdir(), 'turnwise-bench-ui-'));
-      mkdirSync(dir, { recursive: true });
       try {
         const r = await uiBench({
           turns,
