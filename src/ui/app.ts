@@ -15,7 +15,7 @@ import type { SpacesOf } from '../store/outcomes.ts';
 import { RunStore } from '../store/sqlite.ts';
 import { type CreditOf, creditColumns } from './credit.ts';
 import { indexPage } from './page.ts';
-import { type FoundRun, findRun, findRuns, readJson } from './runs.ts';
+import { type FoundRun, findRun, findRuns, readJson, storeMetrics } from './runs.ts';
 import {
   FAILURE_KINDS,
   MAX_LIMIT,
@@ -130,22 +130,10 @@ function details(found: FoundRun): { config: unknown; final: unknown } {
   }
 }
 
-/** The metrics of a store run, one object per iteration ({iter, key: value, …}, keys sorted: the
- * lines of a training run's metrics.jsonl); digests checked by the store. */
+/** The metrics of a store run (runs.ts storeMetrics); none for other runs. */
 function metrics(found: FoundRun): { iter: number; [key: string]: number | null }[] {
   const source = found.source;
-  if (source === null || !('store' in source)) return [];
-  const store = new RunStore(source.store, 'run', true);
-  try {
-    const out: { iter: number; [key: string]: number | null }[] = [];
-    for (const r of store.metrics(source.run)) {
-      if (out.at(-1)?.iter !== r.iter) out.push({ iter: r.iter });
-      out[out.length - 1][r.key] = r.value;
-    }
-    return out;
-  } finally {
-    store.close();
-  }
+  return source === null || !('store' in source) ? [] : storeMetrics(source.store, source.run);
 }
 
 function handle(c: Context, f: () => unknown) {

@@ -152,3 +152,64 @@ export function trajectoryAt(
   }
   return withStore(source.store, (store) => store.trajectoryAt(source.run, index));
 }
+
+/** A trajectory's outcome as a page lists it, without its id (a store keeps ids in the rows' blobs). */
+export type OutcomeRow = Omit<TrajectoryRow, 'id'>;
+
+/** Every trajectory's outcome, in index order: from the file's index, or the store's outcome columns
+ * (no blob unpacked). */
+export function* outcomeRows(
+  source: Exclude<Source, null>,
+  spacesOf: SpacesOf = NO_SPACES,
+): Generator<OutcomeRow> {
+  if ('file' in source) {
+    const ix = fileIndex(source.file, spacesOf).index;
+    for (let k = 0; k < ix.n; k++) {
+      const { id: _, ...row } = ix.row(k);
+      yield row;
+    }
+    return;
+  }
+  const store = new RunStore(source.store, 'run', true);
+  try {
+    const rows = store.db
+      .prepare(
+        'SELECT idx, task, policy, budget, success, turns, ret, failure FROM trajectories WHERE run = ? ORDER BY idx',
+      )
+      .iterate(source.run) as Iterable<{ idx: number } & RowColumns>;
+    for (const r of rows)
+      yield {
+        index: r.idx,
+        task: JSON.parse(r.task) as Trajectory['task'],
+        policy: r.policy,
+        budget: r.budget,
+        success: r.success === 1,
+        turns: r.turns,
+        return: r.ret,
+        failure: r.failure,
+      };
+  } finally {
+    store.close();
+  }
+}
+
+/** The index of the trajectory whose id is `id` (the first, if ids repeat), or undefined. */
+export function findTrajectory(
+  source: Exclude<Source, null>,
+  id: string,
+  spacesOf: SpacesOf = NO_SPACES,
+): number | undefined {
+  if ('file' in source) {
+    const k = fileIndex(source.file, spacesOf).index.ids.indexOf(id);
+    return k < 0 ? undefined : k;
+  }
+  return withStore(source.store, (store) => {
+    const rows = store.db
+      .prepare(
+        'SELECT idx, task, policy, budget, success, turns, ret, failure, data FROM trajectories WHERE run = ? ORDER BY idx',
+      )
+      .iterate(source.run) as Iterable<{ idx: number; data: Buffer | string } & RowColumns>;
+    for (const r of rows) if ((unpackTrajectory(r.data, r) as { id: string }).id === id) return r.idx;
+    return undefined;
+  });
+}
