@@ -30,7 +30,10 @@ const CSS = `
 -webkit-print-color-adjust:exact;print-color-adjust:exact}
 .credit{display:inline-block;min-width:4.5rem;padding:.05rem .3rem;border-radius:3px;text-align:right;
 -webkit-print-color-adjust:exact;print-color-adjust:exact}
-td pre{max-height:16rem;max-width:36rem}
+.turn{border-top:1px solid var(--rule);padding:.25rem 0 .75rem}.turn h3{margin:.75rem 0 .5rem}
+.turn-body{display:flex;flex-wrap:wrap;gap:.75rem 2rem;align-items:flex-start}
+.turn-body>div{min-width:0;max-width:100%}.seen{flex:0 1 auto}.done{flex:1 1 16rem}
+.done dl.kv{margin:.5rem 0}.turn pre{max-height:20rem}
 `
   .trim()
   .replace(/\n/g, '');
@@ -161,6 +164,8 @@ export interface TurnView {
   t: number;
   observation: string;
   action: string;
+  /** The action in a few words (the credit table's column): `Left (0)`, `execute_sql(query: …)`. */
+  actionText: string;
   logp: number;
   /** A text policy's per-token log-probs (and token ids), where recorded. */
   tokens?: { logprobs: readonly number[]; ids?: readonly number[] };
@@ -191,7 +196,7 @@ export interface TrajectoryPageOptions {
   facts: readonly (readonly [string, SummaryValue])[];
   turns: readonly TurnView[];
   credit: readonly CreditColumn[];
-  /** Sentences under the credit columns (how they were computed, why one is missing). */
+  /** Sentences above the credit table (how the columns were computed, why one is missing). */
   notes?: readonly string[];
   footer?: string;
 }
@@ -220,42 +225,64 @@ export function wholeNumbers(facts: readonly (readonly [string, SummaryValue])[]
   return facts.map(([k, v]) => [k, typeof v === 'number' && Number.isInteger(v) ? String(v) : v]);
 }
 
-/** The whole page. */
+/** A pair of the key–value list of a turn, its value trusted markup. */
+const pair = (k: string, html: string) => `<div><dt>${escapeText(k)}</dt><dd>${html}</dd></div>`;
+
+/** One turn: what was seen beside what was done, with its reward, info, call and credit. */
+function turnCard(t: TurnView, credit: readonly CreditColumn[], limits: readonly number[]): string {
+  const pairs = [
+    pair('log-prob', `${escapeText(formatNumber(t.logp, 4))}${t.forced ? ' (forced)' : ''}`),
+    pair('reward', escapeText(formatNumber(t.reward, 3))),
+    ...(Object.keys(t.info).length === 0 ? [] : [pair('info', escapeText(JSON.stringify(t.info)))]),
+    ...(t.call === undefined ? [] : [pair('model call', escapeText(callText(t.call)))]),
+    ...credit.map((c, j) => pair(`credit: ${c.label}`, creditCell(c.values[t.t], limits[j]))),
+  ];
+  return [
+    `<div class="turn" id="turn-${t.t}">`,
+    `<h3>Turn ${t.t}</h3>`,
+    '<div class="turn-body">',
+    `<div class="seen">${t.observation}</div>`,
+    `<div class="done">${t.action}${t.tokens === undefined ? '' : tokenStrip(t.tokens.logprobs, t.tokens.ids)}<dl class="kv">${pairs.join('')}</dl></div>`,
+    '</div>',
+    '</div>',
+  ].join('');
+}
+
+/** The whole page: the trajectory's facts, a table of each turn's action, reward and credit, then
+ * each turn in full. */
 export function trajectoryPage(o: TrajectoryPageOptions): string {
   const limits = o.credit.map((c) =>
     Math.max(0, ...c.values.map((a) => (Number.isFinite(a) ? Math.abs(a) : 0))),
   );
-  const anyCall = o.turns.some((t) => t.call !== undefined);
   const rows = o.turns.map((t) => [
     { value: t.t, digits: 0 },
-    { html: t.observation },
-    {
-      html: `${t.action}<div class="tool">log-prob ${escapeText(formatNumber(t.logp, 4))}${t.forced ? ' · forced' : ''}</div>${t.tokens === undefined ? '' : tokenStrip(t.tokens.logprobs, t.tokens.ids)}`,
-    },
+    t.actionText,
     { value: t.reward, digits: 3 },
-    Object.keys(t.info).length === 0 ? '' : JSON.stringify(t.info),
-    ...(anyCall ? [t.call === undefined ? '' : callText(t.call)] : []),
     ...o.credit.map((c, j) => ({ html: creditCell(c.values[t.t], limits[j]) })),
   ]);
-  const columns = [
-    { label: 'turn', align: 'right' as const },
-    'observation',
-    'action',
-    { label: 'reward', align: 'right' as const },
-    'info',
-    ...(anyCall ? ['model call'] : []),
-    ...o.credit.map((c) => ({ label: `credit: ${c.label}`, align: 'right' as const })),
-  ];
   return page({
     title: o.title,
     subtitle: o.subtitle,
     body: [
       `<style>${CSS}</style>`,
       section('Trajectory', keyValues(wholeNumbers(o.facts), { digits: 4 })),
-      section('Turns', [
+      section('Credit per turn', [
         ...(o.notes ?? []).map((n) => paragraph(n)),
-        table(columns, rows, { caption: `${o.turns.length} turns` }),
+        table(
+          [
+            { label: 'turn', align: 'right' },
+            'action',
+            { label: 'reward', align: 'right' },
+            ...o.credit.map((c) => ({ label: `credit: ${c.label}`, align: 'right' as const })),
+          ],
+          rows,
+          { caption: 'Credit per turn' },
+        ),
       ]),
+      section(
+        'Turns',
+        o.turns.map((t) => turnCard(t, o.credit, limits)),
+      ),
     ],
     footer: o.footer,
   });

@@ -171,6 +171,12 @@ function frozenLakeBoard(text: string, start: number, visited: ReadonlySet<numbe
   return board(cells, `the board before turn ${t}`);
 }
 
+/** A one-line excerpt of an action (the credit table's column). */
+const short = (s: string) => {
+  const line = s.replace(/\s+/g, ' ');
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+};
+
 const isObject = (x: unknown): x is Record<string, unknown> =>
   typeof x === 'object' && x !== null && !Array.isArray(x);
 
@@ -223,6 +229,16 @@ function turnViews(t: Trajectory): TurnView[] {
         action = toolCall(a.name, a.arguments);
       else if (typeof a === 'string') action = codeBlock(a);
       else action = jsonBlock(a);
+      const actionText =
+        typeof a === 'number' && names?.[a] !== undefined
+          ? `${names[a]} (${a})`
+          : isObject(a) && typeof a.name === 'string'
+            ? short(
+                `${a.name}(${Object.entries(isObject(a.arguments) ? a.arguments : {})
+                  .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+                  .join(', ')})`,
+              )
+            : short(typeof a === 'string' ? a : (JSON.stringify(a) ?? ''));
       const trace = turn.trace;
       if (trace?.text !== undefined && trace.text !== a)
         action += `<div class="tool">model output:</div>${codeBlock(trace.text)}`;
@@ -232,6 +248,7 @@ function turnViews(t: Trajectory): TurnView[] {
         t: i,
         observation,
         action,
+        actionText,
         logp: turn.logp,
         tokens: trace?.logprobs === undefined ? undefined : { logprobs: trace.logprobs, ids: trace.tokens },
         reward: turn.reward,
