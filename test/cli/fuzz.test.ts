@@ -525,7 +525,7 @@ function specs(valid: () => string): Spec[] {
     {
       path: ['report'],
       base: ['IN/run'],
-      flags: {},
+      flags: { '--trajectory': pick('', 'nope'), '--out': badOutFile },
       argument: fc.oneof(
         badInFile,
         summary.map((s) => ({ dir: { 'summary.json': (s as { file: string }).file } })),
