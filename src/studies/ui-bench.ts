@@ -178,6 +178,7 @@ export async function uiBench(o: UiBenchOptions): Promise<UiBench> {
   const made = await generate(o);
   const generateSeconds = (performance.now() - g0) / 1000;
   const gc = collector();
+  gc(); // the generation's garbage, not the server's to collect
   const server = await startUi({
     runs: o.dir,
     credit: o.credit,
