@@ -74,6 +74,17 @@ const ORDER: Record<TrajectoryQuery['sort'], string> = {
   '-return': 'ret DESC, idx',
 };
 
+/** A store row's outcome as a page shows it (after its index and id). */
+const outcomeOf = (r: RowColumns): Omit<TrajectoryRow, 'index' | 'id'> => ({
+  task: JSON.parse(r.task) as Trajectory['task'],
+  policy: r.policy,
+  budget: r.budget,
+  success: r.success === 1,
+  turns: r.turns,
+  return: r.ret,
+  failure: r.failure,
+});
+
 function storePage(path: string, run: string, q: TrajectoryQuery): TrajectoryPage {
   const where = ['run = ?'];
   const args: (string | number)[] = [run];
@@ -103,21 +114,12 @@ function storePage(path: string, run: string, q: TrajectoryQuery): TrajectoryPag
         `SELECT idx, task, policy, budget, success, turns, ret, failure, data FROM trajectories WHERE ${cond} ORDER BY ${ORDER[q.sort]} LIMIT ? OFFSET ?`,
       )
       .all(...args, q.limit, q.offset) as ({ idx: number; data: Buffer | string } & RowColumns)[];
-    const items = rows.map((r) => {
-      // The id is in the blob (an outcome-only row holds it too).
-      const { id } = unpackTrajectory(r.data, r) as { id: string };
-      return {
-        index: r.idx,
-        id,
-        task: JSON.parse(r.task) as Trajectory['task'],
-        policy: r.policy,
-        budget: r.budget,
-        success: r.success === 1,
-        turns: r.turns,
-        return: r.ret,
-        failure: r.failure,
-      };
-    });
+    // The id is in the blob (an outcome-only row holds it too).
+    const items = rows.map((r) => ({
+      index: r.idx,
+      id: (unpackTrajectory(r.data, r) as { id: string }).id,
+      ...outcomeOf(r),
+    }));
     return { total: n, offset: q.offset, limit: q.limit, items };
   });
 }
@@ -177,17 +179,7 @@ export function* outcomeRows(
         'SELECT idx, task, policy, budget, success, turns, ret, failure FROM trajectories WHERE run = ? ORDER BY idx',
       )
       .iterate(source.run) as Iterable<{ idx: number } & RowColumns>;
-    for (const r of rows)
-      yield {
-        index: r.idx,
-        task: JSON.parse(r.task) as Trajectory['task'],
-        policy: r.policy,
-        budget: r.budget,
-        success: r.success === 1,
-        turns: r.turns,
-        return: r.ret,
-        failure: r.failure,
-      };
+    for (const r of rows) yield { index: r.idx, ...outcomeOf(r) };
   } finally {
     store.close();
   }

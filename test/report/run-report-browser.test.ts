@@ -5,14 +5,15 @@
 // (test/report/probe.ts: text of 11 px or more, tables and charts within their box, no page overflow,
 // series that stand out). Without chromium the tests skip with a one-line notice, unless CI is set.
 import assert from 'node:assert/strict';
-import { accessSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { RunStore } from '../../src/store/sqlite.ts';
 import { inProcess } from '../cli/run.ts';
+import { CHROMIUM, launchChromium, MISSING, SKIP } from './chromium.ts';
 import { type Limits, type Measured, measurePage } from './probe.ts';
 
 const LIMITS: Limits = { minTextPx: 11, minContrast: 3, maxCellLines: 6 };
@@ -23,26 +24,6 @@ const VIEWS = [
   { name: '1280px dark', width: 1280, media: 'screen', colorScheme: 'dark' },
   { name: 'print', width: 720, media: 'print', colorScheme: 'light' },
 ] as const;
-
-function findChromium(): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const file = join(dir, 'chromium');
-    try {
-      if (statSync(file).isFile()) {
-        accessSync(file, constants.X_OK);
-        return file;
-      }
-    } catch {}
-  }
-  return undefined;
-}
-
-const CHROMIUM = findChromium();
-const MISSING =
-  "chromium not found on PATH: the report's browser tests need Debian's chromium (apt-get install chromium; .ci/run installs it)";
-const CI = !['', '0', 'false'].includes(process.env.CI ?? '');
-const SKIP = CHROMIUM === undefined && !CI ? `${MISSING}; set CI=1 to require them` : false;
 
 describe('run reports in headless chromium', { skip: SKIP }, () => {
   let browser: Browser | undefined;
@@ -60,16 +41,7 @@ describe('run reports in headless chromium', { skip: SKIP }, () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'turnwise-run-report-browser-'));
     if (CHROMIUM === undefined) return;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium(CHROMIUM);
     tab = await browser.newPage();
     await tab.addInitScript('window.__name = (f) => f');
     tab.on('request', (r) => requested.push(r.url()));
