@@ -36,7 +36,30 @@ export {
   verdict,
 } from './html.ts';
 export { type LineChartOptions, type LinePoint, type LineSeries, lineChart } from './line.ts';
+export {
+  MAX_TASK_ROWS,
+  type MetricsRow,
+  type TaskRow,
+  type TrainingReportData,
+  type TrajectoriesReportData,
+  trainingReport,
+  trajectoriesReport,
+} from './runs.ts';
 export { axisTicks, logTicks, niceTicks, type Ticks } from './scale.ts';
 export { type StackedBarOptions, type StackedSegment, stackedBarChart } from './stacked.ts';
 export { SVG_NS, truncate } from './svg.ts';
 export { type Cell, type CellSpec, type Column, type TableOptions, table } from './table.ts';
+export {
+  type BoardCell,
+  board,
+  type CreditColumn,
+  codeBlock,
+  jsonBlock,
+  type TrajectoryPageOptions,
+  type TurnView,
+  textBlock,
+  tokenStrip,
+  toolCall,
+  toolResult,
+  trajectoryPage,
+} from './trajectory.ts';

@@ -69,7 +69,8 @@ function countedPattern(observations: number, actions: number, n: number): RegEx
   return re;
 }
 
-/** Whether line[from, to) is exactly n valid turns (then line[to] starts `],"outcome":{`). */
+/** Whether line[from, to) is exactly n valid turns (then line[to] starts `],"outcome":{`); `counted`
+ * false takes the uncounted way from the first line. */
 function turnsMatch(
   line: string,
   from: number,
@@ -77,8 +78,9 @@ function turnsMatch(
   n: number,
   observations: number,
   actions: number,
+  counted: boolean,
 ) {
-  const re = countedPattern(observations, actions, n);
+  const re = counted ? countedPattern(observations, actions, n) : undefined;
   if (re !== undefined) {
     re.lastIndex = from;
     return re.test(line) && re.lastIndex === to + OUTCOME.length;
@@ -176,7 +178,7 @@ function tailOf(line: string, start: number): unknown {
 }
 
 /** The outcome of a line by the quick way, or undefined (then take the whole way). */
-function quick(line: string, spacesOf: SpacesOf): TrajectoryOutcome | undefined {
+function quick(line: string, spacesOf: SpacesOf, counted: boolean): TrajectoryOutcome | undefined {
   const i = line.indexOf(TURNS);
   const j = line.lastIndexOf(OUTCOME);
   if (i === -1 || j < i + TURNS.length || line.charCodeAt(line.length - 1) !== 125) return undefined;
@@ -187,7 +189,7 @@ function quick(line: string, spacesOf: SpacesOf): TrajectoryOutcome | undefined 
   const spaces = spacesFor(head.task, spacesOf);
   if (spaces === undefined || !spelled(spaces.observations, spaces.actions)) return undefined;
   if (out.turns > head.budget) return undefined;
-  if (!turnsMatch(line, i + TURNS.length, j, out.turns, spaces.observations, spaces.actions))
+  if (!turnsMatch(line, i + TURNS.length, j, out.turns, spaces.observations, spaces.actions, counted))
     return undefined;
   return {
     id: head.id,
@@ -215,12 +217,31 @@ export function* iterateOutcomes(
   onTurns?: (turns: Trajectory['turns']) => void,
   skipped?: SkippedLines,
 ): Generator<TrajectoryOutcome> {
+  for (const [o] of outcomePlaces(path, field, spacesOf, { check, onTurns, skipped })) yield o;
+}
+
+/** iterateOutcomes with each outcome's place in the file: its line number, byte offset and length (a
+ * trajectory read back by place: TrajectoryFile.open(), credit/file.ts). `counted` false: the quick way
+ * without the counted patterns, whose compiling (one per distinct turn count, ~2 ms each) is most of
+ * a first read — the way for a reader that answers a person (the dashboard's index). */
+export function* outcomePlaces(
+  path: string,
+  field: string,
+  spacesOf: SpacesOf,
+  o: {
+    check?: (t: Trajectory, where: string) => void;
+    onTurns?: (turns: Trajectory['turns']) => void;
+    skipped?: SkippedLines;
+    counted?: boolean;
+  } = {},
+): Generator<[outcome: TrajectoryOutcome, line: number, offset: number, bytes: number]> {
+  const { check, onTurns, skipped, counted = true } = o;
   let any = false;
-  for (const [line, number] of fileLines(path, field, { skipped })) {
-    const fast = quick(line, spacesOf);
+  for (const [line, number, offset, bytes] of fileLines(path, field, { skipped })) {
+    const fast = quick(line, spacesOf, counted);
     if (fast !== undefined) {
       any = true;
-      yield fast;
+      yield [fast, number, offset, bytes];
       continue;
     }
     const t = orSkip(() => parseTrajectoryLine(line, `${path}:${number}`, check), number, skipped);
@@ -228,7 +249,7 @@ export function* iterateOutcomes(
     any = true;
     onTurns?.(t.turns);
     const { turns: _, ...rest } = t;
-    yield rest;
+    yield [rest, number, offset, bytes];
   }
   if (!any) throw noTrajectories(path, field, skipped);
 }

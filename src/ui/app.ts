@@ -16,19 +16,20 @@
 import { serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { InputError } from '../core/errors.ts';
-import type { Trajectory } from '../core/types.ts';
-import type { IndexedTrajectories } from '../credit/file.ts';
 import { applyFlags, METHODS, type MethodSpec, parseMethodSpec, splitMethodList } from '../credit/index.ts';
+import type { SpacesOf } from '../store/outcomes.ts';
 import { RunStore } from '../store/sqlite.ts';
 import { frontEnd } from './bundle.ts';
 import { compareRuns } from './compare.ts';
+import { type CreditOf, creditColumns } from './credit.ts';
 import { divergence } from './groups.ts';
 import { changes } from './live.ts';
 import { CONTENT_SECURITY_POLICY, indexPage } from './page.ts';
-import { type FoundRun, findRun, findRuns, readJson } from './runs.ts';
+import { type FoundRun, findRun, findRuns, readJson, storeMetrics } from './runs.ts';
 import {
   FAILURE_KINDS,
   MAX_LIMIT,
+  NO_SPACES,
   OUTCOMES,
   runTrajectories,
   SORTS,
@@ -38,9 +39,7 @@ import {
 } from './trajectories.ts';
 import { type EnvOf, viewCache } from './views.ts';
 
-/** The credit of a trajectory set as `turnwise credit --in FILE` computes it (studies/credit-file.ts,
- * handed in by the composition layer: it resolves `exact` against the env registry's oracles). */
-export type CreditOf = (source: IndexedTrajectories, spec: MethodSpec) => { rows: () => Generator<number[]> };
+export type { CreditOf };
 
 export interface UiOptions {
   /** The directory whose runs are served. */
@@ -48,6 +47,9 @@ export interface UiOptions {
   credit: CreditOf;
   /** How trajectories' envs are drawn; absent: pages show observations as data. */
   envOf?: EnvOf;
+  /** The integer spaces of a registered env's task (cli/options.ts spacesOfRegistered): a trajectory
+   * file's lines are then indexed without building their turns (run-index.ts). */
+  spacesOf?: SpacesOf;
   /** How often live streams read their run again, ms (default 500). */
   pollMs?: number;
 }
@@ -121,28 +123,6 @@ function creditSpecs(raw: string | undefined): MethodSpec[] {
   return specs;
 }
 
-/** A trajectory set in memory as credit/file.ts reads a file: place = index. */
-function inMemory(ts: readonly Trajectory[]): IndexedTrajectories {
-  return {
-    *scan() {
-      for (let i = 0; i < ts.length; i++) yield [ts[i], i, i, 0] as const;
-    },
-    open: () => ({ read: (line: number) => ts[line], close: () => {} }),
-  };
-}
-
-/** The rows of a method over a run; the refusals `credit --in FILE` gives (an env with no oracle for
- * `exact`) name the query parameter here. */
-function creditRowsOf(credit: CreditOf, ts: readonly Trajectory[], spec: MethodSpec): Generator<number[]> {
-  try {
-    return credit(inMemory(ts), spec).rows();
-  } catch (e) {
-    if (e instanceof InputError && /^--(method|values): /.test(e.message))
-      throw InputError.raw('credit', e.message.replace(/^--(method|values): /, ''));
-    throw e;
-  }
-}
-
 /** The run of an id, or NotFound; a run with no trajectories is NotFound where they are asked for. */
 function run(root: string, id: string): FoundRun {
   const found = findRun(root, id);
@@ -181,22 +161,10 @@ function details(found: FoundRun): { config: unknown; final: unknown } {
   }
 }
 
-/** The metrics of a store run, one object per iteration ({iter, key: value, …}, keys sorted: the
- * lines of a training run's metrics.jsonl); digests checked by the store. */
+/** The metrics of a store run (runs.ts storeMetrics); none for other runs. */
 function metrics(found: FoundRun): { iter: number; [key: string]: number | null }[] {
   const source = found.source;
-  if (source === null || !('store' in source)) return [];
-  const store = new RunStore(source.store, 'run', true);
-  try {
-    const out: { iter: number; [key: string]: number | null }[] = [];
-    for (const r of store.metrics(source.run)) {
-      if (out.at(-1)?.iter !== r.iter) out.push({ iter: r.iter });
-      out[out.length - 1][r.key] = r.value;
-    }
-    return out;
-  } finally {
-    store.close();
-  }
+  return source === null || !('store' in source) ? [] : storeMetrics(source.store, source.run);
 }
 
 /** Only these query parameters (others refused, not ignored). */
@@ -215,35 +183,6 @@ function intList(name: string, raw: string | undefined): number[] | undefined {
   return xs;
 }
 
-/**
- * The credit columns of the trajectories at `positions` (their places among `all`, the whole run in
- * index order, as `turnwise credit --in FILE` reads a file: a group's baseline is its task's other
- * samples, and task normalisation spans groups): per method, a row of per-turn advantages each.
- */
-function creditColumns(
-  credit: CreditOf,
-  all: readonly Trajectory[],
-  specs: readonly MethodSpec[],
-  positions: readonly number[],
-): Record<string, number[][]> {
-  const want = new Map(positions.map((p, i) => [p, i]));
-  const out: Record<string, number[][]> = {};
-  for (const spec of specs) {
-    const rows: number[][] = new Array(positions.length);
-    let k = 0;
-    let found = 0;
-    for (const row of creditRowsOf(credit, all, spec)) {
-      const i = want.get(k++);
-      if (i !== undefined) {
-        rows[i] = row;
-        if (++found === want.size) break;
-      }
-    }
-    out[spec.label] = rows;
-  }
-  return out;
-}
-
 /** The samples of one task (its seed) in index order, as many as a group shows; the run's other tasks
  * that share the seed (another configuration) are left out, named by `task`. */
 function groupOf(
@@ -252,26 +191,25 @@ function groupOf(
   runId: string,
   seed: number,
   specs: readonly MethodSpec[],
+  spacesOf: SpacesOf,
 ) {
-  const page = trajectoryPage(source, { offset: 0, limit: MAX_LIMIT, task: seed, sort: 'index' });
+  const page = trajectoryPage(source, { offset: 0, limit: MAX_LIMIT, task: seed, sort: 'index' }, spacesOf);
   if (page.items.length === 0)
     throw new NotFound(`run ${JSON.stringify(runId)} has no task with seed ${seed}`);
   const key = JSON.stringify(page.items[0].task);
   const rows = page.items.filter((r) => JSON.stringify(r.task) === key);
   const lanes = rows.slice(0, MAX_LANES);
   const samples = lanes.map((r) => {
-    const t = trajectoryAt(source, r.index);
+    const t = trajectoryAt(source, r.index, spacesOf);
     if (t === undefined) throw new NotFound(`run ${JSON.stringify(runId)} has no trajectory ${r.index}`);
     return t;
   });
-  let columns: Record<string, number[][]> = {};
-  if (specs.length > 0) {
-    const { trajectories } = runTrajectories(source, lanes[0].index);
-    const positions: number[] = [];
-    trajectories.forEach((t, p) => {
-      if (positions.length < lanes.length && JSON.stringify(t.task) === key) positions.push(p);
-    });
-    columns = creditColumns(credit, trajectories, specs, positions);
+  // Each lane's columns as `turnwise credit --in FILE` gives its row (credit.ts: from the task's group).
+  const columns: Record<string, number[][]> = {};
+  for (const spec of specs) columns[spec.label] = [];
+  for (const r of lanes) {
+    const one = creditColumns(source, r.index, specs, credit, spacesOf);
+    for (const spec of specs) columns[spec.label].push(one[spec.label]);
   }
   return {
     task: samples[0].task,
@@ -302,6 +240,7 @@ export function uiApp(o: UiOptions): Hono {
   const root = o.runs;
   const pollMs = o.pollMs ?? 500;
   const viewOf = viewCache(o.envOf);
+  const spacesOf = o.spacesOf ?? NO_SPACES;
   app.get('/', (c) => {
     c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     return c.html(indexPage());
@@ -351,7 +290,7 @@ export function uiApp(o: UiOptions): Hono {
     handle(c, () => {
       const found = run(root, c.req.param('id'));
       const q = pageQuery(c.req.query());
-      return { run: found.info.id, ...trajectoryPage(withTrajectories(found), q) };
+      return { run: found.info.id, ...trajectoryPage(withTrajectories(found), q, spacesOf) };
     }),
   );
   app.get('/api/runs/:id/groups/:task', (c) =>
@@ -360,7 +299,7 @@ export function uiApp(o: UiOptions): Hono {
       const seed = integer('task', c.req.param('task'), 0, MAX);
       only(c.req.query(), ['credit']);
       const specs = creditSpecs(c.req.query('credit'));
-      const group = groupOf(o.credit, withTrajectories(found), found.info.id, seed, specs);
+      const group = groupOf(o.credit, withTrajectories(found), found.info.id, seed, specs, spacesOf);
       return { run: found.info.id, ...group, view: viewOf(group.task) };
     }),
   );
@@ -371,15 +310,11 @@ export function uiApp(o: UiOptions): Hono {
       only(c.req.query(), ['credit']);
       const specs = creditSpecs(c.req.query('credit'));
       const source = withTrajectories(found);
-      const trajectory = trajectoryAt(source, index);
+      const trajectory = trajectoryAt(source, index, spacesOf);
       if (trajectory === undefined)
         throw new NotFound(`run ${JSON.stringify(found.info.id)} has no trajectory ${index}`);
-      const credit: Record<string, number[]> = {};
-      if (specs.length > 0) {
-        const { trajectories, at } = runTrajectories(source, index);
-        const columns = creditColumns(o.credit, trajectories, specs, [at]);
-        for (const spec of specs) credit[spec.label] = columns[spec.label][0];
-      }
+      // As `turnwise credit --in FILE` gives the whole run's rows, from the trajectory's group (credit.ts).
+      const credit = creditColumns(source, index, specs, o.credit, spacesOf);
       return { run: found.info.id, index, trajectory, credit, view: viewOf(trajectory.task) };
     }),
   );
@@ -393,7 +328,7 @@ export function uiApp(o: UiOptions): Hono {
         const found = run(root, id);
         if (found.source === null)
           throw new InputError(name, id, `a ${found.info.kind} run records no trajectories to compare`);
-        return { id: found.info.id, trajectories: runTrajectories(found.source, 0).trajectories };
+        return { id: found.info.id, trajectories: runTrajectories(found.source) };
       };
       return compareRuns(side('a'), side('b'), { K: intList('K', q.K), T: intList('T', q.T) });
     }),

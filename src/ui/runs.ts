@@ -19,7 +19,7 @@ import {
   statSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { basename, isAbsolute, join, relative, sep } from 'node:path';
 import { InputError } from '../core/errors.ts';
 import { LOCK_FILE } from '../store/lock.ts';
 import { RunStore } from '../store/sqlite.ts';
@@ -372,4 +372,29 @@ export function findRun(root: string, id: string): FoundRun | undefined {
   if (st.isDirectory()) return dirRun(id, abs);
   if (st.isFile() && abs.endsWith('.jsonl')) return fileRun(id, abs, firstLine(abs));
   return undefined;
+}
+
+/** The run at a path of its own (a directory, or a trajectory file), named by its last segment:
+ * what `turnwise report RUN` reads. */
+export function runAt(path: string): FoundRun | undefined {
+  const st = statSync(path);
+  if (st.isDirectory()) return dirRun(basename(path), path);
+  if (st.isFile() && path.endsWith('.jsonl')) return fileRun(basename(path), path, firstLine(path));
+  return undefined;
+}
+
+/** The metrics of a store run, one object per iteration ({iter, key: value, …}, keys sorted: the
+ * lines of a training run's metrics.jsonl); digests checked by the store. */
+export function storeMetrics(path: string, run: string): { iter: number; [key: string]: number | null }[] {
+  const store = new RunStore(path, 'run', true);
+  try {
+    const out: { iter: number; [key: string]: number | null }[] = [];
+    for (const r of store.metrics(run)) {
+      if (out.at(-1)?.iter !== r.iter) out.push({ iter: r.iter });
+      out[out.length - 1][r.key] = r.value;
+    }
+    return out;
+  } finally {
+    store.close();
+  }
 }

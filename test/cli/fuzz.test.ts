@@ -525,7 +525,7 @@ function specs(valid: () => string): Spec[] {
     {
       path: ['report'],
       base: ['IN/run'],
-      flags: {},
+      flags: { '--trajectory': pick('', 'nope'), '--out': badOutFile },
       argument: fc.oneof(
         badInFile,
         summary.map((s) => ({ dir: { 'summary.json': (s as { file: string }).file } })),
@@ -559,6 +559,11 @@ function specs(valid: () => string): Spec[] {
         '--budget': badInt(1),
         '--seconds': badNum((x) => x > 0),
       },
+    },
+    {
+      path: ['bench', 'ui'],
+      base: ['--turns', '10', '--opens', '1'],
+      flags: { '--turns': badInt(1), '--opens': badInt(1), '--seed': badInt(0), '--dir': badOutDir },
     },
     {
       path: ['bench', 'proxy'],

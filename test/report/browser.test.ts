@@ -6,27 +6,19 @@
 // Without chromium the tests skip with a one-line notice, unless CI is set: there they are required
 // (.ci/run installs chromium), and a missing chromium fails them.
 import assert from 'node:assert/strict';
-import {
-  accessSync,
-  constants,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { barChart, figure, page as htmlPage, lineChart, OKABE_ITO, table } from '../../src/report/index.ts';
 import { runBudgetStudy } from '../../src/studies/budget/pipeline.ts';
 import { studySummary } from '../../src/studies/budget/study.ts';
 import { grpoTrainer } from '../../src/studies/budget/trainer.ts';
 import { turnwise } from '../cli/run.ts';
 import { TINY } from '../studies/fixtures.ts';
+import { CHROMIUM, launchChromium, MISSING, SKIP } from './chromium.ts';
 import { type Limits, type Measured, measurePage, type Problem } from './probe.ts';
 import { samplePage } from './sample.ts';
 
@@ -52,28 +44,6 @@ const VIEWS: readonly View[] = [
   { name: 'print (dark preference)', width: 720, media: 'print', colorScheme: 'dark' },
 ];
 
-/** Debian's chromium on PATH (an executable file named chromium), or undefined. */
-function findChromium(): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const file = join(dir, 'chromium');
-    try {
-      if (statSync(file).isFile()) {
-        accessSync(file, constants.X_OK);
-        return file;
-      }
-    } catch {}
-  }
-  return undefined;
-}
-
-const CHROMIUM = findChromium();
-const MISSING =
-  "chromium not found on PATH: the report's browser tests need Debian's chromium (apt-get install chromium; .ci/run installs it)";
-/** Without chromium, skipped — unless CI is set, where the browser tests are required. */
-const CI = !['', '0', 'false'].includes(process.env.CI ?? '');
-const SKIP = CHROMIUM === undefined && !CI ? `${MISSING}; set CI=1 to require them` : false;
-
 describe('reports in headless chromium', { skip: SKIP }, () => {
   let browser: Browser | undefined;
   let tab: Page;
@@ -84,18 +54,7 @@ describe('reports in headless chromium', { skip: SKIP }, () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'turnwise-browser-'));
     if (CHROMIUM === undefined) return; // CI without chromium: each test fails, saying so (beforeEach)
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium(CHROMIUM);
     tab = await browser.newPage();
     // tsx compiles measurePage with esbuild's keepNames, which calls a `__name` helper.
     await tab.addInitScript('window.__name = (f) => f');

@@ -45,7 +45,8 @@ export const ABOUT = {
   study: { term: 'study', description: 'whole experiments composed from the library' },
   report: {
     term: 'report [options] <run>',
-    description: "re-render a run's HTML report (RUN/report.html) from its RUN/summary.json",
+    description:
+      "a run's report as one self-contained HTML file: a study's (from its summary.json), a training run's, a harness run's or a trajectory file's; --trajectory ID: one trajectory turn by turn",
   },
   schema: {
     term: 'schema [options] [name]',

@@ -1,4 +1,7 @@
 // turnwise bench env|rollout|nn — throughput figures (machine-dependent: printed, never asserted).
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import type { Env, Task } from '../../core/types.ts';
@@ -10,8 +13,19 @@ import { benchNn } from '../../nn/bench.ts';
 import { makeOpenAIPolicy, makePolicy } from '../../policies/spec.ts';
 import { rolloutThroughput } from '../../rollout/throughput.ts';
 import { serveBench } from '../../serve/bench.ts';
+import { checkOutput } from '../../store/paths.ts';
+import { creditOfFile } from '../../studies/credit-file.ts';
+import { UI_BENCH, uiBench } from '../../studies/ui-bench.ts';
 import { fmt, json, out, table } from '../io.ts';
-import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed } from '../options.ts';
+import {
+  type EnvFlags,
+  envConfigFromFlags,
+  envOptions,
+  int,
+  num,
+  seed,
+  spacesOfRegistered,
+} from '../options.ts';
 import { startupBench } from '../startup-bench.ts';
 import { ABOUT } from './about.ts';
 
@@ -221,4 +235,64 @@ export function registerBench(program: Command): void {
         );
       },
     );
+
+  bench
+    .command('ui')
+    .description(
+      'turnwise ui on a generated run of a million turns (file and store): first page of its trajectories (cold and warm) and random trajectories with credit, over HTTP',
+    )
+    .option('--turns <n>', 'turns of the generated run (at least)', '1000000')
+    .option('--opens <n>', 'random trajectories opened, with credit=grpo,exact', '50')
+    .option('--seed <n>', 'seed of the run and of the trajectories opened', '0')
+    .option('--dir <dir>', 'write the run there and keep it (default: a temporary directory, removed)')
+    .option('--json', 'machine-readable output')
+    .action(async (flags: { turns: string; opens: string; seed: string; dir?: string; json?: boolean }) => {
+      const turns = int('--turns', flags.turns, 1, 100_000_000);
+      const opens = int('--opens', flags.opens, 1, 100_000);
+      const s = seed(flags.seed);
+      if (flags.dir !== undefined) {
+        checkOutput(flags.dir, '--dir', 'dir');
+        if (existsSync(flags.dir) && readdirSync(flags.dir).length > 0)
+          throw new InputError('--dir', flags.dir, 'is not empty; expected a new or empty directory');
+      }
+      const dir = flags.dir ?? mkdtempSync(join(tmpdir(), 'turnwise-bench-ui-'));
+      try {
+        const r = await uiBench({
+          turns,
+          opens,
+          seed: s,
+          dir,
+          credit: creditOfFile,
+          spacesOf: spacesOfRegistered,
+        });
+        if (flags.json) return json(r);
+        const ms = (x: number) => `${fmt(x, 1)} ms`;
+        out(
+          `${r.run.trajectories} trajectories, ${r.run.turns} turns (${fmt(r.run.fileBytes / 1e6, 1)} MB file, ${fmt(r.run.storeBytes / 1e6, 1)} MB store)`,
+        );
+        out(
+          table([
+            [
+              'run',
+              'first page cold',
+              'warm (median)',
+              `open with ${UI_BENCH.credit} (median / max)`,
+              'index',
+            ],
+            ...(['file', 'store'] as const).map((k) => [
+              k,
+              ms(r[k].firstPage.coldMs),
+              ms(r[k].firstPage.warm.medianMs),
+              `${ms(r[k].open.rest.medianMs)} / ${ms(Math.max(r[k].open.firstMs, r[k].open.rest.maxMs))}`,
+              `${fmt(r[k].indexBytes / 1e6, 2)} MB`,
+            ]),
+          ]),
+        );
+        out(
+          `reference: a bare round trip ${ms(r.reference.roundTrip.medianMs)}; the whole file read ${ms(r.reference.wholeFileReadMs)}; goal < ${r.goalMs} ms`,
+        );
+      } finally {
+        if (flags.dir === undefined) rmSync(dir, { recursive: true, force: true });
+      }
+    });
 }

@@ -7,7 +7,7 @@ import { describeEnv, envSpec } from '../../envs/index.ts';
 import { creditOfFile } from '../../studies/credit-file.ts';
 import { startUi } from '../../ui/app.ts';
 import { untilSignal } from '../io.ts';
-import { int } from '../options.ts';
+import { int, spacesOfRegistered } from '../options.ts';
 import { ABOUT } from './about.ts';
 
 interface UiFlags {
@@ -32,6 +32,7 @@ export function registerUi(program: Command): void {
         runs: flags.runs,
         credit: creditOfFile,
         envOf: (task) => ({ spec: envSpec(task), describe: () => describeEnv(task) }),
+        spacesOf: spacesOfRegistered,
         port,
         host: flags.host,
       }).catch((e: NodeJS.ErrnoException) => {
