@@ -23,7 +23,7 @@ import {
   runLanguageStudy,
 } from '../../studies/language/study.ts';
 import { json, out } from '../io.ts';
-import { parseSeeds, type StudyFlags } from './study.ts';
+import { parseSeeds, type StudyFlags } from './study-flags.ts';
 
 /** Where the language study goes without --out. */
 export const languageDir = (profile: string) => join('runs', `budget-language-${profile}`);

@@ -27,17 +27,8 @@ import { LANGUAGE_WORLD_IDS } from '../../studies/language/design.ts';
 import { json, out } from '../io.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
 import { ABOUT } from './about.ts';
+import { parseSeeds, type StudyFlags } from './study-flags.ts';
 import { isLanguageSummary, languageVerdicts, studyLanguage } from './study-language.ts';
-
-export interface StudyFlags {
-  profile: string;
-  out?: string;
-  seed?: string;
-  set?: string[];
-  json?: boolean;
-  force?: boolean;
-  [flag: string]: unknown;
-}
 
 /** The flags declared in StudyConfigSchema. */
 const FLAGS = paramFlags(StudyConfigSchema);
@@ -144,20 +135,6 @@ export function studyVerdicts(flags: { in: string; json?: boolean }): void {
     );
     out(text.join('\n'));
   }
-}
-
-/** `--seeds 0,1,2`: distinct non-negative integers. */
-export function parseSeeds(raw: string | undefined): number[] | undefined {
-  if (raw === undefined) return undefined;
-  const parts = raw.split(',').map((x) => x.trim());
-  const seeds = parts.map(Number);
-  if (parts.some((x) => !/^\d+$/.test(x)) || new Set(seeds).size !== seeds.length || seeds.length === 0)
-    throw new InputError(
-      '--seeds',
-      raw,
-      'expected distinct non-negative integers, comma-separated (e.g. 0,1,2)',
-    );
-  return seeds;
 }
 
 /** `--worlds slippery,narrow`: distinct world ids. */
