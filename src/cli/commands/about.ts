@@ -81,6 +81,12 @@ export const ABOUT = {
     description:
       "credit a trajectory file per turn and hand it over: OpenAI fine-tuning JSONL (weight 1 on the turns credit says helped), verl Parquet (advantages per turn and per token), a transformer policy's token rows in verl's agent-loop shape (tokens); or the transformer itself as a GGUF file of the Llama architecture for llama.cpp (gguf)",
   },
+  worker: {
+    term: 'worker [options]',
+    description:
+      'play the episodes that rollout, eval, compare and train send to a Redis queue (--queue redis://HOST:PORT)',
+  },
+  queue: { term: 'queue', description: "the Redis rollout queue's workers, counts and stalled jobs (`queue status`)" },
   tokenizer: {
     term: 'tokenizer',
     description:

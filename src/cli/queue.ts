@@ -1,0 +1,91 @@
+// `--queue redis://HOST:PORT` of rollout, eval, compare and train: the flag, its check before any work,
+// the policy reference workers open (a spec as it is, a .safetensors checkpoint by its bytes), and the
+// progress line of a queued run (done / queued / retried / failed, per worker; on a TTY only).
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { InputError } from '../core/errors.ts';
+import type { Policy } from '../core/types.ts';
+import { POLICY_FILE } from '../policies/checkpoint-file.ts';
+import { specFile } from '../policies/spec.ts';
+import type { PolicyRef, RolloutQueue } from '../rollout/queue.ts';
+import type { QueueCounts } from '../rollout/queue-redis.ts';
+import { interactive } from './io.ts';
+
+export const QUEUE_HELP =
+  'play the episodes on `turnwise worker` processes through this Redis (redis://HOST:PORT); the same bytes as a local run';
+
+export function queueOption(cmd: Command): Command {
+  return cmd.option('--queue <url>', QUEUE_HELP);
+}
+
+/** The flag checked (one line, exit 2) before anything is loaded or opened. */
+export async function checkQueueFlag(raw: string | undefined): Promise<void> {
+  if (raw === undefined) return;
+  const { parseQueueUrl } = await import('../rollout/queue-redis.ts');
+  parseQueueUrl(raw);
+}
+
+/** Options that cannot go with --queue, refused in one line. */
+export function refuseWithQueue(queue: string | undefined, flags: [string, unknown, string][]): void {
+  if (queue === undefined) return;
+  for (const [flag, value, why] of flags)
+    if (value !== undefined && value !== false) throw new InputError(flag, value, `cannot go with --queue: ${why}`);
+}
+
+/**
+ * The queue a command's episodes go to: Redis when --queue is given (connected now: an unreachable
+ * server is refused in one line before any work), else in process. Closed by the caller.
+ */
+export async function openQueue(raw: string | undefined, label: string): Promise<RolloutQueue> {
+  if (raw === undefined) return (await import('../rollout/queue.ts')).IN_PROCESS;
+  const { parseQueueUrl, RedisRolloutQueue } = await import('../rollout/queue-redis.ts');
+  let counts: Readonly<QueueCounts> | undefined;
+  let last = 0;
+  const q = await RedisRolloutQueue.open(parseQueueUrl(raw), {
+    label,
+    onProgress: interactive()
+      ? (c) => {
+          counts = c;
+          const now = Date.now();
+          if (now - last < 100) return;
+          last = now;
+          process.stderr.write(`\r${queueLine(c)}\x1b[K`);
+        }
+      : undefined,
+  });
+  return {
+    where: q.where,
+    runner: (remote) => q.runner(remote),
+    close: async () => {
+      if (counts !== undefined) process.stderr.write(`\r${queueLine(counts)}\x1b[K\n`);
+      await q.close();
+    },
+  };
+}
+
+/** `queue: 120 done (w1 64, w2 56), 272 queued, 8 running, 2 retried, 0 failed`. */
+export function queueLine(c: Readonly<QueueCounts>): string {
+  const per = Object.entries(c.workers)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([w, n]) => `${w} ${n}`)
+    .join(', ');
+  const running = Math.max(0, c.active);
+  const queued = Math.max(0, c.added - c.done - c.failed - running);
+  return `queue: ${c.done} done${per === '' ? '' : ` (${per})`}, ${queued} queued, ${running} running, ${c.retried} retried, ${c.failed} failed`;
+}
+
+/**
+ * What workers open for a policy given as `spec`: a .safetensors checkpoint (a file, or a run
+ * directory's policy.safetensors) travels as its bytes, so workers need no shared disk; any other spec
+ * is sent as it is (a gguf: or replay: file must then be at the same path on every worker). Without
+ * a queue (`queue` undefined) nothing is read: the in-process queue plays the policy object itself.
+ */
+export function policyRef(queue: string | undefined, spec: string, policy: Policy<unknown, unknown>): PolicyRef {
+  const path = specFile(spec);
+  if (queue !== undefined && path !== undefined && !spec.startsWith('gguf:') && !spec.startsWith('replay:')) {
+    const file = statSync(path).isDirectory() ? join(path, POLICY_FILE) : path;
+    if (file.endsWith('.safetensors')) return { id: policy.id, checkpoint: readFileSync(file) };
+  }
+  return { id: policy.id, spec };
+}
