@@ -169,8 +169,15 @@ export class QueueWorker {
   /** Stops taking jobs, lets those in flight finish, disconnects, removes the checkpoint copies. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await this.worker.close().catch(() => {});
-      await this.redis.del(workerKey(this.name)).catch(() => 0);
+      if (this.redis.status === 'ready') {
+        await this.worker.close().catch(() => {});
+        await this.redis.del(workerKey(this.name)).catch(() => 0);
+      } else {
+        // Redis is gone: nothing in flight can finish (its result could not be written); the jobs go
+        // back to the queue as stalled once it is back.
+        this.redis.disconnect();
+        await this.worker.close(true).catch(() => {});
+      }
       this.redis.disconnect();
       rmSync(this.dir, { recursive: true, force: true });
     })();

@@ -175,7 +175,9 @@ const NUM = '\u0000num';
 
 export function encodeTrajectory(t: Trajectory): string {
   return JSON.stringify(t, (_k, v) =>
-    typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0)) ? { [NUM]: String(v) } : v,
+    typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0))
+      ? { [NUM]: Object.is(v, -0) ? '-0' : String(v) }
+      : v,
   );
 }
 
