@@ -30,7 +30,8 @@ export async function checkQueueFlag(raw: string | undefined): Promise<void> {
 export function refuseWithQueue(queue: string | undefined, flags: [string, unknown, string][]): void {
   if (queue === undefined) return;
   for (const [flag, value, why] of flags)
-    if (value !== undefined && value !== false) throw new InputError(flag, value, `cannot go with --queue: ${why}`);
+    if (value !== undefined && value !== false)
+      throw new InputError(flag, value, `cannot go with --queue: ${why}`);
 }
 
 /**
@@ -81,7 +82,11 @@ export function queueLine(c: Readonly<QueueCounts>): string {
  * is sent as it is (a gguf: or replay: file must then be at the same path on every worker). Without
  * a queue (`queue` undefined) nothing is read: the in-process queue plays the policy object itself.
  */
-export function policyRef(queue: string | undefined, spec: string, policy: Policy<unknown, unknown>): PolicyRef {
+export function policyRef(
+  queue: string | undefined,
+  spec: string,
+  policy: Policy<unknown, unknown>,
+): PolicyRef {
   const path = specFile(spec);
   if (queue !== undefined && path !== undefined && !spec.startsWith('gguf:') && !spec.startsWith('replay:')) {
     const file = statSync(path).isDirectory() ? join(path, POLICY_FILE) : path;

@@ -163,7 +163,13 @@ export class RedisRolloutQueue implements RolloutQueue {
     workers: {},
   };
 
-  private constructor(url: QueueUrl, redis: Redis, eventsRedis: Redis, lastEventId: string, o: RedisQueueOptions) {
+  private constructor(
+    url: QueueUrl,
+    redis: Redis,
+    eventsRedis: Redis,
+    lastEventId: string,
+    o: RedisQueueOptions,
+  ) {
     this.where = url.url;
     this.redis = redis;
     this.eventsRedis = eventsRedis;
@@ -291,7 +297,10 @@ export class RedisRolloutQueue implements RolloutQueue {
     if (batch === undefined || batch.settled || !batch.reassembly.awaits(jobId)) return;
     this.counts.active--;
     this.tick('failed', 1);
-    this.end(batch, InputError.raw('--queue', `episode ${jobId} failed: ${reason.replace(/\s*\n\s*/g, ' ')}`));
+    this.end(
+      batch,
+      InputError.raw('--queue', `episode ${jobId} failed: ${reason.replace(/\s*\n\s*/g, ' ')}`),
+    );
   }
 
   private end(batch: Batch, error?: Error): void {

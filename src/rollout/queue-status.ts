@@ -31,7 +31,8 @@ export interface QueueStatus {
 /** Jobs looked at to count the runs (the counts above are exact whatever the size). */
 const RUN_SCAN = 10_000;
 
-const runOf = (id: string | undefined): string | undefined => /^run-(.+)-task--?\d+-sample-\d+-v\d+$/.exec(id ?? '')?.[1];
+const runOf = (id: string | undefined): string | undefined =>
+  /^run-(.+)-task--?\d+-sample-\d+-v\d+$/.exec(id ?? '')?.[1];
 
 export async function queueStatus(redis: Redis): Promise<QueueStatus> {
   const queue = new Queue(QUEUE_NAME, { connection: redis });
@@ -58,10 +59,9 @@ export async function queueStatus(redis: Redis): Promise<QueueStatus> {
       });
     }
     // One connection per worker process serves its jobs; a worker shows once.
-    const seen = new Set<string>();
-    const unique = workers
-      .filter((w) => (seen.has(w.name) ? false : (seen.add(w.name), true)))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const unique = [...new Map(workers.map((w) => [w.name, w])).values()].sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
     const runs = new Map<string, { run: string; waiting: number; active: number }>();
     const count = (id: string | undefined, what: 'waiting' | 'active') => {
       const run = runOf(id);

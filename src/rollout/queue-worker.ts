@@ -144,7 +144,10 @@ export class QueueWorker {
     const key = JSON.stringify([ref, job.task.env, job.task.params]);
     let p = this.policies.get(key);
     if (p === undefined) {
-      p = 'spec' in ref ? this.parts.openPolicy({ spec: ref.spec }, job.task) : this.checkpoint(ref.checkpoint, job.task);
+      p =
+        'spec' in ref
+          ? this.parts.openPolicy({ spec: ref.spec }, job.task)
+          : this.checkpoint(ref.checkpoint, job.task);
       p.catch(() => this.policies.delete(key));
       if (this.policies.size >= OPEN_POLICIES) this.policies.delete(this.policies.keys().next().value!);
       this.policies.set(key, p);
@@ -156,7 +159,9 @@ export class QueueWorker {
   private async checkpoint(sha256: string, task: Task): Promise<AnyPolicy> {
     const bytes = await this.redis.getBuffer(checkpointKey(sha256));
     if (bytes === null)
-      throw new Error(`checkpoint ${sha256.slice(0, 12)}… is not in Redis (expired, or its producer is gone)`);
+      throw new Error(
+        `checkpoint ${sha256.slice(0, 12)}… is not in Redis (expired, or its producer is gone)`,
+      );
     if (createHash('sha256').update(bytes).digest('hex') !== sha256)
       throw new Error(`checkpoint ${sha256.slice(0, 12)}… arrived with other bytes`);
     const file = join(this.dir, `${sha256}.safetensors`);

@@ -67,7 +67,11 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     await redis?.stop();
   });
 
-  async function startWorkers(n: number, parts: WorkerParts = registry, lockMs?: number): Promise<QueueWorker[]> {
+  async function startWorkers(
+    n: number,
+    parts: WorkerParts = registry,
+    lockMs?: number,
+  ): Promise<QueueWorker[]> {
     const started: QueueWorker[] = [];
     for (let i = 0; i < n; i++) {
       const w = await QueueWorker.start(
@@ -98,7 +102,7 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     r.disconnect();
   }
 
-  test('two workers give rollout()\'s bytes: specs on fixed and random maps, a lockstep network', async () => {
+  test("two workers give rollout()'s bytes: specs on fixed and random maps, a lockstep network", async () => {
     await startWorkers(2);
     const q = await RedisRolloutQueue.open(url, { label: 'test' });
     try {
@@ -117,12 +121,19 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
           onTrajectory: (_t, i) => emitted.push(i),
         });
         assert.deepEqual(lines(queued), lines(local), spec);
-        assert.deepEqual(emitted, local.map((_, i) => i), 'handed on once each, in episode order');
+        assert.deepEqual(
+          emitted,
+          local.map((_, i) => i),
+          'handed on once each, in episode order',
+        );
       }
       assert.equal(q.counts.done, 3 * 48);
       assert.equal(q.counts.failed, 0);
       const per = Object.values(q.counts.workers);
-      assert.equal(per.reduce((a, b) => a + b, 0), 3 * 48);
+      assert.equal(
+        per.reduce((a, b) => a + b, 0),
+        3 * 48,
+      );
     } finally {
       await q.close();
       await stopAll();
@@ -144,14 +155,23 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
         // A table of its own per version, like a training run's after each update.
         const logits = Float32Array.from({ length: 16 * 4 }, (_, i) => Math.sin(i * version) * 2);
         const policy = new TabularPolicy(16, 4, logits, 'runs/t1') as unknown as AnyPolicy;
-        const ref: PolicyRef = { id: policy.id, checkpoint: (policy as unknown as TabularPolicy).checkpoint(spec.id) };
+        const ref: PolicyRef = {
+          id: policy.id,
+          checkpoint: (policy as unknown as TabularPolicy).checkpoint(spec.id),
+        };
         const opts = { tasks, samples: 3, budget: 30, runSeed: 5, policy, makeEnv, idPrefix: `i${version}-` };
         const queued = await q.runner({ policy: ref, version })(opts);
         assert.deepEqual(lines(queued), lines(rollout(opts) as Trajectory[]), `version ${version}`);
       }
       assert.equal(seenIds.length, 2 * 24);
-      assert.ok(seenIds.slice(0, 24).every((id) => /^run-ckpt\.1-task-\d+-sample-\d-v1$/.test(id)), seenIds[0]);
-      assert.ok(seenIds.slice(24).every((id) => /^run-ckpt\.2-task-\d+-sample-\d-v2$/.test(id)), seenIds[24]);
+      assert.ok(
+        seenIds.slice(0, 24).every((id) => /^run-ckpt\.1-task-\d+-sample-\d-v1$/.test(id)),
+        seenIds[0],
+      );
+      assert.ok(
+        seenIds.slice(24).every((id) => /^run-ckpt\.2-task-\d+-sample-\d-v2$/.test(id)),
+        seenIds[24],
+      );
     } finally {
       await events.close();
       eventsConn.disconnect();
@@ -198,10 +218,12 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     const eventsConn = conn.duplicate();
     const events = new QueueEvents(QUEUE_NAME, { connection: eventsConn, lastEventId: await lastEvent() });
     let completions = 0;
-    events.on(`completed:${first}`, () => {
+    events.on('completed', ({ jobId }) => {
+      if (jobId !== first) return;
       completions++;
       // The producer's add, repeated (a retried request, a second producer): the job is back.
-      if (completions === 1) void other.add('episode', jobs.get(first), { jobId: first, removeOnComplete: true });
+      if (completions === 1)
+        void other.add('episode', jobs.get(first), { jobId: first, removeOnComplete: true });
       else twice.open();
     });
     await events.waitUntilReady();
@@ -293,7 +315,14 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     const policy = makePolicy('random', envs.spec(tasks[0]));
     try {
       await assert.rejects(
-        q.runner({ policy: { id: policy.id, spec: 'random' } })({ tasks, samples: 2, budget: 9, runSeed: 0, policy, makeEnv }),
+        q.runner({ policy: { id: policy.id, spec: 'random' } })({
+          tasks,
+          samples: 2,
+          budget: 9,
+          runSeed: 0,
+          policy,
+          makeEnv,
+        }),
         (e: Error) => {
           assert.ok(e instanceof InputError);
           assert.match(
@@ -332,7 +361,14 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     const policy = makePolicy('random', envs.spec(tasks[0]));
     try {
       await assert.rejects(
-        q.runner({ policy: { id: policy.id, spec: 'random' } })({ tasks, samples: 1, budget: 9, runSeed: 0, policy, makeEnv }),
+        q.runner({ policy: { id: policy.id, spec: 'random' } })({
+          tasks,
+          samples: 1,
+          budget: 9,
+          runSeed: 0,
+          policy,
+          makeEnv,
+        }),
         /^InputError: --queue: episode run-noenv\.1-task-2-sample-0-v0 failed: worker w\d+ cannot make env frozenlake: the sandbox did not boot$/,
       );
     } finally {
@@ -366,7 +402,14 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     const tasks = makeTasks(slippery4, 10, 0);
     const policy = makePolicy('random', envs.spec(tasks[0]));
     try {
-      const run = q.runner({ policy: { id: policy.id, spec: 'random' } })({ tasks, samples: 1, budget: 5, runSeed: 0, policy, makeEnv });
+      const run = q.runner({ policy: { id: policy.id, spec: 'random' } })({
+        tasks,
+        samples: 1,
+        budget: 5,
+        runSeed: 0,
+        policy,
+        makeEnv,
+      });
       await started.wait;
       let s = await queueStatus(conn);
       assert.deepEqual(
@@ -377,7 +420,10 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
         ],
       );
       assert.equal(s.counts.waiting + s.counts.active, 10);
-      assert.deepEqual(s.runs.map((r) => [r.run, r.waiting + r.active]), [['status.1', 10]]);
+      assert.deepEqual(
+        s.runs.map((r) => [r.run, r.waiting + r.active]),
+        [['status.1', 10]],
+      );
       assert.deepEqual(s.stalled, []);
       const active = (await new Queue(QUEUE_NAME, { connection: conn }).getActive())[0];
       const lock = `bull:${QUEUE_NAME}:${active.id}:lock`;
@@ -392,7 +438,10 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
       await run;
       s = await queueStatus(conn);
       assert.deepEqual(s.runs, []);
-      assert.equal(s.workers.reduce((n, w) => n + w.done, 0), 10);
+      assert.equal(
+        s.workers.reduce((n, w) => n + w.done, 0),
+        10,
+      );
     } finally {
       hold.open();
       conn.disconnect();
@@ -405,7 +454,10 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     const port = await freePort();
     const dead = parseQueueUrl(`redis://127.0.0.1:${port}`);
     const want = `--queue: got "redis://127.0.0.1:${port}"; cannot reach Redis there (ECONNREFUSED); start redis-server or fix the address`;
-    await assert.rejects(RedisRolloutQueue.open(dead), (e: Error) => e instanceof InputError && e.message === want);
+    await assert.rejects(
+      RedisRolloutQueue.open(dead),
+      (e: Error) => e instanceof InputError && e.message === want,
+    );
     await assert.rejects(
       QueueWorker.start({ url: dead, name: 'x', concurrency: 1 }, registry),
       (e: Error) => e instanceof InputError && e.message === want,
@@ -414,17 +466,41 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
 });
 
 test('--queue URLs: redis://HOST:PORT[/DB], anything else refused in one line', () => {
-  assert.deepEqual(parseQueueUrl('redis://127.0.0.1:6390'), { url: 'redis://127.0.0.1:6390', host: '127.0.0.1', port: 6390, db: 0 });
-  assert.deepEqual(parseQueueUrl('redis://queue.lab:7000/3'), { url: 'redis://queue.lab:7000/3', host: 'queue.lab', port: 7000, db: 3 });
-  assert.deepEqual(parseQueueUrl('redis://[::1]:6379'), { url: 'redis://[::1]:6379', host: '::1', port: 6379, db: 0 });
+  assert.deepEqual(parseQueueUrl('redis://127.0.0.1:6390'), {
+    url: 'redis://127.0.0.1:6390',
+    host: '127.0.0.1',
+    port: 6390,
+    db: 0,
+  });
+  assert.deepEqual(parseQueueUrl('redis://queue.lab:7000/3'), {
+    url: 'redis://queue.lab:7000/3',
+    host: 'queue.lab',
+    port: 7000,
+    db: 3,
+  });
+  assert.deepEqual(parseQueueUrl('redis://[::1]:6379'), {
+    url: 'redis://[::1]:6379',
+    host: '::1',
+    port: 6379,
+    db: 0,
+  });
   assert.equal(parseQueueUrl('redis://h').port, 6379);
   for (const [raw, why] of [
     ['127.0.0.1:6379', 'expected redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379'],
     ['http://127.0.0.1:6379', 'expected redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379'],
     ['redis://127.0.0.1:6379?x=1', 'expected redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379'],
-    ['redis://u:p@127.0.0.1:6379', 'expected redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379 (no credentials in the URL)'],
-    ['redis://127.0.0.1:6379/16', 'expected redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379 (DB a number 0 to 15)'],
-    ['redis://127.0.0.1:6379/a', 'expected redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379 (DB a number 0 to 15)'],
+    [
+      'redis://u:p@127.0.0.1:6379',
+      'expected redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379 (no credentials in the URL)',
+    ],
+    [
+      'redis://127.0.0.1:6379/16',
+      'expected redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379 (DB a number 0 to 15)',
+    ],
+    [
+      'redis://127.0.0.1:6379/a',
+      'expected redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379 (DB a number 0 to 15)',
+    ],
     ['redis://127.0.0.1:99999', 'expected redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379'],
   ])
     assert.throws(

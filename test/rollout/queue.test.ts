@@ -132,7 +132,11 @@ test('a worker records the policy id the job names (a checkpoint copy would name
     0,
   );
   const job = { ...[...jobs.values()][0], policy: { id: 'runs/a', checkpoint: 'f'.repeat(64) } };
-  const copy: AnyPolicy = { ...policy, id: '/tmp/turnwise-worker-x/ffff.safetensors', act: (c) => policy.act(c) };
+  const copy: AnyPolicy = {
+    ...policy,
+    id: '/tmp/turnwise-worker-x/ffff.safetensors',
+    act: (c) => policy.act(c),
+  };
   assert.equal((playJob(job, copy, makeEnv(task)) as Trajectory).policy, 'runs/a');
 });
 
@@ -140,7 +144,12 @@ test('the env of a job is closed after its episode, also when the episode cannot
   const [task] = makeTasks(slippery4, 1, 0);
   const policy = makePolicy('random', envs.spec(task));
   const ref = { id: policy.id, spec: 'random' };
-  const { jobs } = batchJobs({ tasks: [task], samples: 1, budget: 4, runSeed: 0, policy, makeEnv }, 'r', ref, 0);
+  const { jobs } = batchJobs(
+    { tasks: [task], samples: 1, budget: 4, runSeed: 0, policy, makeEnv },
+    'r',
+    ref,
+    0,
+  );
   const job = [...jobs.values()][0];
   let closed = 0;
   const env = () => Object.assign(makeEnv(task), { close: async () => void closed++ });
@@ -148,7 +157,10 @@ test('the env of a job is closed after its episode, also when the episode cannot
   assert.equal(closed, 1);
   const aware: AnyPolicy = { ...policy, budgetAware: true, act: (c) => policy.act(c) };
   // The env's close is asynchronous here, so the refusal comes after it, as a rejection.
-  await assert.rejects(Promise.resolve().then(() => playJob(job, aware, env())), /reveal the budget/);
+  await assert.rejects(
+    Promise.resolve().then(() => playJob(job, aware, env())),
+    /reveal the budget/,
+  );
   assert.equal(closed, 2);
 });
 
@@ -171,7 +183,14 @@ test('the wire form keeps −∞, NaN and −0, which JSON cannot: the same valu
         trace: { text: 'a', logprobs: [Number.NEGATIVE_INFINITY, -0.5, Number.NaN] },
       },
     ],
-    outcome: { success: false, return: -0, turns: 1, firstSuccessTurn: null, end: 'truncated', failure: 'budget' },
+    outcome: {
+      success: false,
+      return: -0,
+      turns: 1,
+      firstSuccessTurn: null,
+      end: 'truncated',
+      failure: 'budget',
+    },
   };
   const back = decodeTrajectory(encodeTrajectory(t));
   assert.equal(back.turns[0].logp, Number.NEGATIVE_INFINITY);
@@ -190,7 +209,12 @@ test('reassembly: results in any order, duplicates ignored, each episode handed 
   const opts = { tasks, samples: 4, budget: 25, runSeed: 2, policy, makeEnv };
   const local = rollout(opts) as Trajectory[];
   const { jobs, order } = batchJobs(opts, 'r', { id: policy.id, spec: 'random' }, 0);
-  const wire = new Map(order.map((id) => [id, encodeTrajectory(playJob(jobs.get(id)!, policy, makeEnv(jobs.get(id)!.task)) as Trajectory)]));
+  const wire = new Map(
+    order.map((id) => [
+      id,
+      encodeTrajectory(playJob(jobs.get(id)!, policy, makeEnv(jobs.get(id)!.task)) as Trajectory),
+    ]),
+  );
   for (const keep of [true, false]) {
     const seen: number[] = [];
     const lines: string[] = [];
@@ -209,8 +233,14 @@ test('reassembly: results in any order, duplicates ignored, each episode handed 
     assert.equal(r.duplicates, order.length);
     assert.ok(r.complete);
     assert.deepEqual(r.missing(), []);
-    assert.deepEqual(seen, order.map((_, i) => i));
-    assert.deepEqual(lines, local.map((t) => JSON.stringify(t)));
+    assert.deepEqual(
+      seen,
+      order.map((_, i) => i),
+    );
+    assert.deepEqual(
+      lines,
+      local.map((t) => JSON.stringify(t)),
+    );
     assert.equal(r.result.length, keep ? local.length : 0);
     // A result of another batch is not this batch's.
     assert.equal(r.settle('run-other-task-1-sample-0-v0', wire.get(order[0])!), false);
@@ -228,7 +258,14 @@ test('reassembly waits for the earliest missing episode, and says which jobs it 
       budget: 1,
       revealBudget: false,
       turns: [],
-      outcome: { success: false, return: 0, turns: 0, firstSuccessTurn: null, end: 'truncated', failure: 'budget' },
+      outcome: {
+        success: false,
+        return: 0,
+        turns: 0,
+        firstSuccessTurn: null,
+        end: 'truncated',
+        failure: 'budget',
+      },
     });
   const got: string[] = [];
   const r = new Reassembly(order, { onTrajectory: (x) => got.push(x.id) });

@@ -26,7 +26,8 @@ export const MISSING =
   "redis-server not found on PATH: the rollout queue's tests need Debian's redis-server (apt-get install redis-server; .ci/run installs it)";
 const CI = !['', '0', 'false'].includes(process.env.CI ?? '');
 /** The `skip` of a describe() needing Redis: a one-line notice without redis-server, unless CI. */
-export const SKIP: string | false = REDIS_SERVER === undefined && !CI ? `${MISSING}; set CI=1 to require them` : false;
+export const SKIP: string | false =
+  REDIS_SERVER === undefined && !CI ? `${MISSING}; set CI=1 to require them` : false;
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -70,7 +71,9 @@ export async function startRedis(): Promise<RedisServer> {
       log += d;
       if (log.includes('Ready to accept connections')) resolve();
     });
-    child.on('exit', (code) => reject(new Error(`redis-server exited (${code}) before it was ready:\n${log}`)));
+    child.on('exit', (code) =>
+      reject(new Error(`redis-server exited (${code}) before it was ready:\n${log}`)),
+    );
   });
   if (!(await ping(port))) throw new Error(`redis-server on port ${port} does not answer PING`);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));

@@ -86,7 +86,10 @@ export const ABOUT = {
     description:
       'play the episodes that rollout, eval, compare and train send to a Redis queue (--queue redis://HOST:PORT)',
   },
-  queue: { term: 'queue', description: "the Redis rollout queue's workers, counts and stalled jobs (`queue status`)" },
+  queue: {
+    term: 'queue',
+    description: "the Redis rollout queue's workers, counts and stalled jobs (`queue status`)",
+  },
   tokenizer: {
     term: 'tokenizer',
     description:

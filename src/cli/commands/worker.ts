@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import { envs, envSpec } from '../../envs/index.ts';
+import { envSpec, envs } from '../../envs/index.ts';
 import { makePolicy, openPolicy } from '../../policies/spec.ts';
 import { parseQueueUrl } from '../../rollout/queue-redis.ts';
 import { QueueWorker } from '../../rollout/queue-worker.ts';
@@ -55,7 +55,8 @@ export function registerWorker(program: Command): void {
           concurrency,
           lockMs,
           onJob: (id, failure) => {
-            if (failure !== undefined) process.stderr.write(`turnwise worker ${name}: ${id} failed: ${failure}\n`);
+            if (failure !== undefined)
+              process.stderr.write(`turnwise worker ${name}: ${id} failed: ${failure}\n`);
           },
         },
         {
@@ -70,9 +71,7 @@ export function registerWorker(program: Command): void {
           makeEnv: envs.make,
         },
       );
-      process.stderr.write(
-        `turnwise worker ${name}: listening on ${url.url} (concurrency ${concurrency})\n`,
-      );
+      process.stderr.write(`turnwise worker ${name}: listening on ${url.url} (concurrency ${concurrency})\n`);
       await untilSignal(() => worker.close());
     });
 }
