@@ -93,11 +93,18 @@ export async function runRollout(flags: RolloutFlags, plan: RolloutPlan): Promis
 
   // --out is written as episodes finish (one write each): a run that fails or is killed leaves every
   // trajectory finished before it in the file.
-  const writer = flags.out === undefined ? undefined : new JsonlWriter(flags.out, { eager: true });
-  const store = flags.db === undefined ? undefined : new RunStore(flags.db);
+  let writer: JsonlWriter | undefined;
+  let store: RunStore | undefined;
   const runId = flags.run ?? `rollout-${new Date().toISOString()}`;
-  if (store?.run(runId))
-    throw new InputError('--run', runId, 'a run with this id already exists in the store');
+  try {
+    writer = flags.out === undefined ? undefined : new JsonlWriter(flags.out, { eager: true });
+    store = flags.db === undefined ? undefined : new RunStore(flags.db);
+    if (store?.run(runId))
+      throw new InputError('--run', runId, 'a run with this id already exists in the store');
+  } catch (e) {
+    await queue.close();
+    throw e;
+  }
   store?.createRun(runId, 'rollout', {
     ...config,
     policy: policy.id,
