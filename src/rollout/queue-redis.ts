@@ -1,8 +1,9 @@
 // The rollout queue on Redis, through BullMQ: the producer's side (`--queue redis://HOST:PORT` on
 // rollout, eval, compare, train). A batch becomes one job per episode on the queue `turnwise-episodes`;
-// `turnwise worker` processes (queue-worker.ts) play them and write each trajectory into the batch's
-// results hash; the producer learns of each completion from BullMQ's event stream, reads the result and
-// reassembles the batch in episode order (queue.ts).
+// `turnwise worker` processes (queue-worker.ts) play them and return each trajectory (a small one as the
+// job's return value, a large one written into the batch's results hash); the producer learns of each
+// completion from BullMQ's event stream, takes the result and reassembles the batch in episode order
+// (queue.ts).
 //
 // Delivery is at least once: a worker that dies mid-episode loses its lock, BullMQ's stalled-job check
 // (run by the other workers) puts the job back, and another worker plays it again; a job whose worker
@@ -37,6 +38,9 @@ export const QUEUE_NAME = 'turnwise-episodes';
 export const ATTEMPTS = 3;
 /** Seconds a published checkpoint and a batch's results stay in Redis without being touched. */
 export const KEEP_SECONDS = 86_400;
+/** A trajectory up to this many characters of JSON travels in its job's return value (and in the
+ * completed event BullMQ streams, which keeps ~10 000 events); a longer one in the results hash. */
+export const INLINE_CHARS = 8192;
 
 export const resultsKey = (run: string): string => `turnwise:results:${run}`;
 export const checkpointKey = (sha256: string): string => `turnwise:checkpoint:${sha256}`;
@@ -270,26 +274,33 @@ export class RedisRolloutQueue implements RolloutQueue {
       this.counts.duplicates++;
       return;
     }
-    const worker = (returnvalue as { worker?: unknown } | null)?.worker;
+    const value = returnvalue as { worker?: unknown; trajectory?: unknown } | null;
+    const worker = typeof value?.worker === 'string' ? value.worker : undefined;
+    if (typeof value?.trajectory === 'string') {
+      this.take(batch, jobId, value.trajectory, worker);
+      return;
+    }
     this.redis.hget(resultsKey(batch.run), jobId).then(
       (wire) => {
         if (batch.settled) return;
-        if (wire === null) {
-          this.end(batch, new Error(`episode ${jobId} completed without a result in Redis`));
-          return;
-        }
-        if (!batch.reassembly.settle(jobId, wire)) {
-          this.counts.duplicates++;
-          return;
-        }
-        this.counts.done++;
-        this.counts.active--;
-        if (typeof worker === 'string') this.counts.workers[worker] = (this.counts.workers[worker] ?? 0) + 1;
-        this.onProgress?.(this.counts);
-        if (batch.reassembly.complete) this.end(batch);
+        if (wire === null) this.end(batch, new Error(`episode ${jobId} completed without a result in Redis`));
+        else this.take(batch, jobId, wire, worker);
       },
       (e: Error) => this.end(batch, e),
     );
+  }
+
+  /** A job's result into its batch: counted once, the batch ended when it is whole. */
+  private take(batch: Batch, jobId: string, wire: string, worker: string | undefined): void {
+    if (!batch.reassembly.settle(jobId, wire)) {
+      this.counts.duplicates++;
+      return;
+    }
+    this.counts.done++;
+    this.counts.active--;
+    if (worker !== undefined) this.counts.workers[worker] = (this.counts.workers[worker] ?? 0) + 1;
+    this.onProgress?.(this.counts);
+    if (batch.reassembly.complete) this.end(batch);
   }
 
   private failed(jobId: string, reason: string): void {

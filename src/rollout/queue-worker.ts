@@ -1,7 +1,8 @@
 // The worker's side of the rollout queue (`turnwise worker`): BullMQ jobs of `turnwise-episodes`, each
-// one episode (queue.ts playJob: the same seeds, budget and id as a local run), its trajectory written
-// into the batch's results hash before the job completes — so a result exists for every completion,
-// and a rerun (after a stall, or a duplicate delivery) writes the same bytes again.
+// one episode (queue.ts playJob: the same seeds, budget and id as a local run). Its trajectory is the
+// job's return value when it is small (stored by BullMQ with the completion, in one step), else written
+// into the batch's results hash before the job completes — either way a result exists for every
+// completion, and a rerun (after a stall, or a duplicate delivery) writes the same bytes again.
 //
 // A job whose policy cannot be opened, or whose env cannot be made, throws with the reason (naming this
 // worker): BullMQ retries it, on this worker or another, then fails it with that reason, which the
@@ -17,12 +18,13 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Env, MaybePromise, Policy, Task } from '../core/types.ts';
+import type { Env, MaybePromise, Policy, Task, Trajectory } from '../core/types.ts';
 import { type EpisodeJob, encodeTrajectory, playJob } from './queue.ts';
 import {
   asEpisodeJob,
   checkpointKey,
   connectRedis,
+  INLINE_CHARS,
   KEEP_SECONDS,
   QUEUE_NAME,
   type QueueUrl,
@@ -106,7 +108,7 @@ export class QueueWorker {
     return w;
   }
 
-  private async process(job: Job): Promise<{ worker: string }> {
+  private async process(job: Job): Promise<{ worker: string; trajectory?: string }> {
     let data: EpisodeJob;
     let env: AnyEnv;
     let policy: AnyPolicy;
@@ -123,11 +125,23 @@ export class QueueWorker {
       await this.count('failed');
       throw new Error(`worker ${this.name} cannot make env ${data.task.env}: ${(e as Error).message}`);
     }
-    const trajectory = await playJob(data, policy, env);
+    let trajectory: Trajectory;
+    try {
+      trajectory = await playJob(data, policy, env);
+    } catch (e) {
+      // Refused before the episode started (an episode's own errors end it with kind `error`).
+      await this.count('failed');
+      throw new Error(`worker ${this.name}: ${(e as Error).message}`);
+    }
+    const wire = encodeTrajectory(trajectory);
+    if (wire.length <= INLINE_CHARS) {
+      void this.count('done');
+      return { worker: this.name, trajectory: wire };
+    }
     const key = resultsKey(data.run);
     await this.redis
       .multi()
-      .hset(key, job.id ?? '', encodeTrajectory(trajectory))
+      .hset(key, job.id ?? '', wire)
       .expire(key, KEEP_SECONDS)
       .hincrby(workerKey(this.name), 'done', 1)
       .exec();

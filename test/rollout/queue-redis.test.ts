@@ -18,6 +18,7 @@ import { batchJobs, type PolicyRef } from '../../src/rollout/queue.ts';
 import {
   ATTEMPTS,
   connectRedis,
+  INLINE_CHARS,
   parseQueueUrl,
   QUEUE_NAME,
   RedisRolloutQueue,
@@ -183,6 +184,60 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     assert.deepEqual(await r.keys('turnwise:checkpoint:*'), []);
     assert.deepEqual(await r.keys('turnwise:results:*'), []);
     r.disconnect();
+  });
+
+  test('a trajectory too long for the completion event travels through the results hash, then is cleared', async () => {
+    await flush();
+    // A policy whose turns carry a long trace (a model's text): the trajectories pass INLINE_CHARS.
+    const long = (p: AnyPolicy): AnyPolicy => ({
+      id: p.id,
+      budgetAware: p.budgetAware,
+      act: (ctx) => {
+        const a = p.act(ctx) as { action: unknown; logp: number };
+        return { ...a, trace: { text: `${ctx.turn}:${'x'.repeat(3000)}` } };
+      },
+    });
+    const parts: WorkerParts = {
+      openPolicy: async (r, task) => long(await registry.openPolicy(r, task)),
+      makeEnv,
+    };
+    await startWorkers(2, parts);
+    const tasks = makeTasks(slippery4, 6, 0);
+    const policy = long(makePolicy('random', envs.spec(tasks[0])));
+    const opts = { tasks, samples: 2, budget: 20, runSeed: 4, policy, makeEnv };
+    const local = rollout(opts) as Trajectory[];
+    const long3 = local.filter((t) => JSON.stringify(t).length > INLINE_CHARS).length;
+    assert.ok(long3 >= 6, `${long3} long trajectories`);
+    const eventsConn = new Redis({ host: '127.0.0.1', port: url.port, maxRetriesPerRequest: null });
+    const events = new QueueEvents(QUEUE_NAME, { connection: eventsConn, lastEventId: await lastEvent() });
+    let inline = 0;
+    let byHash = 0;
+    events.on('completed', ({ returnvalue }) => {
+      if (typeof (returnvalue as { trajectory?: unknown }).trajectory === 'string') inline++;
+      else byHash++;
+    });
+    await events.waitUntilReady();
+    const q = await RedisRolloutQueue.open(url, { run: 'long' });
+    try {
+      const queued = await q.runner({ policy: { id: policy.id, spec: 'random' } })(opts);
+      assert.deepEqual(lines(queued), lines(local));
+      const r = await connectRedis(url);
+      assert.deepEqual(await r.keys('turnwise:results:*'), [], 'the batch cleared its results');
+      r.disconnect();
+    } finally {
+      await q.close();
+      await stopAll();
+    }
+    // Every completion was streamed before the batch ended; the events reader may still be behind.
+    await new Promise<void>((resolve) => {
+      const check = () =>
+        inline + byHash >= 12 ? resolve() : events.once('completed', () => setImmediate(check));
+      check();
+    });
+    await events.close();
+    eventsConn.disconnect();
+    assert.equal(byHash, long3);
+    assert.equal(inline, 12 - long3);
   });
 
   test('a job delivered again after it completed is played again and counted once', async () => {
