@@ -7,6 +7,7 @@
 // free loopback port (or --queue's, which must have no other worker on it).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { InputError } from '../core/errors.ts';
 import type { Task, Trajectory } from '../core/types.ts';
 import { envConfig, envs, makeEnv, makeTasks } from '../envs/index.ts';
 import { makePolicy, openPolicy } from '../policies/spec.ts';
@@ -79,8 +80,9 @@ async function privateRedis(): Promise<{ url: QueueUrl; stop: () => Promise<void
   await new Promise<void>((resolve, reject) => {
     child.on('error', (e) =>
       reject(
-        new Error(
-          `cannot start redis-server (${(e as NodeJS.ErrnoException).code}); install it or give --queue`,
+        InputError.raw(
+          '--queue',
+          `missing, and no redis-server to start (${(e as NodeJS.ErrnoException).code}): install it (apt-get install redis-server) or give --queue redis://HOST:PORT`,
         ),
       ),
     );
@@ -149,11 +151,17 @@ export async function queueBench(o: QueueBenchOptions): Promise<QueueBench> {
   const env = makeEnv({ ...config, seed: 0 });
   const served = makePolicy('oracle:eps=0.2', env.spec);
   const redis = o.queue === undefined ? await privateRedis() : { url: o.queue, stop: async () => {} };
+  let queue: RedisRolloutQueue;
+  try {
+    queue = await RedisRolloutQueue.open(redis.url, { label: 'bench' });
+  } catch (e) {
+    await redis.stop();
+    throw e;
+  }
   const server = await startServer({ policy: served, env, latencyMs: o.latencyMs, envParams: config.params });
   const spec = `openai:${server.url}#${served.id},concurrency=1024,retries=0`;
   const client = await openPolicy(spec, env.spec);
   const workers: ChildProcess[] = [];
-  let queue: RedisRolloutQueue | undefined;
   try {
     const tasks = makeTasks(config, o.tasks, 0);
     const warm = makeTasks(config, 2 * o.concurrency, 1_000_000);
@@ -169,7 +177,6 @@ export async function queueBench(o: QueueBenchOptions): Promise<QueueBench> {
     await rollout(batch(warm, 1));
     const local = await timed(async () => rollout(batch(tasks)));
 
-    queue = await RedisRolloutQueue.open(redis.url, { label: 'bench' });
     const run = queue.runner({ policy: { id: client.id, spec } });
     workers.push(await startWorker(o.bin, redis.url, 'bench-1', o.concurrency));
     await run(batch(warm, 1));
@@ -233,7 +240,7 @@ export async function queueBench(o: QueueBenchOptions): Promise<QueueBench> {
     };
   } finally {
     for (const w of workers) await stopWorker(w);
-    await queue?.close();
+    await queue.close();
     await server.close();
     await env.close?.();
     await redis.stop();

@@ -517,6 +517,19 @@ function specs(valid: () => string): Spec[] {
       },
       argument: badEnum(['frozenlake', 'sql', 'tools', 'say']),
     },
+    {
+      path: ['bench', 'queue'],
+      base: ['--tasks', '1', '--samples', '1', '--overhead-episodes', '1'],
+      flags: {
+        '--tasks': badInt(1, 100_000),
+        '--samples': badInt(1, 1000),
+        '--budget': badInt(1, 1000),
+        '--concurrency': badInt(1, 256),
+        '--latency': pick('fast', '-5ms', '5 parsecs', '', 'NaNms'),
+        '--overhead-episodes': badInt(1, 100_000),
+        '--queue': badQueue,
+      },
+    },
     { path: ['bench', 'nn'], base: ['--trial-seconds', '0.01'], flags: { '--trial-seconds': positive } },
     { path: ['bench', 'cli'], base: ['--rounds', '1'], flags: { '--rounds': badInt(1, 1000) } },
     {

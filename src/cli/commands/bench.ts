@@ -182,7 +182,7 @@ export function registerBench(program: Command): void {
     .option('--samples <k>', 'samples per task', '2')
     .option('--budget <T>', 'turn budget of each episode', '20')
     .option('--concurrency <n>', 'episodes in flight, in process and in each worker', '4')
-    .option('--latency <ms>', 'milliseconds the served policy waits before every answer', '20')
+    .option('--latency <delay>', 'the served policy waits this long before every answer', '20ms')
     .option('--overhead-episodes <n>', 'episodes of the overhead batch (a policy that takes no time)', '1000')
     .option('--queue <url>', 'an existing Redis with no other worker on it (default: a private redis-server)')
     .option('--json', 'machine-readable output')
@@ -202,7 +202,7 @@ export function registerBench(program: Command): void {
           samples: int('--samples', flags.samples, 1, 1000),
           budget: int('--budget', flags.budget, 1, 1000),
           concurrency: int('--concurrency', flags.concurrency, 1, 256),
-          latencyMs: int('--latency', flags.latency, 0, 10_000),
+          latencyMs: (await import('./serve.ts')).latency(flags.latency),
           overheadEpisodes: int('--overhead-episodes', flags.overheadEpisodes, 1, 100_000),
         };
         const { parseQueueUrl } = await import('../../rollout/queue-redis.ts');
