@@ -13,3 +13,4 @@ echo "{\"bench\":\"study-budget\",\"result\":$(node --import tsx bench/study-bud
 echo "{\"bench\":\"sandbox\",\"result\":[$(node --import tsx bench/sandbox.ts | paste -sd,)]}"
 echo "{\"bench\":\"memory\",\"result\":[$(node --import tsx bench/memory.ts --scale 0.1 | paste -sd,)]}"
 echo "{\"bench\":\"summary\",\"result\":$(node --import tsx bench/summary.ts --episodes 40000)}"
+echo "{\"bench\":\"queue\",\"result\":$(tw bench queue --json)}"

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -23,11 +24,33 @@ import { fileURLToPath } from 'node:url';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { QUEUE_NAME } from '../../src/rollout/queue-redis.ts';
+import { type Command as DocCommand, type Page, parsePage } from '../docs/pages.ts';
 import { freePort, MISSING, REDIS_SERVER, type RedisServer, SKIP, startRedis } from '../rollout/redis.ts';
 import { inProcess, node, type Ran } from './run.ts';
 import { storeRows } from './train-run.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+/** The page whose Redis walk-through this file runs (its blocks say so in their marker). */
+const PAGE = 'docs/scale-out.md';
+const RUNS_HERE = 'test/cli/queue.test.ts runs these commands';
+const DOCS_PORT = '6390';
+
+/** The marker text of the block a command is in (the comment line before its opening fence). */
+function markerOf(page: Page, cmd: DocCommand): string {
+  let i = cmd.line - 1;
+  while (i > 0 && !page.lines[i].startsWith('```')) i--;
+  i--;
+  while (i > 0 && page.lines[i].trim() === '') i--;
+  return page.lines[i] ?? '';
+}
+
+/** Lines as the docs test compares them: trailing spaces and blank lines dropped, wall seconds equal. */
+function comparable(lines: readonly string[]): string[] {
+  const out = lines.map((l) => l.trimEnd().replace(/\bin \d+(\.\d+)? s\b/g, 'in N s'));
+  while (out.length > 0 && out.at(-1) === '') out.pop();
+  return out;
+}
 const root = mkdtempSync(join(tmpdir(), 'turnwise-queue-cli-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
@@ -468,6 +491,68 @@ describe('--queue with worker processes on a real Redis', { skip: SKIP }, () => 
       assert.ok(ws[0].log().includes('failed: worker r1 cannot open the policy'), ws[0].log());
     } finally {
       await stop(ws);
+    }
+  });
+
+  test("docs/scale-out.md's walk-through runs as shown, against this test's Redis", async () => {
+    const page = parsePage(PAGE, readFileSync(join(REPO, PAGE), 'utf8'));
+    const cmds = page.commands.filter(
+      (c) => c.marker.kind === 'not run' && markerOf(page, c).includes(RUNS_HERE),
+    );
+    assert.ok(cmds.length >= 10, `${cmds.length} commands`);
+    const dir = fresh('docs');
+    const shim = fresh('shim');
+    writeFileSync(join(shim, 'turnwise'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+    chmodSync(join(shim, 'turnwise'), 0o755);
+    const env = { ...process.env, NO_COLOR: '1', PATH: `${shim}:${process.env.PATH}` };
+    const port = String(redis!.port);
+    const servers: { child: ChildProcess; exited: Promise<number | null> }[] = [];
+    const asShown = (out: string) => comparable(out.split(port).join(DOCS_PORT).split('\n'));
+    try {
+      for (const cmd of cmds) {
+        const text = cmd.text.replace(new RegExp(`(?<=:)${DOCS_PORT}\\b`, 'g'), port);
+        const shown = comparable(page.lines.slice(cmd.outStart, cmd.outEnd));
+        const job = /^kill %(\d+)$/.exec(text);
+        let out: string;
+        if (job) {
+          const server = servers[Number(job[1]) - 1];
+          server.child.kill('SIGTERM');
+          assert.equal(await server.exited, 0, `${cmd.text}: the worker did not stop cleanly`);
+          out = '';
+        } else if (cmd.background) {
+          const child = spawn('/bin/sh', ['-c', `exec 2>&1\nexec ${text}`], {
+            cwd: dir,
+            env,
+            stdio: ['ignore', 'pipe', 'ignore'],
+          });
+          const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+          servers.push({ child, exited });
+          out = await new Promise<string>((resolve, reject) => {
+            let got = '';
+            child.stdout.on('data', (d) => {
+              got += d;
+              if (got.includes('listening on') && got.endsWith('\n')) resolve(got);
+            });
+            void exited.then((code) => reject(new Error(`${cmd.text}: exited (${code}):\n${got}`)));
+          });
+        } else {
+          const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+            const child = spawn('/bin/sh', ['-c', `exec 2>&1\n${text}`], {
+              cwd: dir,
+              env,
+              stdio: ['ignore', 'pipe', 'ignore'],
+            });
+            let got = '';
+            child.stdout.on('data', (d) => (got += d));
+            child.on('close', (code) => resolve({ code, out: got }));
+          });
+          assert.equal(r.code, 0, `${cmd.text}: exit ${r.code}\n${r.out}`);
+          out = r.out;
+        }
+        assert.deepEqual(asShown(out), shown, `${PAGE}:${cmd.line} $ ${cmd.text}`);
+      }
+    } finally {
+      for (const s of servers) s.child.kill('SIGTERM');
     }
   });
 
