@@ -10,7 +10,7 @@ import { POLICY_FILE } from '../policies/checkpoint-file.ts';
 import { specFile } from '../policies/spec.ts';
 import type { PolicyRef, RolloutQueue } from '../rollout/queue.ts';
 import type { QueueCounts } from '../rollout/queue-redis.ts';
-import { interactive } from './io.ts';
+import { interactive, type Progress } from './io.ts';
 
 export const QUEUE_HELP =
   'play the episodes on `turnwise worker` processes through this Redis (redis://HOST:PORT); the same bytes as a local run';
@@ -34,30 +34,37 @@ export function refuseWithQueue(queue: string | undefined, flags: [string, unkno
       throw new InputError(flag, value, `cannot go with --queue: ${why}`);
 }
 
+/** A command's queue, and where its counts are shown: beside the command's progress bar. */
+export interface CliQueue extends RolloutQueue {
+  show(progress: Progress): void;
+}
+
 /**
  * The queue a command's episodes go to: Redis when --queue is given (connected now: an unreachable
- * server is refused in one line before any work), else in process. Closed by the caller.
+ * server is refused in one line before any work), else in process. On a terminal its counts (done per
+ * worker, queued, running, retried, failed) go beside the command's progress bar, and the last of them
+ * stay on a line of their own once it is closed. Closed by the caller.
  */
-export async function openQueue(raw: string | undefined, label: string): Promise<RolloutQueue> {
-  if (raw === undefined) return (await import('../rollout/queue.ts')).IN_PROCESS;
+export async function openQueue(raw: string | undefined, label: string): Promise<CliQueue> {
+  if (raw === undefined) return { ...(await import('../rollout/queue.ts')).IN_PROCESS, show: () => {} };
   const { parseQueueUrl, RedisRolloutQueue } = await import('../rollout/queue-redis.ts');
   let counts: Readonly<QueueCounts> | undefined;
-  let last = 0;
+  let progress: Progress | undefined;
   const q = await RedisRolloutQueue.open(parseQueueUrl(raw), {
     label,
     onProgress: interactive()
       ? (c) => {
           counts = c;
-          const now = Date.now();
-          if (now - last < 100) return;
-          last = now;
-          process.stderr.write(`\r${queueLine(c)}\x1b[K`);
+          progress?.setNote(queueLine(c));
         }
       : undefined,
   });
   return {
     where: q.where,
     runner: (remote) => q.runner(remote),
+    show: (p) => {
+      progress = p;
+    },
     close: async () => {
       if (counts !== undefined) process.stderr.write(`\r${queueLine(counts)}\x1b[K\n`);
       await q.close();

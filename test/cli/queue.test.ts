@@ -494,6 +494,57 @@ describe('--queue with worker processes on a real Redis', { skip: SKIP }, () => 
     }
   });
 
+  test('on a terminal the producer shows the queue (done per worker, queued, running, retried, failed); in a log, nothing', async () => {
+    const dir = fresh('tty');
+    const ws = [await startWorker('p1'), await startWorker('p2')];
+    const args = [
+      'rollout',
+      '--slippery',
+      '--policy',
+      'oracle:eps=0.2',
+      '--tasks',
+      '20',
+      '--samples',
+      '2',
+      '--budget',
+      '30',
+      '--queue',
+      url,
+    ];
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+      delete env.CI; // CI turns progress off
+      // util-linux's script(1) gives the command a terminal; what it wrote comes out on script's stdout.
+      const shown = await new Promise<string>((resolve, reject) => {
+        const child = spawn('script', ['-qec', [process.execPath, BIN, ...args].join(' '), '/dev/null'], {
+          cwd: dir,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        child.stdout.on('data', (d) => (out += d));
+        child.on('error', reject);
+        child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${out}`))));
+      });
+      const last =
+        /queue: 40 done \((p1 (\d+), )?(p2 (\d+))?\), 0 queued, 0 running, 0 retried, 0 failed\x1b\[K\r?\n/.exec(
+          shown,
+        );
+      assert.ok(last, shown);
+      assert.equal(Number(last[2] ?? 0) + Number(last[4] ?? 0), 40);
+      assert.match(
+        shown,
+        /\rrollout \[[#.]{24}\] \d+\/40 queue: \d+ done/,
+        'beside the progress bar while it runs',
+      );
+      const logged = await tw(args, dir);
+      assert.equal(logged.code, 0);
+      assert.equal(logged.stderr, '', 'nothing on stderr without a terminal');
+    } finally {
+      await stop(ws);
+    }
+  });
+
   test("docs/scale-out.md's walk-through runs as shown, against this test's Redis", async () => {
     const page = parsePage(PAGE, readFileSync(join(REPO, PAGE), 'utf8'));
     const cmds = page.commands.filter(

@@ -262,6 +262,7 @@ export function registerCompare(program: Command): void {
       const episodes = (mode: string) => o.tasks.length * o.samples * (mode === 'prefix' ? 1 : o.T.length);
       const progress = new Progress('compare', episodes(modeA) + episodes(modeB));
       const queue = await openQueue(flags.queue, 'compare');
+      queue.show(progress);
       const report = await compare({
         rollouts: {
           a: queue.runner({ policy: policyRef(flags.queue, flags.a, a) }),

@@ -163,6 +163,7 @@ export function registerEval(program: Command): void {
           o.tasks.length * o.samples * (mode === 'prefix' ? 1 : o.T.length),
         );
         const queue = await openQueue(flags.queue, 'eval');
+        queue.show(progress);
         const report = await evaluate({
           rollout: queue.runner({ policy: policyRef(flags.queue, flags.policy, policy) }),
           envs,

@@ -115,6 +115,7 @@ export async function runRollout(flags: RolloutFlags, plan: RolloutPlan): Promis
     seed: runSeed,
   });
   const progress = new Progress('rollout', nTasks * samples);
+  queue.show(progress);
   const pending: Trajectory[] = [];
   const acc = new SummaryAccumulator();
   const invalid = new InvalidCount();

@@ -163,6 +163,7 @@ export function registerTrain(program: Command): void {
       // Redis reached (or refused, in one line) before anything of a run is touched.
       const queue = await openQueue(f.queue, 'train');
       const progress = new Progress('train', config.iters);
+      queue.show(progress);
       const onIter = (iter: number, iters: number, m: Record<string, number>) => {
         const line = `success ${fmt(m['rollout/success'], 3)} step quality ${fmt(m['rollout/step_quality'], 3)}`;
         if (interactive()) progress.update(iter + 1, line);
