@@ -21,7 +21,8 @@ import {
   totalsLine,
 } from '../openai-flags.ts';
 import { int } from '../options.ts';
-import { checkQueueFlag, openQueue, policyRef, queueOption, refuseWithQueue } from '../queue.ts';
+import { checkQueueFlag, queueOption, refuseWithQueue } from '../queue.ts';
+import { openQueue, policyRef } from '../queue-run.ts';
 import { ABOUT } from './about.ts';
 import { interval, type PassFlags, passOptions, passTable, readPassFlags, warnOneTask } from './eval.ts';
 

@@ -36,7 +36,8 @@ import {
   seed,
   spacesOfRegistered,
 } from '../options.ts';
-import { checkQueueFlag, openQueue, policyRef, queueOption, refuseWithQueue } from '../queue.ts';
+import { checkQueueFlag, queueOption, refuseWithQueue } from '../queue.ts';
+import { openQueue, policyRef } from '../queue-run.ts';
 import { ABOUT } from './about.ts';
 import { SKIP_HELP } from './summary.ts';
 

@@ -16,7 +16,7 @@ import { openCache, requestTotals } from '../cache.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { connectOptions, type OpenAIFlags, totalsLine } from '../openai-flags.ts';
 import type { EnvFlags } from '../options.ts';
-import { openQueue, policyRef } from '../queue.ts';
+import { openQueue, policyRef } from '../queue-run.ts';
 
 export interface RolloutFlags extends EnvFlags, OpenAIFlags {
   env: string;

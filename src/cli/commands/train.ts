@@ -15,7 +15,8 @@ import { RunDir } from '../../train/run-dir.ts';
 import { fmt, interactive, json, out, Progress, table, warn } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seedRange } from '../options.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
-import { checkQueueFlag, openQueue } from '../queue.ts';
+import { checkQueueFlag } from '../queue.ts';
+import { openQueue } from '../queue-run.ts';
 import { ABOUT } from './about.ts';
 
 type TrainFlags = EnvFlags &
