@@ -61,6 +61,9 @@ const fresh = (name: string): string => {
   return d;
 };
 
+/** A command line without quoting: its words. */
+const words = (line: string): string[] => line.split(' ');
+
 /** One line on stderr, `turnwise: …`, exit 2, nothing on stdout. */
 function refusedWith(r: Ran, line: string): void {
   assert.equal(r.code, 2, r.stderr);
@@ -218,21 +221,9 @@ describe('--queue with worker processes on a real Redis', { skip: SKIP }, () => 
         busy = false;
       });
     });
-    const args = [
-      'rollout',
-      '--env',
-      'code',
-      '--policy',
-      'oracle:eps=0.2',
-      '--tasks',
-      '60',
-      '--samples',
-      '4',
-      '--budget',
-      '12',
-      '--seed',
-      '5',
-    ];
+    const args = words(
+      'rollout --env code --policy oracle:eps=0.2 --tasks 60 --samples 4 --budget 12 --seed 5',
+    );
     try {
       const [queued] = await Promise.all([tw([...args, '--out', 'q.jsonl', '--queue', url], dir), killed]);
       assert.equal(queued.code, 0, queued.stderr);
@@ -267,115 +258,23 @@ describe('--queue with worker processes on a real Redis', { skip: SKIP }, () => 
     const ws = [await startWorker('e1'), await startWorker('e2')];
     try {
       const trained = await tw(
-        [
-          'train',
-          '--map',
-          '4x4',
-          '--slippery',
-          '--policy',
-          'tabular',
-          '--seed',
-          '2',
-          '--iters',
-          '5',
-          '--out',
-          'runs/t',
-          '--json',
-        ],
+        words('train --map 4x4 --slippery --policy tabular --seed 2 --iters 5 --out runs/t --json'),
         dir,
       );
       assert.equal(trained.code, 0, trained.stderr);
       for (const args of [
-        [
-          'eval',
-          '--map',
-          '4x4',
-          '--slippery',
-          '--policy',
-          'oracle:eps=0.2',
-          '--tasks',
-          '8',
-          '--samples',
-          '16',
-          '--K',
-          '1,4',
-          '--T',
-          '10,50',
-          '--resamples',
-          '200',
-          '--seed',
-          '2',
-          '--json',
-        ],
-        [
-          'eval',
-          '--map',
-          '4x4',
-          '--slippery',
-          '--policy',
-          'runs/t',
-          '--tasks',
-          '6',
-          '--samples',
-          '8',
-          '--K',
-          '1,4',
-          '--T',
-          '10,30',
-          '--resamples',
-          '100',
-          '--seed',
-          '3',
-        ],
-        [
-          'eval',
-          '--random',
-          '--size',
-          '4',
-          '--p',
-          '0.8',
-          '--slippery',
-          '--policy',
-          'oracle',
-          '--mode',
-          'separate',
-          '--tasks',
-          '5',
-          '--samples',
-          '4',
-          '--K',
-          '1,2',
-          '--T',
-          '5,20',
-          '--resamples',
-          '100',
-          '--json',
-        ],
-        [
-          'compare',
-          '--map',
-          '4x4',
-          '--slippery',
-          '--a',
-          'runs/t',
-          '--b',
-          'oracle:temp=0.5',
-          '--tasks',
-          '6',
-          '--samples',
-          '8',
-          '--K',
-          '1,4',
-          '--T',
-          '20,60',
-          '--resamples',
-          '200',
-          '--seed',
-          '2',
-          '--states',
-          '40',
-          '--json',
-        ],
+        words(
+          'eval --map 4x4 --slippery --policy oracle:eps=0.2 --tasks 8 --samples 16 --K 1,4 --T 10,50 --resamples 200 --seed 2 --json',
+        ),
+        words(
+          'eval --map 4x4 --slippery --policy runs/t --tasks 6 --samples 8 --K 1,4 --T 10,30 --resamples 100 --seed 3',
+        ),
+        words(
+          'eval --random --size 4 --p 0.8 --slippery --policy oracle --mode separate --tasks 5 --samples 4 --K 1,2 --T 5,20 --resamples 100 --json',
+        ),
+        words(
+          'compare --map 4x4 --slippery --a runs/t --b oracle:temp=0.5 --tasks 6 --samples 8 --K 1,4 --T 20,60 --resamples 200 --seed 2 --states 40 --json',
+        ),
       ]) {
         const local = await tw(args, dir);
         const queued = await tw([...args, '--queue', url], dir);
@@ -393,43 +292,10 @@ describe('--queue with worker processes on a real Redis', { skip: SKIP }, () => 
     const ws = [await startWorker('t1'), await startWorker('t2')];
     try {
       for (const args of [
-        [
-          'train',
-          '--map',
-          '4x4',
-          '--slippery',
-          '--policy',
-          'tabular',
-          '--seed',
-          '1',
-          '--iters',
-          '20',
-          '--json',
-        ],
-        [
-          'train',
-          '--policy',
-          'mlp',
-          '--random',
-          '--size',
-          '4',
-          '--p',
-          '0.8',
-          '--slippery',
-          '--train-seeds',
-          '0:500',
-          '--test-seeds',
-          '1000000:1000050',
-          '--iters',
-          '20',
-          '--groups',
-          '8',
-          '--eval-episodes',
-          '100',
-          '--seed',
-          '1',
-          '--json',
-        ],
+        words('train --map 4x4 --slippery --policy tabular --seed 1 --iters 20 --json'),
+        words(
+          'train --policy mlp --random --size 4 --p 0.8 --slippery --train-seeds 0:500 --test-seeds 1000000:1000050 --iters 20 --groups 8 --eval-episodes 100 --seed 1 --json',
+        ),
       ]) {
         const local = await tw([...args, '--out', 'local'], dir);
         const queued = await tw([...args, '--out', 'queued', '--queue', url], dir);

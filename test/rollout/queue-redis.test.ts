@@ -9,11 +9,11 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { InputError } from '../../src/core/errors.ts';
-import type { Policy, Task, Trajectory } from '../../src/core/types.ts';
+import type { Policy, Task, Trajectory, TurnContext } from '../../src/core/types.ts';
 import { envConfig, envs, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { TabularPolicy } from '../../src/policies/tabular.ts';
-import { rollout } from '../../src/rollout/batch.ts';
+import { type BatchOptions, rollout } from '../../src/rollout/batch.ts';
 import { batchJobs, type PolicyRef } from '../../src/rollout/queue.ts';
 import {
   ATTEMPTS,
@@ -46,6 +46,28 @@ const registry: WorkerParts = {
   openPolicy: async (ref, task) => makePolicy('spec' in ref ? ref.spec : ref.file, envs.spec(task)),
   makeEnv,
 };
+
+/** Workers whose policy first does `before(ctx)` (counts, waits), then acts as the registry's would. */
+function actingAfter(before: (ctx: TurnContext<unknown>) => unknown): WorkerParts {
+  return {
+    openPolicy: async (r, task) => {
+      const p = await registry.openPolicy(r, task);
+      return {
+        id: p.id,
+        budgetAware: p.budgetAware,
+        act: async (ctx) => {
+          await before(ctx);
+          return p.act(ctx);
+        },
+      } as AnyPolicy;
+    },
+    makeEnv,
+  };
+}
+
+/** A batch of `policy` (its spec `spec`) through the queue. */
+const queued = (q: RedisRolloutQueue, spec: string, opts: BatchOptions): Promise<Trajectory[]> =>
+  q.runner({ policy: { id: (opts.policy as AnyPolicy).id, spec } })(opts);
 
 describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
   let redis: RedisServer | undefined;
@@ -251,22 +273,11 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     // The last episode waits until the first has completed twice, so the batch is still open then.
     const twice = gate();
     const plays = new Map<string, number>();
-    const parts: WorkerParts = {
-      openPolicy: async (r, task) => {
-        const p = await registry.openPolicy(r, task);
-        return {
-          id: p.id,
-          budgetAware: p.budgetAware,
-          act: async (ctx) => {
-            const key = `${ctx.task?.seed}-${ctx.sample}`;
-            if (ctx.turn === 0) plays.set(key, (plays.get(key) ?? 0) + 1);
-            if (key === `${jobs.get(last)!.task.seed}-${jobs.get(last)!.sample}`) await twice.wait;
-            return p.act(ctx);
-          },
-        } as AnyPolicy;
-      },
-      makeEnv,
-    };
+    const parts = actingAfter(async (ctx) => {
+      const key = `${ctx.task?.seed}-${ctx.sample}`;
+      if (ctx.turn === 0) plays.set(key, (plays.get(key) ?? 0) + 1);
+      if (key === `${jobs.get(last)!.task.seed}-${jobs.get(last)!.sample}`) await twice.wait;
+    });
     await startWorkers(2, parts);
     const conn = new Redis({ host: '127.0.0.1', port: url.port, maxRetriesPerRequest: null });
     const other = new Queue(QUEUE_NAME, { connection: conn });
@@ -313,27 +324,15 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     const held = gate();
     const started = gate();
     let plays = 0;
-    const parts: WorkerParts = {
-      openPolicy: async (r, task) => {
-        const p = await registry.openPolicy(r, task);
-        return {
-          id: p.id,
-          budgetAware: p.budgetAware,
-          act: async (ctx) => {
-            if (`${ctx.task?.seed}-${ctx.sample}` === victimKey && ctx.turn === 0) {
-              plays++;
-              // The first play stalls (a paused process, a partition) until the rerun has finished.
-              if (plays === 1) {
-                started.open();
-                await held.wait;
-              }
-            }
-            return p.act(ctx);
-          },
-        } as AnyPolicy;
-      },
-      makeEnv,
-    };
+    const parts = actingAfter(async (ctx) => {
+      if (`${ctx.task?.seed}-${ctx.sample}` !== victimKey || ctx.turn !== 0) return;
+      plays++;
+      // The first play stalls (a paused process, a partition) until the rerun has finished.
+      if (plays === 1) {
+        started.open();
+        await held.wait;
+      }
+    });
     await startWorkers(2, parts, 1000);
     const q = await RedisRolloutQueue.open(url, { run: 'lock' });
     const conn = await connectRedis(url);
@@ -370,14 +369,7 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     const policy = makePolicy('random', envs.spec(tasks[0]));
     try {
       await assert.rejects(
-        q.runner({ policy: { id: policy.id, spec: 'random' } })({
-          tasks,
-          samples: 2,
-          budget: 9,
-          runSeed: 0,
-          policy,
-          makeEnv,
-        }),
+        queued(q, 'random', { tasks, samples: 2, budget: 9, runSeed: 0, policy, makeEnv }),
         (e: Error) => {
           assert.ok(e instanceof InputError);
           assert.match(
@@ -416,14 +408,7 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     const policy = makePolicy('random', envs.spec(tasks[0]));
     try {
       await assert.rejects(
-        q.runner({ policy: { id: policy.id, spec: 'random' } })({
-          tasks,
-          samples: 1,
-          budget: 9,
-          runSeed: 0,
-          policy,
-          makeEnv,
-        }),
+        queued(q, 'random', { tasks, samples: 1, budget: 9, runSeed: 0, policy, makeEnv }),
         /^InputError: --queue: episode run-noenv\.1-task-2-sample-0-v0 failed: worker w\d+ cannot make env frozenlake: the sandbox did not boot$/,
       );
     } finally {
@@ -436,35 +421,17 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     await flush();
     const hold = gate();
     const started = gate();
-    const parts: WorkerParts = {
-      openPolicy: async (r, task) => {
-        const p = await registry.openPolicy(r, task);
-        return {
-          id: p.id,
-          budgetAware: p.budgetAware,
-          act: async (ctx) => {
-            started.open();
-            await hold.wait;
-            return p.act(ctx);
-          },
-        } as AnyPolicy;
-      },
-      makeEnv,
-    };
+    const parts = actingAfter(async () => {
+      started.open();
+      await hold.wait;
+    });
     await startWorkers(2, parts);
     const q = await RedisRolloutQueue.open(url, { run: 'status' });
     const conn = await connectRedis(url);
     const tasks = makeTasks(slippery4, 10, 0);
     const policy = makePolicy('random', envs.spec(tasks[0]));
     try {
-      const run = q.runner({ policy: { id: policy.id, spec: 'random' } })({
-        tasks,
-        samples: 1,
-        budget: 5,
-        runSeed: 0,
-        policy,
-        makeEnv,
-      });
+      const run = queued(q, 'random', { tasks, samples: 1, budget: 5, runSeed: 0, policy, makeEnv });
       await started.wait;
       let s = await queueStatus(conn);
       assert.deepEqual(
