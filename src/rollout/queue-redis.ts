@@ -292,7 +292,15 @@ export class RedisRolloutQueue implements RolloutQueue {
 
   /** A job's result into its batch: counted once, the batch ended when it is whole. */
   private take(batch: Batch, jobId: string, wire: string, worker: string | undefined): void {
-    if (!batch.reassembly.settle(jobId, wire)) {
+    let taken: boolean;
+    try {
+      taken = batch.reassembly.settle(jobId, wire);
+    } catch (e) {
+      // The caller's onTrajectory threw (a full disk under --out): the batch ends with it.
+      this.end(batch, e as Error);
+      return;
+    }
+    if (!taken) {
       this.counts.duplicates++;
       return;
     }

@@ -262,6 +262,37 @@ describe('the rollout queue on a real Redis', { skip: SKIP }, () => {
     assert.equal(inline, 12 - long3);
   });
 
+  test('a consumer that throws (a full disk under --out) ends the batch with its error, and its jobs are withdrawn', async () => {
+    await flush();
+    await startWorkers(1);
+    const q = await RedisRolloutQueue.open(url, { run: 'throws' });
+    const tasks = makeTasks(slippery4, 30, 0);
+    const policy = makePolicy('random', envs.spec(tasks[0]));
+    try {
+      await assert.rejects(
+        queued(q, 'random', {
+          tasks,
+          samples: 2,
+          budget: 9,
+          runSeed: 0,
+          policy,
+          makeEnv,
+          onTrajectory: (_t, i) => {
+            if (i === 3) throw new Error('ENOSPC: no space left on device');
+          },
+        }),
+        /^Error: ENOSPC: no space left on device$/,
+      );
+    } finally {
+      await q.close();
+      await stopAll();
+    }
+    const r = await connectRedis(url);
+    const s = await queueStatus(r);
+    r.disconnect();
+    assert.equal(s.counts.waiting, 0);
+  });
+
   test('a job delivered again after it completed is played again and counted once', async () => {
     await flush();
     const tasks = makeTasks(random4, 4, 7);
