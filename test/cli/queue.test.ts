@@ -257,6 +257,20 @@ describe('--queue with worker processes on a real Redis', { skip: SKIP }, () => 
     const dir = fresh('eval');
     const ws = [await startWorker('e1'), await startWorker('e2')];
     try {
+      const status = await tw(['queue', 'status', '--queue', url, '--json'], dir);
+      assert.equal(status.code, 0, status.stderr);
+      const s = JSON.parse(status.stdout);
+      assert.equal(s.url, url);
+      assert.equal(s.queue, 'turnwise-episodes');
+      assert.deepEqual(
+        s.workers.map((w: { name: string; concurrency: number; pid: number }) => [
+          w.name,
+          w.concurrency,
+          w.pid,
+        ]),
+        ws.map((w) => [w.name, 2, w.child.pid]),
+      );
+      assert.deepEqual(s.stalled, []);
       const trained = await tw(
         words('train --map 4x4 --slippery --policy tabular --seed 2 --iters 5 --out runs/t --json'),
         dir,

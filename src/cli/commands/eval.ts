@@ -122,6 +122,8 @@ export function warnOneTask(tasks: number): void {
   }
 }
 
+type EvalFlags = PassFlags & OpenAIFlags & EvalInFlags & { policy: string; cache?: string; queue?: string };
+
 export function registerEval(program: Command): void {
   queueOption(openaiOptions(passOptions(program.command('eval').description(ABOUT.eval.description))))
     .option('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
@@ -129,86 +131,82 @@ export function registerEval(program: Command): void {
     .option('--skip-invalid', `with --in: ${SKIP_HELP}`)
     .option('--json', 'machine-readable output')
     .option('--cache <file.sqlite>', CACHE_HELP)
-    .action(
-      async (
-        flags: PassFlags & OpenAIFlags & EvalInFlags & { policy: string; cache?: string; queue?: string },
-      ) => {
-        await checkQueueFlag(flags.queue);
-        refuseWithQueue(flags.queue, [
-          ['--in', flags.in, 'a recorded file is read here, with no episode to play'],
-          ['--cache', flags.cache, 'the replay cache is a file of this process; give it to no queued run'],
-        ]);
-        if (flags.in !== undefined) return evalRecorded(flags, flags.in);
-        if (flags.skipInvalid)
-          throw new InputError('--skip-invalid', true, 'reads --in files only; give --in FILE.jsonl');
-        if (flags.policy === undefined)
-          throw InputError.raw('--policy', 'missing; give --policy SPEC or --in FILE.jsonl');
-        const o = readPassFlags(flags);
-        const price = parsePrice(flags.price);
-        const cache = openCache(flags.cache, [flags.policy]);
-        const policy = await openPolicy(
-          flags.policy,
-          o.spec,
-          '--policy',
-          cache,
-          connectOptions(flags, o.config),
+    .action(async (flags: EvalFlags) => {
+      await checkQueueFlag(flags.queue);
+      refuseWithQueue(flags.queue, [
+        ['--in', flags.in, 'a recorded file is read here, with no episode to play'],
+        ['--cache', flags.cache, 'the replay cache is a file of this process; give it to no queued run'],
+      ]);
+      if (flags.in !== undefined) return evalRecorded(flags, flags.in);
+      if (flags.skipInvalid)
+        throw new InputError('--skip-invalid', true, 'reads --in files only; give --in FILE.jsonl');
+      if (flags.policy === undefined)
+        throw InputError.raw('--policy', 'missing; give --policy SPEC or --in FILE.jsonl');
+      const o = readPassFlags(flags);
+      const price = parsePrice(flags.price);
+      const cache = openCache(flags.cache, [flags.policy]);
+      const policy = await openPolicy(
+        flags.policy,
+        o.spec,
+        '--policy',
+        cache,
+        connectOptions(flags, o.config),
+      );
+      if (checksEpisodes(policy))
+        policy.checkEpisodes(
+          o.tasks.map((t) => t.seed),
+          o.samples,
         );
-        if (checksEpisodes(policy))
-          policy.checkEpisodes(
-            o.tasks.map((t) => t.seed),
-            o.samples,
-          );
-        const mode = resolveMode(policy, o.mode);
-        const progress = new Progress(
-          'eval',
-          o.tasks.length * o.samples * (mode === 'prefix' ? 1 : o.T.length),
-        );
-        const queue = await openQueue(flags.queue, 'eval');
-        queue.show(progress);
-        const report = await evaluate({
-          rollout: queue.runner({ policy: policyRef(flags.queue, flags.policy, policy) }),
-          envs,
-          tasks: o.tasks,
-          samples: o.samples,
-          K: o.K,
-          T: o.T,
-          policy,
-          mode,
-          runSeed: o.runSeed,
-          concurrency: o.concurrency,
-          resamples: o.resamples,
-          onProgress: (done) => progress.update(done),
-        }).finally(() => queue.close());
-        progress.done();
-        warnOneTask(o.tasks.length);
-        const totals = requestTotals([policy], price);
-        if (flags.json) return json(totals === undefined ? report : { ...report, requests: totals });
-        const Tmax = o.T[o.T.length - 1];
-        out(
-          `${policy.id}${policy.budgetAware ? ' (budget-aware)' : ''} on ${o.config.env} ${JSON.stringify(o.config.params)}: ${o.tasks.length} task${o.tasks.length === 1 ? '' : 's'} × ${o.samples} samples`,
-        );
-        out(
-          report.mode === 'prefix'
-            ? `prefix mode: one run per sample at T=${Tmax}, success within T read off the first-success turn`
-            : `separate mode: one run per sample at each T, the turns left told to budget-aware policies`,
-        );
-        out(`\nPass@(K,T) with 95% bootstrap intervals over tasks (${o.resamples} resamples)`);
-        out(passTable(report.K, report.T, report.passKT, report.ci95));
-        const shown = report.perTask.slice(0, 20);
-        out(`\nsuccesses within T, per task (of n = ${o.samples})`);
-        out(
-          table([
-            ['task seed', ...o.T.map((t) => `T=${t}`)],
-            ...shown.map((r) => [r.task.seed, ...o.T.map((t) => r.successWithin[String(t)])]),
-          ]),
-        );
-        if (report.perTask.length > shown.length) {
-          out(`… ${report.perTask.length - shown.length} more tasks (all of them with --json)`);
-        }
-        printText(report, Tmax);
-        if (totals !== undefined) out(`\n${totalsLine(totals)}`);
-      },
-    );
+      const mode = resolveMode(policy, o.mode);
+      const progress = new Progress(
+        'eval',
+        o.tasks.length * o.samples * (mode === 'prefix' ? 1 : o.T.length),
+      );
+      const queue = await openQueue(flags.queue, 'eval');
+      queue.show(progress);
+      const report = await evaluate({
+        rollout: queue.runner({ policy: policyRef(flags.queue, flags.policy, policy) }),
+        envs,
+        tasks: o.tasks,
+        samples: o.samples,
+        K: o.K,
+        T: o.T,
+        policy,
+        mode,
+        runSeed: o.runSeed,
+        concurrency: o.concurrency,
+        resamples: o.resamples,
+        onProgress: (done) => progress.update(done),
+      }).finally(() => queue.close());
+      progress.done();
+      warnOneTask(o.tasks.length);
+      const totals = requestTotals([policy], price);
+      if (flags.json) return json(totals === undefined ? report : { ...report, requests: totals });
+      const Tmax = o.T[o.T.length - 1];
+      out(
+        `${policy.id}${policy.budgetAware ? ' (budget-aware)' : ''} on ${o.config.env} ${JSON.stringify(o.config.params)}: ${o.tasks.length} task${o.tasks.length === 1 ? '' : 's'} × ${o.samples} samples`,
+      );
+      out(
+        report.mode === 'prefix'
+          ? `prefix mode: one run per sample at T=${Tmax}, success within T read off the first-success turn`
+          : `separate mode: one run per sample at each T, the turns left told to budget-aware policies`,
+      );
+      out(`\nPass@(K,T) with 95% bootstrap intervals over tasks (${o.resamples} resamples)`);
+      out(passTable(report.K, report.T, report.passKT, report.ci95));
+      const shown = report.perTask.slice(0, 20);
+      out(`\nsuccesses within T, per task (of n = ${o.samples})`);
+      out(
+        table([
+          ['task seed', ...o.T.map((t) => `T=${t}`)],
+          ...shown.map((r) => [r.task.seed, ...o.T.map((t) => r.successWithin[String(t)])]),
+        ]),
+      );
+      if (report.perTask.length > shown.length) {
+        out(`… ${report.perTask.length - shown.length} more tasks (all of them with --json)`);
+      }
+      printText(report, Tmax);
+      if (totals !== undefined) out(`\n${totalsLine(totals)}`);
+    });
 }
 
 /** A text policy's invalid outputs and its likelihood of its own tokens, over the run at T_max. */
