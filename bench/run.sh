@@ -14,3 +14,4 @@ echo "{\"bench\":\"sandbox\",\"result\":[$(node --import tsx bench/sandbox.ts | 
 echo "{\"bench\":\"memory\",\"result\":[$(node --import tsx bench/memory.ts --scale 0.1 | paste -sd,)]}"
 echo "{\"bench\":\"summary\",\"result\":$(node --import tsx bench/summary.ts --episodes 40000)}"
 echo "{\"bench\":\"ui\",\"result\":$(tw bench ui --json)}"
+echo "{\"bench\":\"queue\",\"result\":$(tw bench queue --json)}"

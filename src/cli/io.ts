@@ -21,6 +21,8 @@ export class Progress {
   private readonly total: number;
   private last = 0;
   private readonly enabled = interactive();
+  private shown = 0;
+  private note = '';
 
   constructor(label: string, total: number) {
     this.label = label;
@@ -29,13 +31,21 @@ export class Progress {
 
   update(done: number, extra = ''): void {
     if (!this.enabled) return;
+    this.shown = done;
     const now = Date.now();
     if (now - this.last < 100 && done < this.total) return;
     this.last = now;
     const width = 24;
     const frac = this.total > 0 ? Math.min(1, done / this.total) : 1;
     const bar = '#'.repeat(Math.round(frac * width)).padEnd(width, '.');
-    process.stderr.write(`\r${this.label} [${bar}] ${done}/${this.total} ${extra}\x1b[K`);
+    const text = [extra, this.note].filter((x) => x !== '').join(' | ');
+    process.stderr.write(`\r${this.label} [${bar}] ${done}/${this.total} ${text}\x1b[K`);
+  }
+
+  /** A status shown beside the bar from now on (a rollout queue's counts), redrawn at once. */
+  setNote(note: string): void {
+    this.note = note;
+    this.update(this.shown);
   }
 
   done(): void {

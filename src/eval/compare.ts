@@ -7,7 +7,13 @@ import { InputError } from '../core/errors.ts';
 import type { EnvFactory, Policy, Task } from '../core/types.ts';
 import { closeEnv } from '../rollout/lockstep.ts';
 import { bootstrapPassKT, DEFAULT_RESAMPLES, type Interval } from './bootstrap.ts';
-import { checkIncreasing, type PassMode, resolveMode, runPassCounts } from './evaluate.ts';
+import {
+  checkIncreasing,
+  type PassMode,
+  type PassRunOptions,
+  resolveMode,
+  runPassCounts,
+} from './evaluate.ts';
 import { type Failures, failures } from './failures.ts';
 import { type Likelihood, likelihood } from './likelihood.ts';
 import { checkKT, passKT } from './passkt.ts';
@@ -42,6 +48,9 @@ export interface CompareOptions {
   resamples?: number;
   concurrency?: number;
   onProgress?: (stage: string, done: number, total: number) => void;
+  /** Where each policy's Pass@(K,T) rollouts run (default: in this process); the diagnostics on their
+   * states (step quality, recovery, likelihood) run here. */
+  rollouts?: { a: PassRunOptions['rollout']; b: PassRunOptions['rollout'] };
 }
 
 export interface PassSide {
@@ -87,8 +96,9 @@ export async function compare(o: CompareOptions): Promise<CompareReport> {
     throw new InputError('--K', K.join(','), `each K must be ≤ --samples (${o.samples})`);
   }
   const progress = o.onProgress ?? (() => {});
-  const run = (policy: AnyPolicy, label: string) =>
+  const run = (policy: AnyPolicy, label: 'a' | 'b') =>
     runPassCounts({
+      rollout: o.rollouts?.[label],
       envs: o.envs,
       tasks: o.tasks,
       samples: o.samples,

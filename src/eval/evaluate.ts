@@ -9,7 +9,7 @@
 // approximation.
 import { InputError } from '../core/errors.ts';
 import type { EnvFactory, Policy, Task, Trajectory } from '../core/types.ts';
-import { rollout } from '../rollout/batch.ts';
+import { type BatchOptions, rollout } from '../rollout/batch.ts';
 import { episodeSeeds } from '../rollout/episode.ts';
 import { bootstrapPassKT, DEFAULT_RESAMPLES, type Interval } from './bootstrap.ts';
 import { type Failures, FailureTally } from './failures.ts';
@@ -61,6 +61,9 @@ export interface PassRunOptions {
   keep?: boolean | ((sample: number) => boolean);
   /** Called after each chunk of episodes (the library never prints). */
   onProgress?: (done: number, total: number) => void;
+  /** Where the batches run: rollout() in this process (the default), or a queue's runner
+   * (rollout/queue.ts) — the same trajectories either way. */
+  rollout?: (opts: BatchOptions) => Trajectory[] | Promise<Trajectory[]>;
 }
 
 export interface PassRun {
@@ -97,12 +100,13 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
   const tally = new FailureTally();
   const invalid = new InvalidCount();
   const own = new OwnLikelihoodCount();
+  const run = o.rollout ?? rollout;
   let done = 0;
   for (let j = 0; j < runs.length; j++) {
     const budget = runs[j];
     for (let t0 = 0; t0 < tasks.length; t0 += chunk) {
       const part = tasks.slice(t0, t0 + chunk);
-      const trajectories: Trajectory[] = await rollout({
+      const trajectories: Trajectory[] = await run({
         tasks: part,
         samples,
         budget,

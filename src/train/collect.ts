@@ -11,7 +11,9 @@ import { CrossPolicy } from './cross-policy.ts';
 import { budgetAt } from './schedule.ts';
 import { drawTasks, guideKey, type Run, TRAIN_STREAM } from './setup.ts';
 
-/** K rollouts of each task, with the iteration's budgets, prefixes and acting policy. */
+/** K rollouts of each task, with the iteration's budgets, prefixes and acting policy — in this process,
+ * or on a queue's workers, which load the iteration's weights (published by hash, version = the
+ * iteration): every episode of an iteration acts with the same weights, wherever it runs. */
 async function rolloutGroups(
   r: Run,
   iter: number,
@@ -20,7 +22,14 @@ async function rolloutGroups(
   prefixes?: Map<number, number>,
 ): Promise<Trajectory[]> {
   const { s, config, stale } = r;
-  return rollout({
+  const run =
+    r.queue === undefined
+      ? rollout
+      : r.queue.runner({
+          policy: { id: s.learner.policy.id, checkpoint: s.learner.checkpoint(s.spec) },
+          version: iter,
+        });
+  return run({
     tasks,
     samples: config.groupSize,
     budget: (task, sample) => budgetAt(config.budget, config.seed, iter, task.seed, sample),

@@ -19,6 +19,7 @@ import { invalidRate } from '../eval/invalid.ts';
 import { ownMean as ownProxyMean } from '../eval/step-proxy.ts';
 import { stepRegret, stepReward } from '../eval/step-reward.ts';
 import { EnvCache } from '../rollout/env-cache.ts';
+import type { RolloutQueue } from '../rollout/queue.ts';
 import { collect, refill, replayDeadGroups } from './collect.ts';
 import type { TrainConfig } from './config.ts';
 import { type FinalEval, finalEval } from './final.ts';
@@ -48,6 +49,10 @@ export interface TrainOptions {
   onIter?: (iter: number, iters: number, metrics: Record<string, number>) => void;
   /** Stop after this iteration (tests of resume; the run is left as if killed). */
   stopAfter?: number;
+  /** Where each iteration's rollouts run (rollout/queue.ts): absent, in this process. A queue's workers
+   * act with the iteration's weights, which travel as a checkpoint; the acting policy must then be the
+   * learner's alone (no cross-policy sampling, no guidance prefixes). The final evaluation runs here. */
+  queue?: RolloutQueue;
 }
 
 export interface IterationMetrics {
@@ -165,8 +170,19 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
   const t0 = performance.now();
   const config = o.config;
   if (config.algo === 'es') throw new InputError('algo', 'es', 'evolution strategies run through trainEs');
+  if (o.queue !== undefined && (config.crossPolicy.q > 0 || config.guidance.mode !== 'none'))
+    throw new InputError(
+      '--queue',
+      o.queue.where,
+      `cannot go with ${config.crossPolicy.q > 0 ? 'cross-policy sampling (crossPolicy.q > 0)' : `guidance (${config.guidance.mode})`}: only the learner's own weights travel to the workers`,
+    );
   const s = setup(config, o.envs, o.init, o.learner);
-  const r: Run = { s, config, stale: config.crossPolicy.q > 0 ? s.learner.clone('stale') : undefined };
+  const r: Run = {
+    s,
+    config,
+    stale: config.crossPolicy.q > 0 ? s.learner.clone('stale') : undefined,
+    queue: o.queue,
+  };
   const opened = openRun(
     o.out,
     o.resume,

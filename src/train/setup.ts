@@ -11,6 +11,7 @@ import { mlpPolicyConfig, NeuralPolicy } from '../policies/neural.ts';
 import { makePolicy } from '../policies/spec.ts';
 import { TabularPolicy } from '../policies/tabular.ts';
 import { TransformerPolicy } from '../policies/transformer.ts';
+import type { RolloutQueue } from '../rollout/queue.ts';
 import { readTrajectories } from '../store/jsonl.ts';
 import type { TrainConfig } from './config.ts';
 import { creditMethod } from './config-sections.ts';
@@ -58,6 +59,8 @@ export interface Run {
   config: TrainConfig;
   guide?: PrefixGuide;
   stale?: Learner;
+  /** Where the iterations' rollouts run: absent, in this process (train/collect.ts). */
+  queue?: RolloutQueue;
 }
 
 function isGenerated(env: EnvConfig): boolean {

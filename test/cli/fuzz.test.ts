@@ -233,6 +233,20 @@ const PASS_FLAGS: Record<string, fc.Arbitrary<Value>> = {
   '--seed': badInt(0),
   '--concurrency': badInt(1),
 };
+/** Not a Redis address (or one with nothing listening: port 1 refuses at once). */
+const badQueue = pick(
+  '',
+  'x',
+  '127.0.0.1:6379',
+  'http://127.0.0.1:6379',
+  'redis://',
+  'redis://127.0.0.1:99999',
+  'redis://u:p@127.0.0.1:6379',
+  'redis://127.0.0.1:6379/16',
+  'redis://127.0.0.1:6379?db=1',
+  'redis://127.0.0.1:1',
+);
+
 const PASS_BASE = ['--tasks', '1', '--samples', '2', '--K', '1,2', '--T', '5', '--resamples', '10'];
 
 function specs(valid: () => string): Spec[] {
@@ -275,6 +289,7 @@ function specs(valid: () => string): Spec[] {
         '--concurrency': badInt(1),
         '--out': badOutFile,
         '--db': badOutFile,
+        '--queue': badQueue,
       },
     },
     {
@@ -285,7 +300,7 @@ function specs(valid: () => string): Spec[] {
     {
       path: ['eval'],
       base: ['--policy', 'random', ...PASS_BASE],
-      flags: { ...PASS_FLAGS, '--policy': badPolicy, '--cache': badOutFile },
+      flags: { ...PASS_FLAGS, '--policy': badPolicy, '--cache': badOutFile, '--queue': badQueue },
     },
     {
       path: ['eval'],
@@ -316,6 +331,7 @@ function specs(valid: () => string): Spec[] {
         '--actions': badInt(1),
         '--continuations': badInt(1),
         '--cache': badOutFile,
+        '--queue': badQueue,
       },
     },
     {
@@ -480,6 +496,7 @@ function specs(valid: () => string): Spec[] {
         ),
         '--train-seeds': badSeeds,
         '--out': badOutDir,
+        '--queue': badQueue,
       },
     },
     {
@@ -499,6 +516,19 @@ function specs(valid: () => string): Spec[] {
         '--seed': badInt(0),
       },
       argument: badEnum(['frozenlake', 'sql', 'tools', 'say']),
+    },
+    {
+      path: ['bench', 'queue'],
+      base: ['--tasks', '1', '--samples', '1', '--overhead-episodes', '1'],
+      flags: {
+        '--tasks': badInt(1, 100_000),
+        '--samples': badInt(1, 1000),
+        '--budget': badInt(1, 1000),
+        '--concurrency': badInt(1, 256),
+        '--latency': pick('fast', '-5ms', '5 parsecs', '', 'NaNms'),
+        '--overhead-episodes': badInt(1, 100_000),
+        '--queue': badQueue,
+      },
     },
     { path: ['bench', 'nn'], base: ['--trial-seconds', '0.01'], flags: { '--trial-seconds': positive } },
     { path: ['bench', 'cli'], base: ['--rounds', '1'], flags: { '--rounds': badInt(1, 1000) } },
@@ -624,6 +654,24 @@ function specs(valid: () => string): Spec[] {
       base: ['http://127.0.0.1:9/v1#m'],
       flags: {},
       argument: pick('nope', 'http://', 'ftp://x/v1#m', '#m', 'http://[::1/v1#m', ''),
+    },
+    {
+      // Every flag is checked before Redis is reached: port 1 refuses, and a case that got that far
+      // would name --queue, not its own flag.
+      path: ['worker'],
+      base: ['--queue', 'redis://127.0.0.1:1'],
+      flags: {
+        '--queue': badQueue,
+        '--concurrency': badInt(1, 4096),
+        '--lock-ms': badInt(100, 3_600_000),
+        '--name': pick('', 'a b', 'w:1', 'x'.repeat(65), 'é'),
+        '--api-key-env': pick('', '1KEY', 'A-B', 'a b'),
+      },
+    },
+    {
+      path: ['queue', 'status'],
+      base: ['--queue', 'redis://127.0.0.1:1'],
+      flags: { '--queue': badQueue },
     },
     {
       // A valid base would listen: each case breaks one flag, refused before anything listens.

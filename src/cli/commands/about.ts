@@ -82,6 +82,15 @@ export const ABOUT = {
     description:
       "hand a trajectory file to a trainer: verl's RL dataset (a row per task's prompt, with its ground truth) and multi-turn SFT dataset (verl-sft), OpenAI fine-tuning JSONL (weight 1 on the turns credit says helped), a transformer policy's token rows in verl's agent-loop shape (tokens), turnwise's own credited Parquet (turnwise-parquet); or the transformer itself as a GGUF file of the Llama architecture for llama.cpp (gguf)",
   },
+  worker: {
+    term: 'worker [options]',
+    description:
+      'play the episodes that rollout, eval, compare and train send to a Redis queue (--queue redis://HOST:PORT)',
+  },
+  queue: {
+    term: 'queue',
+    description: "the Redis rollout queue's workers, counts and stalled jobs (`queue status`)",
+  },
   tokenizer: {
     term: 'tokenizer',
     description:

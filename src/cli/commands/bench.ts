@@ -187,6 +187,53 @@ export function registerBench(program: Command): void {
       out(`medians of wall time and means of CPU time over ${r.rounds} rounds; goal ≤ 3× node`);
     });
 
+  bench
+    .command('queue')
+    .description(
+      "episodes/s of a latency-bound policy (served with --latency) in process, with 1 and with 2 `turnwise worker` processes, in one run; the queue's own overhead per episode",
+    )
+    .option('--tasks <n>', 'tasks of the timed batch', '40')
+    .option('--samples <k>', 'samples per task', '2')
+    .option('--budget <T>', 'turn budget of each episode', '20')
+    .option('--concurrency <n>', 'episodes in flight, in process and in each worker', '4')
+    .option('--latency <delay>', 'the served policy waits this long before every answer', '20ms')
+    .option('--overhead-episodes <n>', 'episodes of the overhead batch (a policy that takes no time)', '1000')
+    .option('--queue <url>', 'an existing Redis with no other worker on it (default: a private redis-server)')
+    .option('--json', 'machine-readable output')
+    .action(
+      async (flags: {
+        tasks: string;
+        samples: string;
+        budget: string;
+        concurrency: string;
+        latency: string;
+        overheadEpisodes: string;
+        queue?: string;
+        json?: boolean;
+      }) => {
+        const o = {
+          tasks: int('--tasks', flags.tasks, 1, 100_000),
+          samples: int('--samples', flags.samples, 1, 1000),
+          budget: int('--budget', flags.budget, 1, 1000),
+          concurrency: int('--concurrency', flags.concurrency, 1, 256),
+          latencyMs: (await import('./serve.ts')).latency(flags.latency),
+          overheadEpisodes: int('--overhead-episodes', flags.overheadEpisodes, 1, 100_000),
+        };
+        const { parseQueueUrl } = await import('../../rollout/queue-redis.ts');
+        const queue = flags.queue === undefined ? undefined : parseQueueUrl(flags.queue);
+        const { queueBench } = await import('../queue-bench.ts');
+        const r = await queueBench({ ...o, queue, bin: process.argv[1]! });
+        if (flags.json) return json(r);
+        out(
+          `${r.episodes} episodes of ${r.policy}, budget ${r.budget}, ${r.concurrency} in flight per process: in process ${fmt(r.local.episodesPerSecond, 1)} episodes/s, 1 worker ${fmt(r.workers1.episodesPerSecond, 1)}, 2 workers ${fmt(r.workers2.episodesPerSecond, 1)} (${fmt(r.speedup, 2)}× one; goal ≥ 1.8); the same trajectories: ${r.sameTrajectories ? 'yes' : 'NO'}`,
+        );
+        const h = r.overhead;
+        out(
+          `queue overhead: ${fmt(h.msPerEpisode, 2)} ms per episode (goal ≤ 2; ${h.episodes} episodes of random, one at a time on one worker: ${fmt(h.queueSeconds, 2)} s queued, ${fmt(h.localSeconds, 2)} s in process); a one-episode batch's round trip ${fmt(h.roundTrip.queueMs, 2)} ms (in process ${fmt(h.roundTrip.localMs, 2)} ms)`,
+        );
+      },
+    );
+
   envOptions(
     bench
       .command('serve')

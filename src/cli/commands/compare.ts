@@ -21,6 +21,8 @@ import {
   totalsLine,
 } from '../openai-flags.ts';
 import { int } from '../options.ts';
+import { checkQueueFlag, queueOption, refuseWithQueue } from '../queue.ts';
+import { openQueue, policyRef } from '../queue-run.ts';
 import { ABOUT } from './about.ts';
 import { interval, type PassFlags, passOptions, passTable, readPassFlags, warnOneTask } from './eval.ts';
 
@@ -32,6 +34,7 @@ interface CompareFlags extends PassFlags, OpenAIFlags {
   statesFrom: string;
   actions: string;
   continuations: string;
+  queue?: string;
 }
 
 const orDash = (x: number | null, digits = 4) => (x === null ? '-' : fmt(x, digits));
@@ -218,7 +221,7 @@ function printText(l: Likelihood): void {
 }
 
 export function registerCompare(program: Command): void {
-  openaiOptions(passOptions(program.command('compare').description(ABOUT.compare.description)))
+  queueOption(openaiOptions(passOptions(program.command('compare').description(ABOUT.compare.description))))
     .requiredOption('--a <spec>', 'policy A')
     .requiredOption('--b <spec>', 'policy B')
     .option('--states <n>', 'states for step quality (normal and error states each)', '200')
@@ -228,6 +231,10 @@ export function registerCompare(program: Command): void {
     .option('--cache <file.sqlite>', CACHE_HELP)
     .option('--json', 'machine-readable output')
     .action(async (flags: CompareFlags) => {
+      await checkQueueFlag(flags.queue);
+      refuseWithQueue(flags.queue, [
+        ['--cache', flags.cache, 'the replay cache is a file of this process; give it to no queued run'],
+      ]);
       const o = readPassFlags(flags);
       const price = parsePrice(flags.price);
       const cache = openCache(flags.cache, [flags.a, flags.b]);
@@ -255,7 +262,13 @@ export function registerCompare(program: Command): void {
       }
       const episodes = (mode: string) => o.tasks.length * o.samples * (mode === 'prefix' ? 1 : o.T.length);
       const progress = new Progress('compare', episodes(modeA) + episodes(modeB));
+      const queue = await openQueue(flags.queue, 'compare');
+      queue.show(progress);
       const report = await compare({
+        rollouts: {
+          a: queue.runner({ policy: policyRef(flags.queue, flags.a, a) }),
+          b: queue.runner({ policy: policyRef(flags.queue, flags.b, b) }),
+        },
         envs,
         tasks: o.tasks,
         samples: o.samples,
@@ -276,7 +289,7 @@ export function registerCompare(program: Command): void {
           else if (stage === 'rollouts b') progress.update(episodes(modeA) + done);
           else progress.update(episodes(modeA) + episodes(modeB), stage);
         },
-      });
+      }).finally(() => queue.close());
       progress.done();
       warnOneTask(o.tasks.length);
       const totals = requestTotals([a, b], price);

@@ -36,6 +36,8 @@ import {
   seed,
   spacesOfRegistered,
 } from '../options.ts';
+import { checkQueueFlag, queueOption, refuseWithQueue } from '../queue.ts';
+import { openQueue, policyRef } from '../queue-run.ts';
 import { ABOUT } from './about.ts';
 import { SKIP_HELP } from './summary.ts';
 
@@ -120,14 +122,21 @@ export function warnOneTask(tasks: number): void {
   }
 }
 
+type EvalFlags = PassFlags & OpenAIFlags & EvalInFlags & { policy: string; cache?: string; queue?: string };
+
 export function registerEval(program: Command): void {
-  openaiOptions(passOptions(program.command('eval').description(ABOUT.eval.description)))
+  queueOption(openaiOptions(passOptions(program.command('eval').description(ABOUT.eval.description))))
     .option('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
     .option('--in <file.jsonl>', 'recorded trajectories instead of --policy (a harness run, a rollout)')
     .option('--skip-invalid', `with --in: ${SKIP_HELP}`)
     .option('--json', 'machine-readable output')
     .option('--cache <file.sqlite>', CACHE_HELP)
-    .action(async (flags: PassFlags & OpenAIFlags & EvalInFlags & { policy: string; cache?: string }) => {
+    .action(async (flags: EvalFlags) => {
+      await checkQueueFlag(flags.queue);
+      refuseWithQueue(flags.queue, [
+        ['--in', flags.in, 'a recorded file is read here, with no episode to play'],
+        ['--cache', flags.cache, 'the replay cache is a file of this process; give it to no queued run'],
+      ]);
       if (flags.in !== undefined) return evalRecorded(flags, flags.in);
       if (flags.skipInvalid)
         throw new InputError('--skip-invalid', true, 'reads --in files only; give --in FILE.jsonl');
@@ -153,7 +162,10 @@ export function registerEval(program: Command): void {
         'eval',
         o.tasks.length * o.samples * (mode === 'prefix' ? 1 : o.T.length),
       );
+      const queue = await openQueue(flags.queue, 'eval');
+      queue.show(progress);
       const report = await evaluate({
+        rollout: queue.runner({ policy: policyRef(flags.queue, flags.policy, policy) }),
         envs,
         tasks: o.tasks,
         samples: o.samples,
@@ -165,7 +177,7 @@ export function registerEval(program: Command): void {
         concurrency: o.concurrency,
         resamples: o.resamples,
         onProgress: (done) => progress.update(done),
-      });
+      }).finally(() => queue.close());
       progress.done();
       warnOneTask(o.tasks.length);
       const totals = requestTotals([policy], price);

@@ -35,4 +35,6 @@ export const COMMANDS: { name: CommandName; load: () => Promise<Register[]> }[] 
   { name: 'proxy', load: async () => [(await import('./proxy.ts')).registerProxy] },
   { name: 'harness', load: async () => [(await import('./harness.ts')).registerHarness] },
   { name: 'export', load: async () => [(await import('./export.ts')).registerExport] },
+  { name: 'worker', load: async () => [(await import('./worker.ts')).registerWorker] },
+  { name: 'queue', load: async () => [(await import('./queue.ts')).registerQueue] },
 ];

@@ -8,7 +8,6 @@ import { meanExactSuccess } from '../../eval/exact.ts';
 import { InvalidCount } from '../../eval/invalid.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy, specFile } from '../../policies/spec.ts';
-import { rollout } from '../../rollout/batch.ts';
 import { SummaryAccumulator } from '../../rollout/summary.ts';
 import { JsonlWriter } from '../../store/jsonl.ts';
 import { checkDistinctOutputs, checkOutput } from '../../store/paths.ts';
@@ -17,6 +16,7 @@ import { openCache, requestTotals } from '../cache.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { connectOptions, type OpenAIFlags, totalsLine } from '../openai-flags.ts';
 import type { EnvFlags } from '../options.ts';
+import { openQueue, policyRef } from '../queue-run.ts';
 
 export interface RolloutFlags extends EnvFlags, OpenAIFlags {
   env: string;
@@ -32,6 +32,7 @@ export interface RolloutFlags extends EnvFlags, OpenAIFlags {
   db?: string;
   run?: string;
   cache?: string;
+  queue?: string;
   json?: boolean;
 }
 
@@ -86,14 +87,24 @@ export async function runRollout(flags: RolloutFlags, plan: RolloutPlan): Promis
   ]);
   if (flags.out !== undefined) checkOutput(flags.out, '--out', 'file', inputs);
   if (flags.db !== undefined) checkOutput(flags.db, '--db', 'file', inputs);
+  // Without --queue, rollout() in this process; with it, Redis is reached now, before any output is opened.
+  const queue = await openQueue(flags.queue, 'rollout');
+  const rollout = queue.runner({ policy: policyRef(flags.queue, flags.policy, policy) });
 
   // --out is written as episodes finish (one write each): a run that fails or is killed leaves every
   // trajectory finished before it in the file.
-  const writer = flags.out === undefined ? undefined : new JsonlWriter(flags.out, { eager: true });
-  const store = flags.db === undefined ? undefined : new RunStore(flags.db);
+  let writer: JsonlWriter | undefined;
+  let store: RunStore | undefined;
   const runId = flags.run ?? `rollout-${new Date().toISOString()}`;
-  if (store?.run(runId))
-    throw new InputError('--run', runId, 'a run with this id already exists in the store');
+  try {
+    writer = flags.out === undefined ? undefined : new JsonlWriter(flags.out, { eager: true });
+    store = flags.db === undefined ? undefined : new RunStore(flags.db);
+    if (store?.run(runId))
+      throw new InputError('--run', runId, 'a run with this id already exists in the store');
+  } catch (e) {
+    await queue.close();
+    throw e;
+  }
   store?.createRun(runId, 'rollout', {
     ...config,
     policy: policy.id,
@@ -104,6 +115,7 @@ export async function runRollout(flags: RolloutFlags, plan: RolloutPlan): Promis
     seed: runSeed,
   });
   const progress = new Progress('rollout', nTasks * samples);
+  queue.show(progress);
   const pending: Trajectory[] = [];
   const acc = new SummaryAccumulator();
   const invalid = new InvalidCount();
@@ -142,6 +154,7 @@ export async function runRollout(flags: RolloutFlags, plan: RolloutPlan): Promis
     }
     finished = true;
   } finally {
+    await queue.close();
     // Also when the run failed: the file and the store keep what was finished.
     writer?.close();
     if (store) {

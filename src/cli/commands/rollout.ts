@@ -4,11 +4,14 @@ import { InputError } from '../../core/errors.ts';
 import { envSpec, makeTasks } from '../../envs/index.ts';
 import { cacheOption, openaiOptions, parsePrice } from '../openai-flags.ts';
 import { envConfigFromFlags, envOptions, int, seed } from '../options.ts';
+import { checkQueueFlag, queueOption, refuseWithQueue } from '../queue.ts';
 import { ABOUT } from './about.ts';
 import type { RolloutFlags } from './rollout-run.ts';
 
 export function registerRollout(program: Command): void {
-  openaiOptions(cacheOption(envOptions(program.command('rollout').description(ABOUT.rollout.description))))
+  queueOption(
+    openaiOptions(cacheOption(envOptions(program.command('rollout').description(ABOUT.rollout.description)))),
+  )
     .option('--env <id>', 'environment id', 'frozenlake')
     .requiredOption('--policy <spec>', 'random | oracle[:eps=,temp=,horizon=] | tabular | checkpoint path')
     .option('--episodes <n>', 'number of episodes (one sample each of tasks seed, seed+1, …)')
@@ -55,6 +58,10 @@ export function registerRollout(program: Command): void {
         flags.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', flags.budget, 1, 1_000_000);
       const price = parsePrice(flags.price);
       const concurrency = int('--concurrency', flags.concurrency, 1, 4096);
+      await checkQueueFlag(flags.queue);
+      refuseWithQueue(flags.queue, [
+        ['--cache', flags.cache, 'the replay cache is a file of this process; give it to no queued run'],
+      ]);
       const { runRollout } = await import('./rollout-run.ts');
       await runRollout(flags, {
         runSeed,

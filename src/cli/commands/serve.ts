@@ -115,7 +115,8 @@ async function untilStopped(server: RunningServer, asJson: boolean, models: stri
   await untilSignal(() => server.close());
 }
 
-function latency(raw: string): number {
+/** `--latency 20ms` (or `1s`, or bare milliseconds): a delay in ms; bench queue reads its flag alike. */
+export function latency(raw: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s)?$/.exec(raw.trim());
   const ms = m === null ? Number.NaN : Number(m[1]) * (m[2] === 's' ? 1000 : 1);
   if (!(ms >= 0 && ms <= 600_000))

@@ -15,6 +15,8 @@ import { RunDir } from '../../train/run-dir.ts';
 import { fmt, interactive, json, out, Progress, table, warn } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seedRange } from '../options.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
+import { checkQueueFlag } from '../queue.ts';
+import { openQueue } from '../queue-run.ts';
 import { ABOUT } from './about.ts';
 
 type TrainFlags = EnvFlags &
@@ -25,6 +27,7 @@ type TrainFlags = EnvFlags &
     env?: string;
     set?: string[];
     out?: string;
+    queue?: string;
     json?: boolean;
   };
 
@@ -121,17 +124,23 @@ export function registerTrain(program: Command): void {
     .option('--env <id>', 'environment id (default frozenlake)')
     .addOption(setOption('training config', 'ppo.clipHigh=0.3'))
     .option('--out <dir>', 'run directory (default runs/train-<time>)')
+    .option(
+      '--queue <url>',
+      "play each iteration's rollouts on `turnwise worker` processes through this Redis (redis://HOST:PORT), with the iteration's weights; the same run as in process",
+    )
     .option('--json', 'machine-readable output');
   addParamOptions(cmd, TRAIN_FLAGS)
     .addHelpText('after', PRECEDENCE)
     .action(async (f: TrainFlags) => {
+      await checkQueueFlag(f.queue);
       let config: TrainConfig;
       let outDir: string;
       if (f.resume !== undefined) {
         // Every other option configures a run; a resumed run has its own config.
         const extra = cmd.options.find(
           (o) =>
-            !['resume', 'restart', 'json'].includes(o.attributeName()) && f[o.attributeName()] !== undefined,
+            !['resume', 'restart', 'json', 'queue'].includes(o.attributeName()) &&
+            f[o.attributeName()] !== undefined,
         );
         if (extra !== undefined)
           throw new InputError(
@@ -146,9 +155,16 @@ export function registerTrain(program: Command): void {
         outDir = f.out ?? `runs/train-${new Date().toISOString().replace(/[:.]/g, '-')}`;
         checkOutput(outDir, '--out', 'dir');
       }
-      // Deliberately: the old run's files go (under its lock: a live run is refused), a new run starts.
-      if (f.restart) RunDir.restart(outDir);
+      if (f.queue !== undefined && config.algo === 'es')
+        throw new InputError(
+          '--queue',
+          f.queue,
+          'cannot go with algo es (its fitness evaluations run in worker threads of this process)',
+        );
+      // Redis reached (or refused, in one line) before anything of a run is touched.
+      const queue = await openQueue(f.queue, 'train');
       const progress = new Progress('train', config.iters);
+      queue.show(progress);
       const onIter = (iter: number, iters: number, m: Record<string, number>) => {
         const line = `success ${fmt(m['rollout/success'], 3)} step quality ${fmt(m['rollout/step_quality'], 3)}`;
         if (interactive()) progress.update(iter + 1, line);
@@ -156,7 +172,16 @@ export function registerTrain(program: Command): void {
           warn(`iter ${iter + 1}/${iters} ${line}`);
       };
       const options = { config, envs, out: outDir, resume: f.resume !== undefined && !f.restart, onIter };
-      const result = config.algo === 'es' ? await trainEs(options) : await trainPolicyGradient(options);
+      let result: Awaited<ReturnType<typeof trainPolicyGradient>>;
+      try {
+        // Deliberately: the old run's files go (under its lock: a live run is refused), a new run starts.
+        if (f.restart) RunDir.restart(outDir);
+        result = await (config.algo === 'es'
+          ? trainEs(options)
+          : trainPolicyGradient(f.queue === undefined ? options : { ...options, queue }));
+      } finally {
+        await queue.close();
+      }
       progress.done();
       const last = result.metrics.at(-1);
       const report = {
