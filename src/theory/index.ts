@@ -2,4 +2,5 @@
 export * from './compound.ts';
 export * from './dead-groups.ts';
 export * from './simulate.ts';
+export * from './shaping.ts';
 export * from './tokens.ts';
