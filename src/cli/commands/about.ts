@@ -26,7 +26,10 @@ export const ABOUT = {
     term: 'credit [options]',
     description: 'per-turn advantages of a trajectory file (grouped by identical task), or `credit fidelity`',
   },
-  calc: { term: 'calc', description: 'closed-form calculators: compound, dead-groups, tokens' },
+  calc: {
+    term: 'calc',
+    description: 'closed-form calculators: compound, dead-groups, tokens; shaping measured by exact DP',
+  },
   bc: {
     term: 'bc [options]',
     description:

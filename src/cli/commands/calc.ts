@@ -1,18 +1,25 @@
 // turnwise calc compound | dead-groups | tokens — the seeds' closed forms (docs/methods.md §1), each with an
-// optional seeded Monte-Carlo check (--simulate [N]).
+// optional seeded Monte-Carlo check (--simulate [N]); calc shaping — reward shaping measured by exact DP on
+// FrozenLake (docs/shaping.md).
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { Rng } from '../../core/rng.ts';
+import { DEFAULT_SUCCESS_RATE, FrozenLakeWorld, REGISTERED_LIMIT } from '../../envs/frozenlake/env.ts';
+import { generateRandomMap, parseMap } from '../../envs/frozenlake/map.ts';
 import {
   compound,
   DEFAULT_BASELINE_TOKENS,
+  DEFAULT_SHAPING_COEF,
   deadGroupOdds,
+  measureShaping,
+  SHAPINGS,
+  type ShapingKind,
   simulateCompound,
   simulateDeadGroups,
   tokenBudget,
 } from '../../theory/index.ts';
 import { fmt, json, out, table } from '../io.ts';
-import { int, probability, seed } from '../options.ts';
+import { int, num, probability, seed } from '../options.ts';
 import { ABOUT } from './about.ts';
 
 const DEFAULT_SAMPLES = 100_000;
@@ -130,6 +137,118 @@ export function registerCalc(program: Command): void {
             [t.perTrajectory, t.batch, t.steps, t.totalTokens.toExponential(3), `${fmt(t.vsBaseline, 1)}×`],
           ]),
         );
+      },
+    );
+
+  calc
+    .command('shaping')
+    .description(
+      'reward shaping on FrozenLake by exact DP: the shaped-optimal policy judged by the true reward (docs/shaping.md)',
+    )
+    .option('--map <map>', '4x4, 8x8 or rows such as SFFF,FHFH,FFFH,HFFG (default 4x4)')
+    .option('--random', 'a random valid map drawn from --size, --p and --seed')
+    .option('--size <n>', 'side of the random map (default 4)')
+    .option('--p <p>', 'probability that a random cell is frozen (default 0.8)')
+    .option('--seed <n>', 'seed of the random map (default 0)')
+    .option('--slippery', 'slippery ice (success rate 1/3)')
+    .option('--budget <T>', `turn budget: the horizon of every DP (default ${REGISTERED_LIMIT})`)
+    .option('--kinds <list>', `shapings measured, comma-separated (default ${SHAPINGS.join(',')})`)
+    .option(
+      '--coef <list>',
+      `coefficients c, comma-separated; each kind at each (default ${DEFAULT_SHAPING_COEF})`,
+    )
+    .option('--json', 'machine-readable output')
+    .action(
+      (flags: {
+        map?: string;
+        random?: boolean;
+        size?: string;
+        p?: string;
+        seed?: string;
+        slippery?: boolean;
+        budget?: string;
+        kinds?: string;
+        coef?: string;
+        json?: boolean;
+      }) => {
+        let desc: string[];
+        if (flags.random) {
+          if (flags.map !== undefined)
+            throw new InputError('--map', flags.map, 'a map cannot be given together with --random');
+          desc = generateRandomMap(
+            flags.size === undefined ? 4 : int('--size', flags.size, 2, 64),
+            flags.p === undefined
+              ? 0.8
+              : num('--p', flags.p, (x) => x > 0 && x <= 1, 'a probability in (0, 1]'),
+            flags.seed === undefined ? 0 : seed(flags.seed),
+          );
+        } else {
+          for (const k of ['size', 'p', 'seed'] as const)
+            if (flags[k] !== undefined) throw new InputError(`--${k}`, flags[k], `--${k} goes with --random`);
+          desc = parseMap(flags.map ?? '4x4');
+        }
+        const budget =
+          flags.budget === undefined ? REGISTERED_LIMIT : int('--budget', flags.budget, 1, 10_000);
+        const kinds = (flags.kinds ?? SHAPINGS.join(',')).split(',').map((k) => k.trim());
+        for (const k of kinds)
+          if (!(SHAPINGS as readonly string[]).includes(k))
+            throw new InputError(
+              '--kinds',
+              flags.kinds,
+              `expected a comma-separated list of ${SHAPINGS.join(', ')}`,
+            );
+        const coefs = (flags.coef ?? String(DEFAULT_SHAPING_COEF))
+          .split(',')
+          .map((raw) =>
+            num(
+              '--coef',
+              raw.trim() === '' ? flags.coef : raw,
+              Number.isFinite,
+              'comma-separated finite numbers',
+            ),
+          );
+        const world = new FrozenLakeWorld({
+          desc,
+          slippery: flags.slippery === true,
+          successRate: DEFAULT_SUCCESS_RATE,
+        });
+        const shapings = (kinds as ShapingKind[]).flatMap((kind) => coefs.map((coef) => ({ kind, coef })));
+        const report = measureShaping(world, budget, shapings);
+        if (flags.json) return json({ map: desc, slippery: flags.slippery === true, ...report });
+        out(
+          `${desc.join(',')}${flags.slippery ? ' slippery' : ''}, budget ${budget}: true optimum V*_${budget}(start) = ${fmt(report.optimum, 6)}; ${report.cells} non-terminal cells`,
+        );
+        const rows: (string | number)[][] = [
+          ['shaping', 'coef', 'potential', 'changed', 'of (h,s)', 'share', 'true success', 'optimum', 'loss'],
+        ];
+        for (const r of report.rows) {
+          if (r.skipped !== undefined) {
+            rows.push([
+              r.kind,
+              r.coef,
+              r.potentialBased ? 'yes' : 'no',
+              '-',
+              '-',
+              '-',
+              '-',
+              fmt(r.optimum, 6),
+              `not exact: ${r.skipped}`,
+            ]);
+            continue;
+          }
+          rows.push([
+            r.kind,
+            r.coef,
+            r.potentialBased ? 'yes' : 'no',
+            r.changed,
+            r.states,
+            `${(100 * r.changedShare).toFixed(1)}%`,
+            fmt(r.success, 6),
+            fmt(r.optimum, 6),
+            f6(r.loss),
+          ]);
+        }
+        out(table(rows));
       },
     );
 }
