@@ -388,6 +388,19 @@ function specs(valid: () => string): Spec[] {
       },
     },
     {
+      path: ['calc', 'shaping'],
+      base: ['--map', '4x4', '--budget', '3', '--kinds', 'potential'],
+      flags: {
+        '--map': pick('', 'S', '5x5', 'SFFX,FFFG', 'SF,FFG'),
+        '--size': badInt(2, 64),
+        '--p': badNum((x) => x > 0 && x <= 1),
+        '--seed': badInt(0),
+        '--budget': badInt(1, 10000),
+        '--kinds': pick('', 'nope', 'potential,,progress', 'potential,potential2'),
+        '--coef': pick('', 'x', '1,,2', 'NaN', 'Infinity'),
+      },
+    },
+    {
       path: ['calc', 'tokens'],
       base: ['--per-trajectory', '100', '--batch', '8', '--steps', '10'],
       flags: {
