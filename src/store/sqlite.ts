@@ -241,20 +241,25 @@ export class RunStore {
   /** A run's metrics by iteration and key; an iteration whose rows do not match their digest (a store
    * written before digests has none) is refused in one line naming the file. */
   metrics(run: string): MetricRow[] {
-    const rows = this.db
-      .prepare('SELECT iter, key, value FROM metrics WHERE run = ? ORDER BY iter, key')
-      .all(run) as MetricRow[];
-    // A store written before digests, opened read-only, has not even the table.
-    const hasDigests =
-      this.db
-        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'metric_digests'")
-        .get() !== undefined;
-    const digests = hasDigests
-      ? (this.db.prepare('SELECT iter, digest FROM metric_digests WHERE run = ?').all(run) as {
-          iter: number;
-          digest: string;
-        }[])
-      : [];
+    // One read transaction: a writer that commits an iteration between the two reads (a live run read
+    // by `turnwise ui`) would otherwise leave a digest without its rows — a store wrongly called damaged.
+    const { rows, digests } = this.db.transaction(() => {
+      const rows = this.db
+        .prepare('SELECT iter, key, value FROM metrics WHERE run = ? ORDER BY iter, key')
+        .all(run) as MetricRow[];
+      // A store written before digests, opened read-only, has not even the table.
+      const hasDigests =
+        this.db
+          .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'metric_digests'")
+          .get() !== undefined;
+      const digests = hasDigests
+        ? (this.db.prepare('SELECT iter, digest FROM metric_digests WHERE run = ?').all(run) as {
+            iter: number;
+            digest: string;
+          }[])
+        : [];
+      return { rows, digests };
+    })();
     const byIter = new Map<number, MetricRow[]>();
     for (const r of rows) {
       const list = byIter.get(r.iter) ?? [];
