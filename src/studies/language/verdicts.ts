@@ -4,16 +4,14 @@
 // the issue asks for: a finding whose premise the data do not give — RL never succeeds, RL has no lead
 // to shrink, too few states were scored — is undecided (held: null) with the reason, never held or not
 // held by default.
+import { THRESHOLDS } from '../budget/findings.ts';
 import { FINDING_IDS, type FindingId } from '../budget/summary.ts';
 import { LANGUAGE_WORLDS, type LanguageWorldId, PAPER } from './design.ts';
 import { type Est, type LanguageMeasurements, reversalP } from './measure.ts';
 
 /** The stated thresholds (the budget study's, plus the language study's minimum evidence). */
 export const LANGUAGE_THRESHOLDS = {
-  nllRatio: 1.25,
-  budgetmixDelta: 0.02,
-  holmAlpha: 0.025,
-  evenWin: 0.5,
+  ...THRESHOLDS,
   /** A step-quality or recovery verdict needs at least this many scored states. */
   minStates: 10,
   /** Step quality where (nearly) every pair ties says nothing about who steps better. */
