@@ -8,7 +8,7 @@ import type { Policy } from '../core/types.ts';
 import { POLICY_FILE } from '../policies/checkpoint-file.ts';
 import { specFile } from '../policies/spec.ts';
 import type { PolicyRef, RolloutQueue } from '../rollout/queue.ts';
-import type { QueueCounts } from '../rollout/queue-redis.ts';
+import type { QueueCounts, RedisRolloutQueue } from '../rollout/queue-redis.ts';
 import { interactive, type Progress } from './io.ts';
 
 /** A command's queue, and where its counts are shown: beside the command's progress bar. */
@@ -24,11 +24,23 @@ export interface CliQueue extends RolloutQueue {
  */
 export async function openQueue(raw: string | undefined, label: string): Promise<CliQueue> {
   if (raw === undefined) return { ...(await import('../rollout/queue.ts')).IN_PROCESS, show: () => {} };
+  const { q, show, close } = await openRedisQueue(raw, label);
+  return { where: q.where, runner: (remote) => q.runner(remote), show, close };
+}
+
+/** The Redis queue of `--queue URL` (`queueName`: another BullMQ queue than the episodes'), with its
+ * counts shown beside a progress bar on a terminal (`show`) and left on a line of their own at `close`. */
+export async function openRedisQueue(
+  raw: string,
+  label: string,
+  queueName?: string,
+): Promise<{ q: RedisRolloutQueue; show(progress: Progress): void; close(): Promise<void> }> {
   const { parseQueueUrl, RedisRolloutQueue } = await import('../rollout/queue-redis.ts');
   let counts: Readonly<QueueCounts> | undefined;
   let progress: Progress | undefined;
   const q = await RedisRolloutQueue.open(parseQueueUrl(raw), {
     label,
+    queueName,
     onProgress: interactive()
       ? (c) => {
           counts = c;
@@ -37,8 +49,7 @@ export async function openQueue(raw: string | undefined, label: string): Promise
       : undefined,
   });
   return {
-    where: q.where,
-    runner: (remote) => q.runner(remote),
+    q,
     show: (p) => {
       progress = p;
     },

@@ -50,6 +50,16 @@ export interface HarnessOptions {
   mcpCommand?: (task: Task, sample: number, store: string) => string;
   /** What identifies the run in its store; a resumed run must match it. */
   config: Record<string, unknown>;
+  /** Plays the pending episodes (indices) elsewhere — `harness run --queue`, composed by the CLI:
+   * each finished one handed to `record` as it arrives, in any order, once; resolves when all are, or
+   * when `signal` aborts (those not finished are left for the resume). `created` identifies the run
+   * across resumes (its store's creation time). Absent: the episodes run here. */
+  queue?: (
+    pending: readonly number[],
+    spec: AgentSpec,
+    created: string,
+    record: (idx: number, t: Trajectory) => void,
+  ) => Promise<void>;
   /** Called as each episode finishes (done so far, total). */
   onProgress?: (done: number, total: number) => void;
   /** Aborts the run: running agents are stopped (SIGTERM, then SIGKILL), their episodes left unrecorded
@@ -316,6 +326,92 @@ function writeJsonl(path: string, ts: readonly Trajectory[]): void {
   renameSync(tmp, path);
 }
 
+/** What one agent episode is, besides its task: the run's own flags, as plain data (a queued run's job
+ * carries it to a worker). */
+export interface AgentSpec {
+  cmd: string;
+  budget: number;
+  revealBudget: boolean;
+  timeoutMs: number;
+  reward?: string;
+}
+
+/** Where agent episodes run: a recording proxy, the agents' process groups, the directory of the MCP
+ * servers' trajectory files — a harness run's own, or a worker's (harness/remote.ts). */
+export interface AgentHost {
+  proxy: RunningProxy;
+  groups: AgentGroups;
+  /** The episodes/ directory (each MCP server's trajectory file). */
+  dir: string;
+  apiKey?: string;
+  /** The TURNWISE_MCP command line of (task, sample), writing its trajectory to `store`. */
+  mcpCommand?: (task: Task, sample: number, store: string) => string;
+  signal?: AbortSignal;
+}
+
+/**
+ * One episode of the agent: a fresh proxy session (`<prefix>-a<attempt>`: an interrupted attempt's
+ * calls stay in the proxy file, unused), the agent spawned with its environment, the reward read, and
+ * its trajectory — or undefined when the run was aborted under it (nothing is recorded: a resume runs
+ * it again).
+ */
+export async function playAgentEpisode(
+  host: AgentHost,
+  spec: AgentSpec,
+  task: Task,
+  sample: number,
+  prefix: string,
+): Promise<Trajectory | undefined> {
+  const p = host.proxy;
+  const prior = p.store.ids().filter((id) => id.startsWith(`${prefix}-a`)).length;
+  const session = `${prefix}-a${prior}`;
+  const meta = p.store.session(session);
+  meta.meta.task = task;
+  meta.meta.policy = `harness:${spec.cmd}`;
+  meta.meta.budget = spec.budget;
+  p.store.saveMeta(meta);
+  const mcpStore = join(host.dir, `${session}.mcp.jsonl`);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    OPENAI_BASE_URL: p.sessionUrl(session),
+    OPENAI_API_KEY: host.apiKey ?? 'turnwise-placeholder',
+    TURNWISE_TASK: JSON.stringify(task),
+    TURNWISE_SESSION: `${p.url}/s/${session}`,
+    TURNWISE_SAMPLE: String(sample),
+  };
+  if (spec.revealBudget) env.TURNWISE_BUDGET = String(spec.budget);
+  if (host.mcpCommand !== undefined) env.TURNWISE_MCP = host.mcpCommand(task, sample, mcpStore);
+  const spawned: Spawned = { groups: host.groups, label: session, signal: host.signal };
+  const exit = await runCommand(spec.cmd, env, spec.timeoutMs, spawned);
+  const ok = !exit.timedOut && !exit.aborted && exit.code === 0;
+  // The MCP server appends its line when its client (the agent) has gone: wait for it, then stop
+  // whatever the agent left behind.
+  const envT = host.mcpCommand !== undefined && ok ? await mcpLine(mcpStore, exit.pid) : undefined;
+  if (exit.pid !== undefined) host.groups.release(exit.pid);
+  // Stopped by the abort, not by its own doing: no row, so the resume runs it again.
+  if (exit.aborted) return undefined;
+  const id = `harness-${task.seed}-${sample}`;
+  let scorer: number | string | undefined;
+  if (envT === undefined && spec.reward !== undefined && ok) {
+    const draft = episodeTrajectory(meta.meta, meta.events, { id, exit, timeoutMs: spec.timeoutMs });
+    scorer = await scorerReward(spec.reward, draft, spec.timeoutMs, {
+      ...spawned,
+      label: `${session} --reward`,
+    });
+    if (host.signal?.aborted) return undefined;
+  }
+  const t = episodeTrajectory(meta.meta, meta.events, {
+    id,
+    exit,
+    timeoutMs: spec.timeoutMs,
+    env: envT,
+    scorer,
+  });
+  t.budget = spec.budget;
+  t.revealBudget = spec.revealBudget;
+  return t;
+}
+
 export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
   const dir = resolve(o.out);
   mkdirSync(join(dir, 'episodes'), { recursive: true });
@@ -327,8 +423,6 @@ export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
     store = openStore(dir, o.config);
     // Agents a killed harness (and its watchdog) left behind: stopped before this run starts its own.
     const swept = await sweepGroups(join(dir, PID_FILE), KILL_GRACE_MS);
-    groups = new AgentGroups(join(dir, PID_FILE), KILL_GRACE_MS);
-    const gs = groups;
     const total = o.tasks.length * o.samples;
     const finished = new Set(
       (store.db.prepare('SELECT idx FROM trajectories WHERE run = ?').all(RUN_ID) as { idx: number }[]).map(
@@ -336,73 +430,45 @@ export async function runHarness(o: HarnessOptions): Promise<HarnessResult> {
       ),
     );
     const resumed = finished.size;
-    proxy = await startProxy({ upstream: o.upstream, store: join(dir, 'proxy.sqlite'), budget: o.budget });
     const pending = Array.from({ length: total }, (_, i) => i).filter((i) => !finished.has(i));
     let done = resumed;
     o.onProgress?.(done, total);
-    const p = proxy;
     const s = store;
-    const episode = async (idx: number) => {
-      const task = o.tasks[Math.floor(idx / o.samples)];
-      const sample = idx % o.samples;
-      // A fresh session per attempt: an interrupted attempt's calls stay in the proxy file, unused.
-      const prior = p.store.ids().filter((id) => id.startsWith(`e${idx}-a`)).length;
-      const session = `e${idx}-a${prior}`;
-      const meta = p.store.session(session);
-      meta.meta.task = task;
-      meta.meta.policy = `harness:${o.cmd}`;
-      meta.meta.budget = o.budget;
-      p.store.saveMeta(meta);
-      const mcpStore = join(dir, 'episodes', `${session}.mcp.jsonl`);
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        OPENAI_BASE_URL: p.sessionUrl(session),
-        OPENAI_API_KEY: o.apiKey ?? 'turnwise-placeholder',
-        TURNWISE_TASK: JSON.stringify(task),
-        TURNWISE_SESSION: `${p.url}/s/${session}`,
-        TURNWISE_SAMPLE: String(sample),
-      };
-      if (o.revealBudget) env.TURNWISE_BUDGET = String(o.budget);
-      if (o.mcpCommand !== undefined) env.TURNWISE_MCP = o.mcpCommand(task, sample, mcpStore);
-      const spawned: Spawned = { groups: gs, label: session, signal: o.signal };
-      const exit = await runCommand(o.cmd, env, o.timeoutMs, spawned);
-      const ok = !exit.timedOut && !exit.aborted && exit.code === 0;
-      // The MCP server appends its line when its client (the agent) has gone: wait for it, then stop
-      // whatever the agent left behind.
-      const envT = o.mcpCommand !== undefined && ok ? await mcpLine(mcpStore, exit.pid) : undefined;
-      if (exit.pid !== undefined) gs.release(exit.pid);
-      // Stopped by the abort, not by its own doing: no row, so the resume runs it again.
-      if (exit.aborted) return;
-      const id = `harness-${task.seed}-${sample}`;
-      let scorer: number | string | undefined;
-      if (envT === undefined && o.reward !== undefined && ok) {
-        const draft = episodeTrajectory(meta.meta, meta.events, { id, exit, timeoutMs: o.timeoutMs });
-        scorer = await scorerReward(o.reward, draft, o.timeoutMs, {
-          ...spawned,
-          label: `${session} --reward`,
-        });
-        if (o.signal?.aborted) return;
-      }
-      const t = episodeTrajectory(meta.meta, meta.events, {
-        id,
-        exit,
-        timeoutMs: o.timeoutMs,
-        env: envT,
-        scorer,
-      });
-      t.budget = o.budget;
-      t.revealBudget = o.revealBudget;
+    const record = (idx: number, t: Trajectory) => {
       s.addTrajectories(RUN_ID, idx, [t]);
       done++;
       o.onProgress?.(done, total);
     };
-    const queue = [...pending];
-    const workers = Array.from({ length: Math.min(o.concurrency, queue.length) }, async () => {
-      for (let idx = queue.shift(); idx !== undefined && !o.signal?.aborted; idx = queue.shift()) {
-        await episode(idx);
-      }
-    });
-    await Promise.all(workers);
+    const spec: AgentSpec = {
+      cmd: o.cmd,
+      budget: o.budget,
+      revealBudget: o.revealBudget,
+      timeoutMs: o.timeoutMs,
+      reward: o.reward,
+    };
+    if (o.queue !== undefined) {
+      await o.queue(pending, spec, s.run(RUN_ID)!.created, record);
+    } else {
+      groups = new AgentGroups(join(dir, PID_FILE), KILL_GRACE_MS);
+      proxy = await startProxy({ upstream: o.upstream, store: join(dir, 'proxy.sqlite'), budget: o.budget });
+      const host: AgentHost = {
+        proxy,
+        groups,
+        dir: join(dir, 'episodes'),
+        apiKey: o.apiKey,
+        mcpCommand: o.mcpCommand,
+        signal: o.signal,
+      };
+      const queue = [...pending];
+      const workers = Array.from({ length: Math.min(o.concurrency, queue.length) }, async () => {
+        for (let idx = queue.shift(); idx !== undefined && !o.signal?.aborted; idx = queue.shift()) {
+          const task = o.tasks[Math.floor(idx / o.samples)];
+          const t = await playAgentEpisode(host, spec, task, idx % o.samples, `e${idx}`);
+          if (t !== undefined) record(idx, t);
+        }
+      });
+      await Promise.all(workers);
+    }
     const trajectories = store.trajectories(RUN_ID);
     writeJsonl(join(dir, 'trajectories.jsonl'), trajectories);
     const interrupted = o.signal?.aborted === true;

@@ -34,6 +34,9 @@ import {
 
 /** The BullMQ queue every producer and worker meets on. */
 export const QUEUE_NAME = 'turnwise-episodes';
+/** The queue of outside agents' episodes (`harness run --queue`): only workers started with `--agents`
+ * take them, since each runs the job's shell command on the worker's machine. */
+export const AGENT_QUEUE_NAME = 'turnwise-agents';
 /** Tries of a job before it fails (a worker that throws; a stalled job is rerun besides). */
 export const ATTEMPTS = 3;
 /** Seconds a published checkpoint and a batch's results stay in Redis without being touched. */
@@ -132,13 +135,26 @@ export interface RedisQueueOptions {
   run?: string;
   /** What the default run id starts with (the command). */
   label?: string;
+  /** The BullMQ queue (default QUEUE_NAME). */
+  queueName?: string;
   /** Called after every event of this producer's jobs (the CLI's progress line). */
   onProgress?: (counts: Readonly<QueueCounts>) => void;
 }
 
+/** Where a batch's results go: each job id's first result taken once (Reassembly is one). */
+export interface ResultSink {
+  /** Whether the result of `id` is still awaited. */
+  awaits(id: string): boolean;
+  /** Takes the result (wire form) of `id`; false when it was not awaited. */
+  settle(id: string, wire: string): boolean;
+  /** Job ids still awaited. */
+  missing(): string[];
+  readonly complete: boolean;
+}
+
 interface Batch {
   run: string;
-  reassembly: Reassembly;
+  sink: ResultSink;
   resolve: () => void;
   reject: (e: Error) => void;
   settled: boolean;
@@ -179,10 +195,11 @@ export class RedisRolloutQueue implements RolloutQueue {
     this.eventsRedis = eventsRedis;
     this.run = checkRunId(o.run ?? `${o.label ?? 'run'}-${randomBytes(4).toString('hex')}`);
     this.onProgress = o.onProgress;
-    this.queue = new Queue(QUEUE_NAME, { connection: redis });
+    const name = o.queueName ?? QUEUE_NAME;
+    this.queue = new Queue(name, { connection: redis });
     this.queue.on('error', () => {});
     // From the stream's last event as it was before any job was added: no completion can be missed.
-    this.events = new QueueEvents(QUEUE_NAME, { connection: eventsRedis, lastEventId });
+    this.events = new QueueEvents(name, { connection: eventsRedis, lastEventId });
     this.events.on('error', () => {});
     this.events.on('completed', ({ jobId, returnvalue }) => this.completed(jobId, returnvalue));
     this.events.on('failed', ({ jobId, failedReason }) => this.failed(jobId, failedReason));
@@ -207,7 +224,8 @@ export class RedisRolloutQueue implements RolloutQueue {
       redis.disconnect();
       throw e;
     }
-    const last = (await redis.xrevrange(`bull:${QUEUE_NAME}:events`, '+', '-', 'COUNT', 1))[0]?.[0];
+    const name = o.queueName ?? QUEUE_NAME;
+    const last = (await redis.xrevrange(`bull:${name}:events`, '+', '-', 'COUNT', 1))[0]?.[0];
     const q = new RedisRolloutQueue(url, redis, eventsRedis, last ?? '0-0', o);
     await q.events.waitUntilReady();
     return q;
@@ -225,17 +243,47 @@ export class RedisRolloutQueue implements RolloutQueue {
     const { jobs, order } = batchJobs(opts, run, policy, remote.version ?? 0);
     if (order.length === 0) return [];
     const reassembly = new Reassembly(order, opts);
+    await this.submit(run, jobs, 'episode', reassembly);
+    return reassembly.result;
+  }
+
+  /**
+   * Jobs of one batch (`run`, their results hash's key) onto the queue, their results into `sink` as
+   * they complete; resolves when the sink is complete, rejects with the first failed job's reason (or
+   * the abort). Jobs not finished then are withdrawn (those being played are left to finish). With
+   * `replaceFailed` (a resumed run whose job ids are those of its earlier tries), a job id the queue
+   * still holds as failed is put back fresh; one still waiting or active is left to deliver its result.
+   */
+  async submit(
+    run: string,
+    jobs: ReadonlyMap<string, object>,
+    jobName: string,
+    sink: ResultSink,
+    o: { signal?: AbortSignal; replaceFailed?: boolean } = {},
+  ): Promise<void> {
+    const signal = o.signal;
+    if (this.closed) throw new Error('the rollout queue is closed');
+    if (jobs.size === 0) return;
     let batch!: Batch;
     const done = new Promise<void>((resolve, reject) => {
-      batch = { run, reassembly, resolve, reject, settled: false };
+      batch = { run, sink, resolve, reject, settled: false };
     });
+    const onAbort = () => this.end(batch, signal?.reason ?? new Error('aborted'));
     for (const id of jobs.keys()) this.pending.set(id, batch);
     try {
+      if (signal?.aborted) throw signal.reason;
+      signal?.addEventListener('abort', onAbort, { once: true });
       const entries = [...jobs];
       for (let i = 0; i < entries.length; i += 1000) {
+        const chunk = entries.slice(i, i + 1000);
+        if (o.replaceFailed)
+          for (const [jobId] of chunk) {
+            const old = await this.queue.getJob(jobId);
+            if (old !== undefined && (await old.isFailed())) await old.remove();
+          }
         await this.queue.addBulk(
-          entries.slice(i, i + 1000).map(([jobId, data]) => ({
-            name: 'episode',
+          chunk.map(([jobId, data]) => ({
+            name: jobName,
             data,
             opts: { jobId, attempts: ATTEMPTS, removeOnComplete: true, removeOnFail: { age: 3600 } },
           })),
@@ -243,10 +291,10 @@ export class RedisRolloutQueue implements RolloutQueue {
       }
       this.tick('added', jobs.size);
       await done;
-      return reassembly.result;
     } finally {
+      signal?.removeEventListener('abort', onAbort);
       for (const id of jobs.keys()) this.pending.delete(id);
-      if (!reassembly.complete) await this.withdraw(reassembly.missing());
+      if (!sink.complete) await this.withdraw(sink.missing());
       await this.redis.del(resultsKey(run));
     }
   }
@@ -270,7 +318,7 @@ export class RedisRolloutQueue implements RolloutQueue {
   private completed(jobId: string, returnvalue: unknown): void {
     const batch = this.pending.get(jobId);
     if (batch === undefined || batch.settled) return;
-    if (!batch.reassembly.awaits(jobId)) {
+    if (!batch.sink.awaits(jobId)) {
       this.counts.duplicates++;
       return;
     }
@@ -294,7 +342,7 @@ export class RedisRolloutQueue implements RolloutQueue {
   private take(batch: Batch, jobId: string, wire: string, worker: string | undefined): void {
     let taken: boolean;
     try {
-      taken = batch.reassembly.settle(jobId, wire);
+      taken = batch.sink.settle(jobId, wire);
     } catch (e) {
       // The caller's onTrajectory threw (a full disk under --out): the batch ends with it.
       this.end(batch, e as Error);
@@ -308,12 +356,12 @@ export class RedisRolloutQueue implements RolloutQueue {
     this.counts.active--;
     if (worker !== undefined) this.counts.workers[worker] = (this.counts.workers[worker] ?? 0) + 1;
     this.onProgress?.(this.counts);
-    if (batch.reassembly.complete) this.end(batch);
+    if (batch.sink.complete) this.end(batch);
   }
 
   private failed(jobId: string, reason: string): void {
     const batch = this.pending.get(jobId);
-    if (batch === undefined || batch.settled || !batch.reassembly.awaits(jobId)) return;
+    if (batch === undefined || batch.settled || !batch.sink.awaits(jobId)) return;
     this.counts.active--;
     this.tick('failed', 1);
     this.end(

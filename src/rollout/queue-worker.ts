@@ -21,6 +21,7 @@ import type { Redis } from 'ioredis';
 import type { Env, MaybePromise, Policy, Task, Trajectory } from '../core/types.ts';
 import { type EpisodeJob, encodeTrajectory, playJob } from './queue.ts';
 import {
+  AGENT_QUEUE_NAME,
   asEpisodeJob,
   checkpointKey,
   connectRedis,
@@ -40,6 +41,13 @@ export interface WorkerParts {
   /** A policy from its spec, or from a checkpoint file (the worker's copy), for a task's env. */
   openPolicy(ref: { spec: string } | { file: string }, task: Task): Promise<AnyPolicy>;
   makeEnv(task: Task): MaybePromise<AnyEnv>;
+  /** Outside agents' episodes (`harness run --queue`, the queue AGENT_QUEUE_NAME): taken only when
+   * given (`turnwise worker --agents`), since each runs a job's shell command here. `play` returns the
+   * episode's trajectory, or throws why it cannot run it; `close` when the worker stops. */
+  agents?: {
+    play(data: unknown, jobId: string): Promise<Trajectory>;
+    close(): Promise<void>;
+  };
 }
 
 export interface WorkerOptions {
@@ -62,6 +70,7 @@ export class QueueWorker {
   readonly name: string;
   private readonly redis: Redis;
   private readonly worker: Worker;
+  private readonly agentWorker: Worker | undefined;
   private readonly parts: WorkerParts;
   private readonly dir: string;
   private readonly policies = new Map<string, Promise<AnyPolicy>>();
@@ -73,18 +82,27 @@ export class QueueWorker {
     this.parts = parts;
     this.dir = mkdtempSync(join(tmpdir(), 'turnwise-worker-'));
     const lock = o.lockMs ?? 30_000;
-    this.worker = new Worker(QUEUE_NAME, (job) => this.process(job), {
-      connection: redis,
-      name: o.name,
-      concurrency: o.concurrency,
-      lockDuration: lock,
-      stalledInterval: lock,
-      maxStalledCount: 2,
-      autorun: false,
-    });
-    this.worker.on('error', () => {});
-    this.worker.on('completed', (job) => o.onJob?.(job.id ?? ''));
-    this.worker.on('failed', (job, e) => o.onJob?.(job?.id ?? '', e.message));
+    const consume = (
+      queue: string,
+      processor: (job: Job) => Promise<{ worker: string; trajectory?: string }>,
+    ) => {
+      const w = new Worker(queue, processor, {
+        connection: redis,
+        name: o.name,
+        concurrency: o.concurrency,
+        lockDuration: lock,
+        stalledInterval: lock,
+        maxStalledCount: 2,
+        autorun: false,
+      });
+      w.on('error', () => {});
+      w.on('completed', (job) => o.onJob?.(job.id ?? ''));
+      w.on('failed', (job, e) => o.onJob?.(job?.id ?? '', e.message));
+      return w;
+    };
+    this.worker = consume(QUEUE_NAME, (job) => this.process(job));
+    const agents = parts.agents;
+    if (agents !== undefined) this.agentWorker = consume(AGENT_QUEUE_NAME, (job) => this.agent(job, agents));
   }
 
   /** Connects (an unreachable Redis is refused in one line, as `--queue`), registers and starts. */
@@ -100,11 +118,15 @@ export class QueueWorker {
         started: new Date().toISOString(),
         done: 0,
         failed: 0,
+        agents: parts.agents === undefined ? 0 : 1,
       })
       .exec();
     const w = new QueueWorker(o, redis, parts);
-    w.worker.run().catch(() => {});
-    await w.worker.waitUntilReady();
+    for (const x of [w.worker, w.agentWorker]) {
+      if (x === undefined) continue;
+      x.run().catch(() => {});
+      await x.waitUntilReady();
+    }
     return w;
   }
 
@@ -133,12 +155,38 @@ export class QueueWorker {
       await this.count('failed');
       throw new Error(`worker ${this.name}: ${(e as Error).message}`);
     }
+    return this.result(data.run, job, trajectory);
+  }
+
+  /** An outside agent's episode (its job's data read by `agents.play`). */
+  private async agent(
+    job: Job,
+    agents: NonNullable<WorkerParts['agents']>,
+  ): Promise<{ worker: string; trajectory?: string }> {
+    const run = (job.data as { run?: unknown } | null)?.run;
+    let trajectory: Trajectory;
+    try {
+      if (typeof run !== 'string') throw new Error('the job names no run');
+      trajectory = await agents.play(job.data, job.id ?? '');
+    } catch (e) {
+      await this.count('failed');
+      throw new Error(`worker ${this.name}: ${(e as Error).message}`);
+    }
+    return this.result(run, job, trajectory);
+  }
+
+  /** A job's result: its trajectory as the return value when small, else in the batch's results hash. */
+  private async result(
+    run: string,
+    job: Job,
+    trajectory: Trajectory,
+  ): Promise<{ worker: string; trajectory?: string }> {
     const wire = encodeTrajectory(trajectory);
     if (wire.length <= INLINE_CHARS) {
       void this.count('done');
       return { worker: this.name, trajectory: wire };
     }
-    const key = resultsKey(data.run);
+    const key = resultsKey(run);
     await this.redis
       .multi()
       .hset(key, job.id ?? '', wire)
@@ -188,16 +236,18 @@ export class QueueWorker {
   /** Stops taking jobs, lets those in flight finish, disconnects, removes the checkpoint copies. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      const workers = [this.worker, this.agentWorker].filter((w) => w !== undefined);
       if (this.redis.status === 'ready') {
-        await this.worker.close().catch(() => {});
+        await Promise.all(workers.map((w) => w.close().catch(() => {})));
         await this.redis.del(workerKey(this.name)).catch(() => 0);
       } else {
         // Redis is gone: nothing in flight can finish (its result could not be written); the jobs go
         // back to the queue as stalled once it is back.
         this.redis.disconnect();
-        await this.worker.close(true).catch(() => {});
+        await Promise.all(workers.map((w) => w.close(true).catch(() => {})));
       }
       this.redis.disconnect();
+      await this.parts.agents?.close().catch(() => {});
       rmSync(this.dir, { recursive: true, force: true });
     })();
     return this.closing;

@@ -660,6 +660,7 @@ function specs(valid: () => string): Spec[] {
         '--seed': badInt(0),
         '--upstream': pick('nope', 'ftp://x/v1', 'http://', ''),
         '--out': badOutDir,
+        '--queue': badQueue,
       },
     },
     {

@@ -5,13 +5,16 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import type { Task } from '../../core/types.ts';
+import type { Task, Trajectory } from '../../core/types.ts';
 import { envSpec, makeTasks } from '../../envs/index.ts';
+import type { AgentQueueRun } from '../../harness/remote.ts';
+import type { AgentSpec } from '../../harness/run.ts';
 import { runHarness, shellQuote } from '../../harness/run.ts';
 import { summarize } from '../../rollout/summary.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { fmt, json, out, Progress, table } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, num, seed } from '../options.ts';
+import { checkQueueFlag } from '../queue.ts';
 import { ABOUT } from './about.ts';
 import { upstreamUrl } from './proxy.ts';
 
@@ -30,6 +33,7 @@ interface HarnessFlags extends EnvFlags {
   revealBudget?: boolean;
   mcp: boolean;
   seed: string;
+  queue?: string;
   json?: boolean;
 }
 
@@ -113,8 +117,12 @@ SIGINT/SIGTERM (the interrupted episodes are left for the resume) or, if the har
     .option('--reveal-budget', 'tell the agent the budget (TURNWISE_BUDGET, turns left over MCP)')
     .option('--no-mcp', 'do not set TURNWISE_MCP (agents that bring their own tools)')
     .option('--seed <n>', 'first task seed', '0')
+    .option(
+      '--queue <url>',
+      'play the episodes on `turnwise worker --agents` processes through this Redis (redis://HOST:PORT)',
+    )
     .option('--json', 'machine-readable output')
-    .action(async (flags: HarnessFlags) => {
+    .action(async (flags: HarnessFlags, cmd: Command) => {
       if (flags.cmd.trim() === '') throw new InputError('--cmd', flags.cmd, 'expected a command line');
       const config = envConfigFromFlags(flags.env, flags);
       const first = seed(flags.seed);
@@ -138,7 +146,16 @@ SIGINT/SIGTERM (the interrupted episodes are left for the resume) or, if the har
       if (flags.reward !== undefined && flags.reward.trim() === '')
         throw new InputError('--reward', flags.reward, 'expected a command line');
       checkOutput(flags.out, '--out', 'dir');
+      await checkQueueFlag(flags.queue);
+      if (flags.queue !== undefined && cmd.getOptionValueSource('concurrency') === 'cli')
+        throw new InputError(
+          '--concurrency',
+          flags.concurrency,
+          "cannot go with --queue: each worker's own --concurrency says how many agents it runs",
+        );
       const revealBudget = flags.revealBudget === true;
+      // The queue is reached now (an unreachable Redis refused in one line) and closed on every path.
+      const queue = flags.queue === undefined ? undefined : await openAgentQueue(flags.queue);
       const progress = new Progress('harness', tasks.length * samples);
       // SIGINT/SIGTERM: the harness stops its agents and records nothing half-done, then this process
       // ends by the same signal (its exit status says so); a second signal kills it at once (the
@@ -151,6 +168,10 @@ SIGINT/SIGTERM (the interrupted episodes are left for the resume) or, if the har
       };
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
+      const mcp = flags.mcp
+        ? (task: Task, sample: number, store: string) =>
+            mcpCommand(task, sample, { runSeed: first, budget, revealBudget, store })
+        : undefined;
       const r = await runHarness({
         cmd: flags.cmd,
         tasks,
@@ -163,9 +184,28 @@ SIGINT/SIGTERM (the interrupted episodes are left for the resume) or, if the har
         concurrency,
         timeoutMs: timeout * 1000,
         apiKey,
-        mcpCommand: flags.mcp
-          ? (task, sample, store) => mcpCommand(task, sample, { runSeed: first, budget, revealBudget, store })
-          : undefined,
+        mcpCommand: mcp,
+        queue:
+          queue === undefined
+            ? undefined
+            : (pending, spec, created, record) =>
+                queue.run(
+                  {
+                    tasks,
+                    samples,
+                    upstream,
+                    apiKeyEnv: flags.apiKeyEnv,
+                    mcp: flags.mcp,
+                    runSeed: first,
+                    dir: resolve(flags.out),
+                    signal: abort.signal,
+                  },
+                  pending,
+                  spec,
+                  created,
+                  record,
+                  progress,
+                ),
         config: {
           cmd: flags.cmd,
           ...config,
@@ -180,9 +220,10 @@ SIGINT/SIGTERM (the interrupted episodes are left for the resume) or, if the har
         },
         onProgress: (done) => progress.update(done),
         signal: abort.signal,
-      }).finally(() => {
+      }).finally(async () => {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
+        await queue?.close();
       });
       progress.done();
       if (r.swept.length > 0)
@@ -223,4 +264,26 @@ SIGINT/SIGTERM (the interrupted episodes are left for the resume) or, if the har
       );
       out(`wrote ${r.dir}/trajectories.jsonl and ${r.dir}/run.sqlite (run harness)`);
     });
+}
+
+/** The agents' queue of `--queue URL`, opened (Redis reached, or refused in one line) before any work. */
+async function openAgentQueue(raw: string) {
+  const { AGENT_QUEUE_NAME } = await import('../../rollout/queue-redis.ts');
+  const { queueAgentEpisodes } = await import('../../harness/remote.ts');
+  const { openRedisQueue } = await import('../queue-run.ts');
+  const { q, show, close } = await openRedisQueue(raw, 'harness', AGENT_QUEUE_NAME);
+  return {
+    run: (
+      o: AgentQueueRun,
+      pending: readonly number[],
+      spec: AgentSpec,
+      created: string,
+      record: (idx: number, t: Trajectory) => void,
+      p: Progress,
+    ) => {
+      show(p);
+      return queueAgentEpisodes(q, o, pending, spec, created, record);
+    },
+    close,
+  };
 }

@@ -1,7 +1,8 @@
 // turnwise worker --queue redis://HOST:PORT: plays the episodes that `rollout|eval|compare|train --queue`
 // put on the queue (src/rollout/queue-worker.ts), until SIGINT or SIGTERM (episodes in flight finish).
 // Policies are opened from the jobs' specs with this machine's environment (an openai: policy reads its
-// key here); checkpoints come from Redis by hash. Envs come from the registry.
+// key here); checkpoints come from Redis by hash. Envs come from the registry. With --agents it also
+// plays `harness run --queue`'s episodes (src/harness/remote.ts): the job's agent command run here.
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
@@ -12,6 +13,7 @@ import { QueueWorker } from '../../rollout/queue-worker.ts';
 import { untilSignal } from '../io.ts';
 import { int } from '../options.ts';
 import { ABOUT } from './about.ts';
+import { mcpCommand } from './harness.ts';
 
 interface WorkerFlags {
   queue: string;
@@ -19,6 +21,7 @@ interface WorkerFlags {
   name?: string;
   lockMs: string;
   apiKeyEnv?: string;
+  agents?: boolean;
 }
 
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
@@ -39,6 +42,10 @@ export function registerWorker(program: Command): void {
       '--api-key-env <name>',
       'read the API key of openai: policies from this variable (default OPENAI_API_KEY)',
     )
+    .option(
+      '--agents',
+      "also play `harness run --queue` episodes: each runs the job's agent command (a shell command line) on this machine",
+    )
     .action(async (flags: WorkerFlags) => {
       const url = parseQueueUrl(flags.queue);
       const concurrency = int('--concurrency', flags.concurrency, 1, 4096);
@@ -48,6 +55,10 @@ export function registerWorker(program: Command): void {
       const keyEnv = flags.apiKeyEnv;
       if (keyEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv))
         throw new InputError('--api-key-env', keyEnv, 'expected the name of an environment variable');
+      const agents =
+        flags.agents === true
+          ? new (await import('../../harness/remote.ts')).AgentStation(mcpCommand)
+          : undefined;
       const worker = await QueueWorker.start(
         {
           url,
@@ -69,9 +80,15 @@ export function registerWorker(program: Command): void {
             });
           },
           makeEnv: envs.make,
+          agents:
+            agents === undefined
+              ? undefined
+              : { play: (data, id) => agents.play(data, id), close: () => agents.close() },
         },
       );
-      process.stderr.write(`turnwise worker ${name}: listening on ${url.url} (concurrency ${concurrency})\n`);
+      process.stderr.write(
+        `turnwise worker ${name}: listening on ${url.url} (concurrency ${concurrency}${agents === undefined ? '' : ', agents too'})\n`,
+      );
       await untilSignal(() => worker.close());
     });
 }
