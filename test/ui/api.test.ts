@@ -441,6 +441,12 @@ function compareCli(a: string, b: string, flags: string) {
   return r;
 }
 
+/** An answer that measured runs a and b as `turnwise compare --json` with these flags does. */
+function sameAsCli(d: Diagnostics, a: string, b: string, flags: string): void {
+  assert.equal(d.available, true, d.reason ?? '');
+  assert.deepEqual(d.report, compareCli(a, b, flags));
+}
+
 test("compare diagnostics: the runs' saved policies measured, the numbers of `turnwise compare --json`", async () => {
   const { status, body } = await get('/api/compare/diagnostics?a=ta&b=tb');
   assert.equal(status, 200);
@@ -458,15 +464,8 @@ test("compare diagnostics: the runs' saved policies measured, the numbers of `tu
     env: { env: 'frozenlake', params: { map: '4x4', slippery: true } },
     resamples: 2000,
   });
-  assert.equal(d.available, true);
-  assert.deepEqual(
-    d.report,
-    compareCli(
-      'ta',
-      'tb',
-      '--tasks 8 --samples 8 --K 1,2,4,8 --T 100 --states 50 --actions 8 --continuations 4 --seed 0',
-    ),
-  );
+  const flags = '--tasks 8 --samples 8 --K 1,2,4,8 --T 100 --states 50 --actions 8 --continuations 4';
+  sameAsCli(d, 'ta', 'tb', `${flags} --seed 0`);
   // FrozenLake has an exact oracle: step quality at normal and error states and recovery were measured.
   assert.deepEqual(
     [d.report!.stepQuality!.normal.states, d.report!.stepQuality!.error.states, d.report!.recovery!.states],
@@ -482,13 +481,11 @@ test("compare diagnostics: the runs' saved policies measured, the numbers of `tu
       '/api/compare/diagnostics?a=tb&b=ta&tasks=3&samples=2&T=20&states=10&actions=4&continuations=2&seed=5',
     )
   ).body as unknown as Diagnostics;
-  assert.deepEqual(
-    other.report,
-    compareCli(
-      'tb',
-      'ta',
-      '--tasks 3 --samples 2 --K 1,2 --T 20 --states 10 --actions 4 --continuations 2 --seed 5',
-    ),
+  sameAsCli(
+    other,
+    'tb',
+    'ta',
+    '--tasks 3 --samples 2 --K 1,2 --T 20 --states 10 --actions 4 --continuations 2 --seed 5',
   );
 });
 
@@ -503,15 +500,7 @@ test('compare diagnostics of a transformer: measured off the server’s thread, 
   assert.equal(listed.status, 200);
   assert.equal(settled, false, 'the list came after the measurement: the server waited for it');
   const d = (await measuring).body as unknown as Diagnostics;
-  assert.equal(d.available, true);
-  assert.deepEqual(
-    d.report,
-    compareCli(
-      'tf',
-      'tf',
-      '--tasks 2 --samples 2 --K 1,2 --T 3 --states 4 --actions 2 --continuations 1 --seed 0',
-    ),
-  );
+  sameAsCli(d, 'tf', 'tf', '--tasks 2 --samples 2 --K 1,2 --T 3 --states 4 --actions 2 --continuations 1');
   assert.ok(d.report!.likelihood!.perToken !== undefined, 'a text policy: likelihood per token too');
 });
 
