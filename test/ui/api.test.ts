@@ -4,12 +4,13 @@
 // --json`, `turnwise eval --in --json`, `turnwise compare --json` on the runs' saved policies, the
 // tokenizer the transformer's checkpoint holds, Gymnasium's 4x4 map, and the writer's lock taken here.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { readSavedTransformer } from '../../src/policies/transformer.ts';
 import { DirLock } from '../../src/store/lock.ts';
 import { RunStore } from '../../src/store/sqlite.ts';
@@ -431,26 +432,56 @@ interface Diagnostics {
 }
 
 /** `turnwise compare --json` on two runs' directories, its policies named by their runs (the API's
- * names: a policy is named by the path it was opened from). */
-function compareCli(a: string, b: string, flags: string) {
-  const r = JSON.parse(
-    cli(`compare --map 4x4 --slippery --a runs/${a} --b runs/${b} ${flags} --json`),
-  ) as NonNullable<Diagnostics['report']>;
+ * names: a policy is named by the path it was opened from). Run without blocking this process: a
+ * fetch right after seconds of a blocked event loop could reuse a connection the server has closed. */
+async function compareCli(a: string, b: string, flags: string) {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [BIN, ...`compare --map 4x4 --slippery --a runs/${a} --b runs/${b} ${flags} --json`.split(' ')],
+    { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
+  );
+  const r = JSON.parse(stdout) as NonNullable<Diagnostics['report']>;
   r.passKT.a.policy = a;
   r.passKT.b.policy = b;
   return r;
 }
 
 /** An answer that measured runs a and b as `turnwise compare --json` with these flags does. */
-function sameAsCli(d: Diagnostics, a: string, b: string, flags: string): void {
+async function sameAsCli(d: Diagnostics, a: string, b: string, flags: string): Promise<void> {
   assert.equal(d.available, true, d.reason ?? '');
-  assert.deepEqual(d.report, compareCli(a, b, flags));
+  assert.deepEqual(d.report, await compareCli(a, b, flags));
+}
+
+/** Every file under the runs' directories with its size and modification time — but SQLite's WAL
+ * index (run.sqlite-shm, and the empty -wal beside it), which any reader of a WAL store creates and
+ * updates (every page that reads a store does; docs/ui.md says so). */
+function snapshot(...ids: string[]): string[] {
+  return ids.flatMap((id) =>
+    readdirSync(join(runs, id), { recursive: true, encoding: 'utf8' })
+      .filter((f) => !/\.sqlite-(shm|wal)$/.test(f))
+      .map((f) => {
+        const st = statSync(join(runs, id, f));
+        return `${id}/${f} ${st.size} ${st.mtimeMs}`;
+      }),
+  );
 }
 
 test("compare diagnostics: the runs' saved policies measured, the numbers of `turnwise compare --json`", async () => {
+  const untouched = snapshot('ta', 'tb');
   const { status, body } = await get('/api/compare/diagnostics?a=ta&b=tb');
   assert.equal(status, 200);
   const d = body as unknown as Diagnostics;
+  // Kept: asked again, the same answer, down to the seconds the measurement took.
+  assert.deepEqual((await get('/api/compare/diagnostics?a=ta&b=tb')).body, body);
+  // Other sizes and seed, B first.
+  const other = (
+    await get(
+      '/api/compare/diagnostics?a=tb&b=ta&tasks=3&samples=2&T=20&states=10&actions=4&continuations=2&seed=5',
+    )
+  ).body as unknown as Diagnostics;
+  // Read-only: not a file of either run was written, created or removed.
+  assert.deepEqual(snapshot('ta', 'tb'), untouched);
+
   // The dashboard's sizes, the runs' env, and T the budget both runs played (100).
   assert.deepEqual(d.params, {
     tasks: 8,
@@ -465,23 +496,14 @@ test("compare diagnostics: the runs' saved policies measured, the numbers of `tu
     resamples: 2000,
   });
   const flags = '--tasks 8 --samples 8 --K 1,2,4,8 --T 100 --states 50 --actions 8 --continuations 4';
-  sameAsCli(d, 'ta', 'tb', `${flags} --seed 0`);
+  await sameAsCli(d, 'ta', 'tb', `${flags} --seed 0`);
   // FrozenLake has an exact oracle: step quality at normal and error states and recovery were measured.
   assert.deepEqual(
     [d.report!.stepQuality!.normal.states, d.report!.stepQuality!.error.states, d.report!.recovery!.states],
     [50, 50, 50],
   );
   assert.ok(d.seconds !== null && d.seconds > 0);
-  // Kept: asked again, the same answer, down to the seconds the measurement took.
-  assert.deepEqual((await get('/api/compare/diagnostics?a=ta&b=tb')).body, body);
-
-  // Other sizes and seed, B first: the command with the same flags.
-  const other = (
-    await get(
-      '/api/compare/diagnostics?a=tb&b=ta&tasks=3&samples=2&T=20&states=10&actions=4&continuations=2&seed=5',
-    )
-  ).body as unknown as Diagnostics;
-  sameAsCli(
+  await sameAsCli(
     other,
     'tb',
     'ta',
@@ -500,7 +522,12 @@ test('compare diagnostics of a transformer: measured off the server’s thread, 
   assert.equal(listed.status, 200);
   assert.equal(settled, false, 'the list came after the measurement: the server waited for it');
   const d = (await measuring).body as unknown as Diagnostics;
-  sameAsCli(d, 'tf', 'tf', '--tasks 2 --samples 2 --K 1,2 --T 3 --states 4 --actions 2 --continuations 1');
+  await sameAsCli(
+    d,
+    'tf',
+    'tf',
+    '--tasks 2 --samples 2 --K 1,2 --T 3 --states 4 --actions 2 --continuations 1',
+  );
   assert.ok(d.report!.likelihood!.perToken !== undefined, 'a text policy: likelihood per token too');
 });
 
