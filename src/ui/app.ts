@@ -245,7 +245,7 @@ function failed(c: Context, e: unknown) {
 }
 
 /** The app; `measured` keeps the policy measurements (startUi closes it with the server). */
-export function uiApp(o: UiOptions, measured = new Diagnostics(o.diagnostics)): Hono {
+export function uiApp(o: UiOptions, measured = new Diagnostics(o.diagnostics, o.spacesOf)): Hono {
   const app = new Hono();
   const root = o.runs;
   const pollMs = o.pollMs ?? 500;
@@ -377,7 +377,7 @@ export interface RunningUi {
 /** Builds the pages (bundle.ts), then listens on host:port (0: a free port); resolves once bound,
  * rejects when it cannot bind. */
 export async function startUi(o: UiOptions & { port: number; host: string }): Promise<RunningUi> {
-  const measured = new Diagnostics(o.diagnostics);
+  const measured = new Diagnostics(o.diagnostics, o.spacesOf);
   const app = uiApp(o, measured);
   await frontEnd();
   return new Promise((resolve, reject) => {

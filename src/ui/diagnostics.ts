@@ -11,8 +11,9 @@
 import { InputError } from '../core/errors.ts';
 import type { EnvConfig } from '../core/types.ts';
 import type { CompareReport } from '../eval/compare.ts';
+import type { SpacesOf } from '../store/outcomes.ts';
 import type { FoundRun } from './runs.ts';
-import { largestBudget } from './trajectories.ts';
+import { largestBudget, NO_SPACES } from './trajectories.ts';
 
 /** The sizes of one measurement, as `turnwise compare` takes them (its flags of the same names). */
 export interface DiagnosticsParams {
@@ -115,37 +116,35 @@ const envLine = (e: EnvConfig) =>
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' ')}`.trim();
 
-/** The sizes of a query (defaults filled in, every value checked); T from the runs when not given. */
-function paramsOf(q: Record<string, string>, a: FoundRun, b: FoundRun): DiagnosticsParams {
+/** The sizes of a query, defaults filled in and every value checked; T undefined when not given. */
+function paramsOf(q: Record<string, string>): Omit<DiagnosticsParams, 'T'> & { T: number[] | undefined } {
   const d = DIAGNOSTICS_DEFAULTS;
   const m = DIAGNOSTICS_MAX;
   const samples = bounded('samples', q.samples, m.samples, d.samples);
   const K: number[] = [];
   for (let k = 1; k <= samples; k *= 2) K.push(k);
-  let T: number;
-  if (q.T !== undefined) T = bounded('T', q.T, MAX_T, 0);
-  else {
-    // The largest budget both runs played: neither policy is asked to play longer than it was.
-    const budgets = [a, b].flatMap((r) => (r.source === null ? [] : [largestBudget(r.source)]));
-    const known = budgets.filter((x): x is number => x !== undefined);
-    if (known.length === 0)
-      throw InputError.raw('T', 'the runs record no episodes to take their budget from; give T=');
-    T = Math.min(MAX_T, ...known);
-  }
-  if (q.seed !== undefined && !/^\d+$/.test(q.seed))
+  if (q.seed !== undefined && (!/^\d+$/.test(q.seed) || !Number.isSafeInteger(Number(q.seed))))
     throw new InputError('seed', q.seed, 'expected an integer ≥ 0');
-  const seed = q.seed === undefined ? d.seed : Number(q.seed);
-  if (!Number.isSafeInteger(seed)) throw new InputError('seed', q.seed, 'expected an integer ≥ 0');
   return {
     tasks: bounded('tasks', q.tasks, m.tasks, d.tasks),
     samples,
     K,
-    T: [T],
+    T: q.T === undefined ? undefined : [bounded('T', q.T, MAX_T, 0)],
     states: bounded('states', q.states, m.states, d.states),
     actions: bounded('actions', q.actions, m.actions, d.actions),
     continuations: bounded('continuations', q.continuations, m.continuations, d.continuations),
-    seed,
+    seed: q.seed === undefined ? d.seed : Number(q.seed),
   };
+}
+
+/** The largest budget both runs played (neither policy is asked to play longer than it was). */
+function sharedBudget(a: FoundRun, b: FoundRun, spacesOf: SpacesOf): number {
+  const known = [a, b]
+    .map((r) => (r.source === null ? undefined : largestBudget(r.source, spacesOf)))
+    .filter((x): x is number => x !== undefined);
+  if (known.length === 0)
+    throw InputError.raw('T', 'the runs record no episodes to take their budget from; give T=');
+  return Math.min(MAX_T, ...known);
 }
 
 /** Why a run has no saved policy to measure, or its directory and the policy's version. */
@@ -169,16 +168,19 @@ export class Diagnostics {
   private readonly kept = new Map<string, Promise<DiagnosticsAnswer>>();
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly policies: PolicyDiagnostics | undefined) {}
+  constructor(
+    private readonly policies: PolicyDiagnostics | undefined,
+    private readonly spacesOf: SpacesOf = NO_SPACES,
+  ) {}
 
   /** The answer for two runs and a query (its parameters checked: InputError names a bad one). */
   answer(a: FoundRun, b: FoundRun, q: Record<string, string>): Promise<DiagnosticsAnswer> {
-    const params = paramsOf(q, a, b);
-    const none = (reason: string, env: EnvConfig | null = null): Promise<DiagnosticsAnswer> =>
+    const asked = paramsOf(q);
+    const none = (reason: string): Promise<DiagnosticsAnswer> =>
       Promise.resolve({
         a: a.info.id,
         b: b.info.id,
-        params: env === null ? null : { ...params, env, resamples: RESAMPLES },
+        params: null,
         available: false,
         reason,
         report: null,
@@ -195,7 +197,8 @@ export class Diagnostics {
     const env: EnvConfig = { env: ea.env, params: (ea.params ?? {}) as Record<string, unknown> };
     const envB: EnvConfig = { env: eb.env, params: (eb.params ?? {}) as Record<string, unknown> };
     if (canonical(env) !== canonical(envB))
-      return none(`the runs are on different envs (A ${envLine(env)}, B ${envLine(envB)})`, env);
+      return none(`the runs are on different envs (A ${envLine(env)}, B ${envLine(envB)})`);
+    const params: DiagnosticsParams = { ...asked, T: asked.T ?? [sharedBudget(a, b, this.spacesOf)] };
     const key = canonical([a.info.id, b.info.id, params, env, pa.version, pb.version]);
     const kept = this.kept.get(key);
     if (kept !== undefined) return kept;
@@ -211,7 +214,7 @@ export class Diagnostics {
       return {
         a: a.info.id,
         b: b.info.id,
-        params: { ...params, env, resamples: RESAMPLES },
+        params: reason === null ? { ...params, env, resamples: RESAMPLES } : null,
         available: reason === null,
         reason,
         report: 'report' in result ? result.report : null,

@@ -5,7 +5,17 @@
 // tokenizer the transformer's checkpoint holds, Gymnasium's 4x4 map, and the writer's lock taken here.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -552,6 +562,13 @@ test('compare diagnostics: one line saying why when there is nothing to measure;
   assert.equal(
     await why('a=ta&b=t1'),
     'the runs are on different envs (A frozenlake map=4x4 slippery=true, B frozenlake map=4x4 slippery=false)',
+  );
+  // A checkpoint its loader refuses (damaged), in a copy of ta: the loader's line, the run named.
+  cpSync(join(runs, 'ta'), join(runs, 'broken'), { recursive: true });
+  writeFileSync(join(runs, 'broken', 'policy.safetensors'), 'not a checkpoint');
+  assert.match(
+    (await why('a=ta&b=broken')) ?? '',
+    /^run "broken": broken\/policy\.safetensors: .*(safetensors|header)/,
   );
   const cases: [string, RegExp][] = [
     ['a=ta', /^b: missing; expected a run id/],
