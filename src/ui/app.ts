@@ -9,6 +9,9 @@
 //   GET /api/runs/:id/groups/:task?credit=…         the samples of one task side by side (groups.ts)
 //   GET /api/trajectories/:runId/:index?credit=…    one trajectory, with a column of advantages per method
 //   GET /api/compare?a=&b=&K=&T=                    two runs' Pass@(K,T), failures, tasks (compare.ts)
+//   GET /api/compare/diagnostics?a=&b=&…            their saved policies measured by `turnwise compare`'s
+//                                                   library call: step quality, recovery, likelihood
+//                                                   (diagnostics.ts; on a worker thread, kept)
 //   GET /api/methods                                the credit methods of the registry
 // A run id is its path under the directory (`/` in it written %2F), FILE#RUN for a run of a store file.
 // An id that leaves the directory (`..`, an absolute path, a link out of it) is refused with 400 before
@@ -22,10 +25,12 @@ import { RunStore } from '../store/sqlite.ts';
 import { frontEnd } from './bundle.ts';
 import { compareRuns } from './compare.ts';
 import { type CreditOf, creditColumns } from './credit.ts';
+import { DIAGNOSTICS_PARAMS, Diagnostics, type PolicyDiagnostics } from './diagnostics.ts';
 import { divergence } from './groups.ts';
 import { changes } from './live.ts';
 import { CONTENT_SECURITY_POLICY, indexPage } from './page.ts';
 import { type FoundRun, findRun, findRuns, readJson, storeMetrics } from './runs.ts';
+import { tokenTextOf, type VocabularyOf } from './tokens.ts';
 import {
   FAILURE_KINDS,
   MAX_LIMIT,
@@ -39,7 +44,7 @@ import {
 } from './trajectories.ts';
 import { type EnvOf, viewCache } from './views.ts';
 
-export type { CreditOf };
+export type { CreditOf, PolicyDiagnostics, VocabularyOf };
 
 export interface UiOptions {
   /** The directory whose runs are served. */
@@ -50,6 +55,10 @@ export interface UiOptions {
   /** The integer spaces of a registered env's task (cli/options.ts spacesOfRegistered): a trajectory
    * file's lines are then indexed without building their turns (run-index.ts). */
   spacesOf?: SpacesOf;
+  /** How two runs' saved policies are measured (studies/ui-policies.ts); absent: compare says it cannot. */
+  diagnostics?: PolicyDiagnostics;
+  /** The tokenizer of a run's saved transformer policy (studies/ui-policies.ts); absent: chips show ids. */
+  vocabularyOf?: VocabularyOf;
   /** How often live streams read their run again, ms (default 500). */
   pollMs?: number;
 }
@@ -235,7 +244,8 @@ function failed(c: Context, e: unknown) {
   return c.json({ error: (e as Error).message }, 500);
 }
 
-export function uiApp(o: UiOptions): Hono {
+/** The app; `measured` keeps the policy measurements (startUi closes it with the server). */
+export function uiApp(o: UiOptions, measured = new Diagnostics(o.diagnostics, o.spacesOf)): Hono {
   const app = new Hono();
   const root = o.runs;
   const pollMs = o.pollMs ?? 500;
@@ -315,7 +325,14 @@ export function uiApp(o: UiOptions): Hono {
         throw new NotFound(`run ${JSON.stringify(found.info.id)} has no trajectory ${index}`);
       // As `turnwise credit --in FILE` gives the whole run's rows, from the trajectory's group (credit.ts).
       const credit = creditColumns(source, index, specs, o.credit, spacesOf);
-      return { run: found.info.id, index, trajectory, credit, view: viewOf(trajectory.task) };
+      return {
+        run: found.info.id,
+        index,
+        trajectory,
+        credit,
+        view: viewOf(trajectory.task),
+        tokenText: tokenTextOf(found, trajectory, o.vocabularyOf),
+      };
     }),
   );
   app.get('/api/compare', (c) =>
@@ -333,6 +350,20 @@ export function uiApp(o: UiOptions): Hono {
       return compareRuns(side('a'), side('b'), { K: intList('K', q.K), T: intList('T', q.T) });
     }),
   );
+  app.get('/api/compare/diagnostics', async (c) => {
+    try {
+      const q = c.req.query();
+      only(q, DIAGNOSTICS_PARAMS);
+      const side = (name: 'a' | 'b') => {
+        const id = q[name];
+        if (id === undefined || id === '') throw new InputError(name, id, 'expected a run id');
+        return run(root, id);
+      };
+      return c.json(await measured.answer(side('a'), side('b'), q));
+    } catch (e) {
+      return failed(c, e);
+    }
+  });
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}; see GET /` }, 404));
   return app;
 }
@@ -346,7 +377,8 @@ export interface RunningUi {
 /** Builds the pages (bundle.ts), then listens on host:port (0: a free port); resolves once bound,
  * rejects when it cannot bind. */
 export async function startUi(o: UiOptions & { port: number; host: string }): Promise<RunningUi> {
-  const app = uiApp(o);
+  const measured = new Diagnostics(o.diagnostics, o.spacesOf);
+  const app = uiApp(o, measured);
   await frontEnd();
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: o.port, hostname: o.host }, (info) => {
@@ -355,10 +387,13 @@ export async function startUi(o: UiOptions & { port: number; host: string }): Pr
         url: `http://${host}:${info.port}`,
         port: info.port,
         close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            if ('closeAllConnections' in server) server.closeAllConnections();
-          }),
+          Promise.all([
+            new Promise<void>((done) => {
+              server.close(() => done());
+              if ('closeAllConnections' in server) server.closeAllConnections();
+            }),
+            measured.close(),
+          ]).then(() => {}),
       });
     });
     server.once('error', reject);

@@ -154,6 +154,26 @@ export function runTrajectories(source: Exclude<Source, null>): Trajectory[] {
   return withStore(source.store, (store) => store.trajectories(source.run));
 }
 
+/** The largest budget a run's episodes were played at (undefined: the run has none), from the file's
+ * index or the store's budget column. */
+export function largestBudget(
+  source: Exclude<Source, null>,
+  spacesOf: SpacesOf = NO_SPACES,
+): number | undefined {
+  if ('file' in source) {
+    const ix = fileIndex(source.file, spacesOf).index;
+    let max: number | undefined;
+    for (let k = 0; k < ix.n; k++) if (max === undefined || ix.budget[k] > max) max = ix.budget[k];
+    return max;
+  }
+  return withStore(source.store, (store) => {
+    const r = store.db.prepare('SELECT MAX(budget) AS b FROM trajectories WHERE run = ?').get(source.run) as {
+      b: number | null;
+    };
+    return r.b ?? undefined;
+  });
+}
+
 /** One trajectory by index (undefined: none such), read alone. */
 export function trajectoryAt(
   source: Exclude<Source, null>,

@@ -1,14 +1,27 @@
 // `turnwise ui` as a user runs it: real runs made by the CLI in a temporary directory, the real server
 // on a free loopback port, and its JSON API read with plain fetch. Every expectation comes from another
 // reader: the run's own metrics.jsonl and `train --json`, the trajectory file's lines, `turnwise credit
-// --json`, `turnwise eval --in --json`, Gymnasium's 4x4 map, and the writer's lock taken here.
+// --json`, `turnwise eval --in --json`, `turnwise compare --json` on the runs' saved policies, the
+// tokenizer the transformer's checkpoint holds, Gymnasium's 4x4 map, and the writer's lock taken here.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { readSavedTransformer } from '../../src/policies/transformer.ts';
 import { DirLock } from '../../src/store/lock.ts';
 import { RunStore } from '../../src/store/sqlite.ts';
 
@@ -68,6 +81,21 @@ before(async () => {
     'rollout --map 4x4 --slippery --policy random --tasks 2 --samples 4 --budget 20 --seed 5 --out runs/r5.jsonl',
   );
   cli('rollout --map 4x4 --policy random --tasks 2 --samples 2 --db runs/db.sqlite --run r1');
+  // Two training runs that keep their trajectories and save their policies, on one env: compare
+  // measures the policies themselves.
+  cli('train --map 4x4 --slippery --policy tabular --iters 3 --store-trajectories --out runs/ta');
+  cli(
+    'train --map 4x4 --slippery --policy mlp:hidden=16 --iters 2 --groups 4 --group-size 4 --store-trajectories --out runs/tb',
+  );
+  // A transformer (cloned for one epoch outside the runs, then trained once): its run's checkpoint
+  // holds the tokenizer its chips are labelled with; its rollout file holds token ids only.
+  cli(
+    'bc --map 4x4 --slippery --policy transformer:layers=1,d=16,heads=2,ctx=1024,seed=3 --train-seeds 0:1 --test-seeds 1000000:1000001 --epochs 1 --eval-samples 1 --budget 3 --out lm',
+  );
+  cli(
+    'train --map 4x4 --slippery --policy lm --iters 1 --groups 1 --group-size 2 --budget 3 --eval-episodes 2 --store-trajectories --out runs/tf',
+  );
+  cli('rollout --map 4x4 --slippery --policy lm --tasks 1 --samples 1 --budget 2 --out runs/lm.jsonl');
   // A harness-shaped run whose writer (this test) holds its lock: live until released.
   const store = new RunStore(join(runs, 'nest', 'live', 'run.sqlite'));
   store.createRun('harness', 'harness', {});
@@ -121,11 +149,15 @@ test('every run is listed with its kind and status; nothing outside the director
   const byId = Object.fromEntries(body.runs.map((r) => [r.id, r]));
   assert.deepEqual(Object.keys(byId).sort(), [
     'db.sqlite#r1',
+    'lm.jsonl',
     'nest/live',
     'nest/live2',
     'r.jsonl',
     'r5.jsonl',
     't1',
+    'ta',
+    'tb',
+    'tf',
     'tools.jsonl',
   ]);
   assert.deepEqual(
@@ -392,6 +424,225 @@ test('compare: each side is `turnwise eval --in`, a run against itself differs b
       [6, true, false, null],
     ],
   );
+});
+
+interface Diagnostics {
+  a: string;
+  b: string;
+  params: Record<string, unknown> | null;
+  available: boolean;
+  reason: string | null;
+  report: {
+    passKT: { a: { policy: string }; b: { policy: string } };
+    stepQuality: { normal: { states: number }; error: { states: number } } | null;
+    recovery: { states: number; continuations: number; a: { success: number | null } } | null;
+    likelihood: { perToken?: unknown } | null;
+  } | null;
+  seconds: number | null;
+}
+
+/** `turnwise compare --json` on two runs' directories, its policies named by their runs (the API's
+ * names: a policy is named by the path it was opened from). Run without blocking this process: a
+ * fetch right after seconds of a blocked event loop could reuse a connection the server has closed. */
+async function compareCli(a: string, b: string, flags: string) {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [BIN, ...`compare --map 4x4 --slippery --a runs/${a} --b runs/${b} ${flags} --json`.split(' ')],
+    { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
+  );
+  const r = JSON.parse(stdout) as NonNullable<Diagnostics['report']>;
+  r.passKT.a.policy = a;
+  r.passKT.b.policy = b;
+  return r;
+}
+
+/** An answer that measured runs a and b as `turnwise compare --json` with these flags does. */
+async function sameAsCli(d: Diagnostics, a: string, b: string, flags: string): Promise<void> {
+  assert.equal(d.available, true, d.reason ?? '');
+  assert.deepEqual(d.report, await compareCli(a, b, flags));
+}
+
+/** Every file under the runs' directories with its size and modification time — but SQLite's WAL
+ * index (run.sqlite-shm, and the empty -wal beside it), which any reader of a WAL store creates and
+ * updates (every page that reads a store does; docs/ui.md says so). */
+function snapshot(...ids: string[]): string[] {
+  return ids.flatMap((id) =>
+    readdirSync(join(runs, id), { recursive: true, encoding: 'utf8' })
+      .filter((f) => !/\.sqlite-(shm|wal)$/.test(f))
+      .map((f) => {
+        const st = statSync(join(runs, id, f));
+        return `${id}/${f} ${st.size} ${st.mtimeMs}`;
+      }),
+  );
+}
+
+test("compare diagnostics: the runs' saved policies measured, the numbers of `turnwise compare --json`", async () => {
+  const untouched = snapshot('ta', 'tb');
+  const { status, body } = await get('/api/compare/diagnostics?a=ta&b=tb');
+  assert.equal(status, 200);
+  const d = body as unknown as Diagnostics;
+  // Kept: asked again, the same answer, down to the seconds the measurement took.
+  assert.deepEqual((await get('/api/compare/diagnostics?a=ta&b=tb')).body, body);
+  // Other sizes and seed, B first.
+  const other = (
+    await get(
+      '/api/compare/diagnostics?a=tb&b=ta&tasks=3&samples=2&T=20&states=10&actions=4&continuations=2&seed=5',
+    )
+  ).body as unknown as Diagnostics;
+  // Read-only: not a file of either run was written, created or removed.
+  assert.deepEqual(snapshot('ta', 'tb'), untouched);
+
+  // The dashboard's sizes, the runs' env, and T the budget both runs played (100).
+  assert.deepEqual(d.params, {
+    tasks: 8,
+    samples: 8,
+    K: [1, 2, 4, 8],
+    T: [100],
+    states: 50,
+    actions: 8,
+    continuations: 4,
+    seed: 0,
+    env: { env: 'frozenlake', params: { map: '4x4', slippery: true } },
+    resamples: 2000,
+  });
+  const flags = '--tasks 8 --samples 8 --K 1,2,4,8 --T 100 --states 50 --actions 8 --continuations 4';
+  await sameAsCli(d, 'ta', 'tb', `${flags} --seed 0`);
+  // FrozenLake has an exact oracle: step quality at normal and error states and recovery were measured.
+  assert.deepEqual(
+    [d.report!.stepQuality!.normal.states, d.report!.stepQuality!.error.states, d.report!.recovery!.states],
+    [50, 50, 50],
+  );
+  assert.ok(d.seconds !== null && d.seconds > 0);
+  await sameAsCli(
+    other,
+    'tb',
+    'ta',
+    '--tasks 3 --samples 2 --K 1,2 --T 20 --states 10 --actions 4 --continuations 2 --seed 5',
+  );
+});
+
+test('compare diagnostics of a transformer: measured off the server’s thread, as `turnwise compare` measures it', async () => {
+  const q = 'a=tf&b=tf&tasks=2&samples=2&states=4&actions=2&continuations=1';
+  let settled = false;
+  const measuring = get(`/api/compare/diagnostics?${q}`).finally(() => {
+    settled = true;
+  });
+  // The server answers other requests while it measures (the measurement has its own thread).
+  const listed = await get('/api/runs');
+  assert.equal(listed.status, 200);
+  assert.equal(settled, false, 'the list came after the measurement: the server waited for it');
+  const d = (await measuring).body as unknown as Diagnostics;
+  await sameAsCli(
+    d,
+    'tf',
+    'tf',
+    '--tasks 2 --samples 2 --K 1,2 --T 3 --states 4 --actions 2 --continuations 1',
+  );
+  assert.ok(d.report!.likelihood!.perToken !== undefined, 'a text policy: likelihood per token too');
+});
+
+test('compare diagnostics: one line saying why when there is nothing to measure; bad parameters refused', async () => {
+  const why = async (q: string) => {
+    const { status, body } = await get(`/api/compare/diagnostics?${q}`);
+    assert.equal(status, 200, q);
+    const d = body as unknown as Diagnostics;
+    assert.deepEqual([d.available, d.report, d.seconds], [false, null, null], q);
+    return d.reason;
+  };
+  assert.equal(await why('a=r.jsonl&b=ta'), 'run "r.jsonl" is a trajectory file: it holds no policy');
+  assert.equal(
+    await why('a=ta&b=db.sqlite%23r1'),
+    'run "db.sqlite#r1" is a run of a store file: it holds no policy',
+  );
+  assert.equal(
+    await why('a=ta&b=nest%2Flive'),
+    'run "nest/live" (harness) holds no saved policy (policy.safetensors)',
+  );
+  // t1 saved a policy too, trained on the 4x4 map without slippery ice.
+  assert.equal(
+    await why('a=ta&b=t1'),
+    'the runs are on different envs (A frozenlake map=4x4 slippery=true, B frozenlake map=4x4 slippery=false)',
+  );
+  // A checkpoint its loader refuses (damaged), in a copy of ta: the loader's line, the run named.
+  cpSync(join(runs, 'ta'), join(runs, 'broken'), { recursive: true });
+  writeFileSync(join(runs, 'broken', 'policy.safetensors'), 'not a checkpoint');
+  assert.match(
+    (await why('a=ta&b=broken')) ?? '',
+    /^run "broken": broken\/policy\.safetensors: .*(safetensors|header)/,
+  );
+  const cases: [string, RegExp][] = [
+    ['a=ta', /^b: missing; expected a run id/],
+    ['a=ta&b=tb&states=201', /^states: got "201"; expected an integer from 1 to 200/],
+    ['a=ta&b=tb&samples=0', /^samples: got "0"; expected an integer from 1 to 64/],
+    ['a=ta&b=tb&tasks=17', /^tasks: got "17"; expected an integer from 1 to 16/],
+    ['a=ta&b=tb&T=x', /^T: got "x"; expected an integer from 1 to 1000/],
+    ['a=ta&b=tb&seed=-1', /^seed: got "-1"; expected an integer ≥ 0/],
+    ['a=ta&b=tb&K=1', /^K: got "1"; not a parameter; expected: a, b, tasks, samples, T, states/],
+  ];
+  for (const [q, message] of cases) {
+    const r = await get(`/api/compare/diagnostics?${q}`);
+    assert.equal(r.status, 400, q);
+    assert.match(r.body.error, message, q);
+  }
+  assert.equal((await get('/api/compare/diagnostics?a=ta&b=nope')).status, 404);
+  assert.equal((await get('/api/compare/diagnostics?a=..%2Fx&b=ta')).status, 400);
+});
+
+test("token chips: labelled by the tokenizer the transformer's checkpoint holds; ids where there is none", async () => {
+  const { status, body } = await get('/api/trajectories/tf/0');
+  assert.equal(status, 200);
+  const a = body as unknown as {
+    trajectory: { turns: { trace?: { tokens?: number[] } }[] };
+    tokenText: {
+      from: string | null;
+      reason: string | null;
+      labels: Record<string, string>;
+      special: number[];
+    };
+  };
+  const ids = [...new Set(a.trajectory.turns.flatMap((t) => t.trace?.tokens ?? []))].sort((x, y) => x - y);
+  assert.ok(ids.length > 0);
+  // The tokenizer as the policy loader reads it from the run's checkpoint.
+  const tok = readSavedTransformer(join(runs, 'tf'))!.tokenizer;
+  assert.equal(a.tokenText.from, 'policy.safetensors');
+  assert.deepEqual(Object.keys(a.tokenText.labels).map(Number), ids);
+  assert.deepEqual(
+    a.tokenText.special,
+    ids.filter((id) => tok.isSpecial(id)),
+  );
+  // What each label spells, whitespace and \xNN written back, is the token's text: its bytes as UTF-8,
+  // or byte by byte where they are a piece of a character.
+  const unseen = (label: string) =>
+    label
+      .replace(/·/g, ' ')
+      .replace(/↵/g, '\n')
+      .replace(/⇥/g, '\t')
+      .replace(/\\x([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+  const textOf = (bytes: Uint8Array) => {
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      return String.fromCharCode(...bytes);
+    }
+  };
+  for (const id of ids) {
+    const label = a.tokenText.labels[id];
+    assert.equal(
+      tok.isSpecial(id) ? label : unseen(label),
+      tok.isSpecial(id) ? tok.tokenText(id) : textOf(tok.tokenBytes(id)),
+      `token ${id}`,
+    );
+  }
+  // A rollout file of the same policy records ids only: said so, nothing labelled.
+  const file = (await get('/api/trajectories/lm.jsonl/0')).body as unknown as typeof a;
+  assert.deepEqual(file.tokenText, {
+    from: null,
+    reason: 'a trajectory file records token ids, not the tokenizer',
+    labels: {},
+    special: [],
+  });
+  // A policy that writes no text: no chips, nothing to label.
+  assert.equal(((await get('/api/trajectories/r.jsonl/0')).body as unknown as typeof a).tokenText, null);
 });
 
 /** Reads server-sent events from a response, one {event, data} at a time. */

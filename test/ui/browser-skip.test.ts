@@ -52,10 +52,10 @@ test('without chromium under CI: every dashboard test fails, naming chromium', a
   const r = await run(true);
   assert.equal(r.code, 1, r.out);
   assert.doesNotMatch(r.out, /# SKIP/);
-  assert.match(r.out, /^# fail 9$/m);
+  assert.match(r.out, /^# fail 10$/m);
   assert.equal(
     (r.out.match(/error: "chromium not found on PATH: [^"]*apt-get install chromium[^"]*"/g) ?? []).length,
-    9,
+    10,
     r.out,
   );
 });

@@ -1,9 +1,10 @@
 // The dashboard as a reader uses it: real runs made by the real CLI in a temporary directory (rollouts
-// of FrozenLake, SQL and code, a transformer's tokens, a run through a served model, a training run —
-// one of them written while the page watches — and a budget study), `turnwise ui` serving them on a
-// free loopback port, and headless Chromium (Debian's, driven by playwright-core) opening every page.
-// Every expectation comes from another reader: the trajectory files' own lines, `turnwise credit
-// --json`, `turnwise eval --in … --json`, the study's summary.json. Waits are on events — a line the
+// of FrozenLake, SQL and code, a transformer's tokens, a run through a served model, training runs —
+// one of them written while the page watches, two that saved their policies, one of a transformer —
+// and a budget study), `turnwise ui` serving them on a free loopback port, and headless Chromium
+// (Debian's, driven by playwright-core) opening every page. Every expectation comes from another
+// reader: the trajectory files' own lines, `turnwise credit --json`, `turnwise eval --in … --json`,
+// `turnwise compare --json`, the API's token labels, the study's summary.json. Waits are on events — a line the
 // CLI prints, the page's ready mark, a DOM change — never on time. Screenshots of each page, 1280 px
 // light and 600 px dark, go to test-results/ui/ (ignored by git) for a person to look at.
 // Without chromium the tests skip with a one-line notice, unless CI is set (test/ui/chromium.ts).
@@ -126,6 +127,35 @@ describe('the dashboard in headless chromium', { skip: SKIP }, () => {
     const lake = ['--map', '4x4', '--slippery', '--tasks', '4', '--samples', '4', '--budget', '20'];
     cli('rollout', ...lake, '--policy', 'oracle:eps=0.3', '--out', 'runs/r.jsonl');
     cli('train', '--map', '4x4', '--policy', 'tabular', '--iters', '3', '--out', 'runs/t1');
+    // Two training runs that keep their trajectories and save their policies: compare measures the
+    // policies themselves.
+    const kept = ['--map', '4x4', '--slippery', '--store-trajectories'];
+    cli('train', ...kept, '--policy', 'tabular', '--iters', '3', '--out', 'runs/ta');
+    cli(
+      'train',
+      ...kept,
+      ...['--policy', 'mlp:hidden=16', '--iters', '2', '--groups', '4', '--group-size', '4'],
+      '--out',
+      'runs/tb',
+    );
+    // A transformer trained from a one-epoch clone (kept outside the runs): its checkpoint holds the
+    // tokenizer its chips are labelled with.
+    cli(
+      ...[
+        'bc',
+        '--map',
+        '4x4',
+        '--slippery',
+        '--policy',
+        'transformer:layers=1,d=16,heads=2,ctx=1024,seed=3',
+      ],
+      ...['--train-seeds', '0:1', '--test-seeds', '1000000:1000001', '--epochs', '1', '--eval-samples', '1'],
+      ...['--budget', '3', '--out', 'lm'],
+    );
+    cli(
+      ...['train', ...kept, '--policy', 'lm', '--iters', '1', '--groups', '1', '--group-size', '2'],
+      ...['--budget', '3', '--eval-episodes', '2', '--out', 'runs/tft'],
+    );
     // Two runs to compare, both blind to their budget (so Pass@(K,T) reads every T off one run).
     const blind = ['--map', '4x4', '--slippery', '--tasks', '4', '--samples', '8', '--budget', '50'];
     cli('rollout', ...blind, '--policy', 'random', '--out', 'runs/cmp-a.jsonl');
@@ -211,7 +241,10 @@ describe('the dashboard in headless chromium', { skip: SKIP }, () => {
       'sql.jsonl',
       'study',
       't1',
+      'ta',
+      'tb',
       'tf.jsonl',
+      'tft',
     ]);
     const row = (id: string, col: string) =>
       tab.locator(`tr[data-run="${id}"] td[data-label="${col}"]`).textContent();
@@ -353,10 +386,41 @@ describe('the dashboard in headless chromium', { skip: SKIP }, () => {
     const tf = lines('tf.jsonl')[0].turns[0].trace!;
     await open('#/run/tf.jsonl/t/0');
     assert.deepEqual((await attrs('.tokens span', 'data-logprob')).map(Number), tf.logprobs);
+    // A trajectory file holds no tokenizer: the chips are labelled by id, and the page says why.
     assert.deepEqual((await texts('.tokens span')).map(Number), tf.tokens);
+    assert.equal(
+      await tab.textContent('#tokens-note'),
+      'labelled by token id: a trajectory file records token ids, not the tokenizer',
+    );
     // The transformer's distribution is not explicit: exact is said to be unavailable, not faked.
     assert.match((await tab.textContent('#credit-note')) ?? '', /no explicit action distribution/);
     await shot('trajectory-transformer');
+
+    // A training run of a transformer: its checkpoint's tokenizer labels each chip with its text (the
+    // labels the API gives, which test/ui/api.test.ts checks against the tokenizer), the id on hover.
+    const answer = (await (await fetch(`${url}/api/trajectories/tft/0`)).json()) as {
+      trajectory: Line;
+      tokenText: { labels: Record<string, string>; special: number[] };
+    };
+    const trace = answer.trajectory.turns[0].trace!;
+    await open('#/run/tft/t/0');
+    assert.match(
+      (await tab.textContent('#tokens-note')) ?? '',
+      /^labelled by the tokenizer in the run’s policy\.safetensors/,
+    );
+    assert.deepEqual(
+      await texts('.tokens span'),
+      trace.tokens!.map((id) => answer.tokenText.labels[id]),
+    );
+    assert.deepEqual((await attrs('.tokens span', 'data-id')).map(Number), trace.tokens);
+    const titles = await attrs('.tokens span', 'title');
+    for (const [i, id] of trace.tokens!.entries())
+      assert.ok(titles[i].startsWith(`token ${i} (id ${id}, `), titles[i]);
+    assert.equal(
+      await tab.locator('.tokens span.special').count(),
+      trace.tokens!.filter((id) => answer.tokenText.special.includes(id)).length,
+    );
+    await shot('trajectory-transformer-text');
 
     const served = lines('served.jsonl');
     const s = served.findIndex((x) => x.turns.some((turn) => (turn.trace?.retries ?? 0) > 0));
@@ -437,7 +501,56 @@ describe('the dashboard in headless chromium', { skip: SKIP }, () => {
       ),
       most,
     );
+    // Trajectory files hold no policy: what needs the policies is not measured, and one line says why.
+    await tab.waitForFunction(
+      () => document.querySelector('#diagnostics')?.getAttribute('data-state') !== 'measuring',
+    );
+    assert.equal(await tab.getAttribute('#diagnostics', 'data-state'), 'unavailable');
+    assert.equal(
+      await tab.textContent('#diagnostics-note'),
+      'Step quality, recovery and likelihood: not measured — run "cmp-a.jsonl" is a trajectory file: it holds no policy.',
+    );
     await shot('compare');
+  });
+
+  test('compare two runs with saved policies: step quality and recovery as `turnwise compare` measures them', async () => {
+    await open('#/compare?a=ta&b=tb');
+    // The page is drawn before the measurement: it says so, then shows the figures.
+    await tab.waitForFunction(
+      () => document.querySelector('#diagnostics')?.getAttribute('data-state') !== 'measuring',
+    );
+    assert.equal(await tab.getAttribute('#diagnostics', 'data-state'), 'measured');
+    const report = JSON.parse(
+      cli(
+        ...['compare', '--map', '4x4', '--slippery', '--a', 'runs/ta', '--b', 'runs/tb', '--tasks', '8'],
+        ...['--samples', '8', '--K', '1,2,4,8', '--T', '100', '--states', '50', '--actions', '8'],
+        ...['--continuations', '4', '--seed', '0', '--json'],
+      ),
+    ) as Record<string, unknown>;
+    const at = (path: string) =>
+      path.split('.').reduce<unknown>((x, k) => (x as Record<string, unknown> | null)?.[k], report);
+    const figures = await tab.$$eval('#diagnostics [data-figure]', (es) =>
+      es.map((e) => [e.getAttribute('data-figure')!, e.getAttribute('data-value')!] as const),
+    );
+    const paths = figures.map(([p]) => p);
+    for (const p of [
+      'stepQuality.normal.score',
+      'stepQuality.error.score',
+      'recovery.a.success',
+      'recovery.b.success',
+      'recovery.diffCi95',
+    ])
+      assert.ok(paths.includes(p), `${p} shown`);
+    for (const [path, value] of figures) {
+      const x = at(path);
+      assert.equal(value, x === null ? '' : String(x), path);
+    }
+    // Drawn as the command prints them (4 decimals).
+    assert.equal(
+      await tab.textContent('[data-figure="stepQuality.normal.aBetter"]'),
+      formatNumber(at('stepQuality.normal.aBetter') as number, 4),
+    );
+    await shot('compare-policies');
   });
 
   test('a study: its findings and Pass@(K,T) heatmaps', async () => {
@@ -468,13 +581,19 @@ describe('the dashboard in headless chromium', { skip: SKIP }, () => {
       ['trajectory-sql', '#/run/sql.jsonl/t/0?turn=2'],
       ['trajectory-code', '#/run/code.jsonl/t/0?turn=1'],
       ['trajectory-transformer', '#/run/tf.jsonl/t/0'],
+      ['trajectory-transformer-text', '#/run/tft/t/0'],
       ['group', '#/run/forced.jsonl/group/1'],
       ['compare', '#/compare?a=cmp-a.jsonl&b=cmp-b.jsonl'],
+      ['compare-policies', '#/compare?a=ta&b=tb'],
       ['study', '#/run/study'],
     ];
     const failures: string[] = [];
     for (const [name, hash] of pages) {
       await open(hash, 600, 'dark');
+      // Measured after the page is drawn: its figures are part of the page.
+      await tab.waitForFunction(
+        () => document.querySelector('#diagnostics')?.getAttribute('data-state') !== 'measuring',
+      );
       const m = (await tab.evaluate(`(${measurePage.toString()})(${JSON.stringify(LIMITS)})`)) as Measured;
       assert.ok(m.texts > 10, `${name}: only ${m.texts} texts measured`);
       for (const p of m.problems) failures.push(`${name}: ${p.kind} ${p.value}: ${p.what}`);

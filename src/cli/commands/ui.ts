@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { describeEnv, envSpec } from '../../envs/index.ts';
 import { creditOfFile } from '../../studies/credit-file.ts';
+import { uiDiagnostics, uiVocabularies } from '../../studies/ui-policies.ts';
 import { startUi } from '../../ui/app.ts';
 import { untilSignal } from '../io.ts';
 import { int, spacesOfRegistered } from '../options.ts';
@@ -33,6 +34,8 @@ export function registerUi(program: Command): void {
         credit: creditOfFile,
         envOf: (task) => ({ spec: envSpec(task), describe: () => describeEnv(task) }),
         spacesOf: spacesOfRegistered,
+        diagnostics: uiDiagnostics(),
+        vocabularyOf: uiVocabularies(),
         port,
         host: flags.host,
       }).catch((e: NodeJS.ErrnoException) => {

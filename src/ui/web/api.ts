@@ -4,12 +4,14 @@
 // own, imported as types only (nothing of the server is bundled).
 import type { Trajectory } from '../../core/types.ts';
 import type { RunComparison } from '../compare.ts';
+import type { DiagnosticsAnswer } from '../diagnostics.ts';
 import type { Divergence } from '../groups.ts';
 import type { RunInfo } from '../runs.ts';
+import type { TokenText } from '../tokens.ts';
 import type { TrajectoryPage } from '../trajectories.ts';
 import type { EnvView } from '../views.ts';
 
-export type { EnvView, RunComparison, RunInfo, Trajectory, TrajectoryPage };
+export type { DiagnosticsAnswer, EnvView, RunComparison, RunInfo, TokenText, Trajectory, TrajectoryPage };
 
 export interface RunDetails extends RunInfo {
   config: unknown;
@@ -27,6 +29,8 @@ export interface TrajectoryAnswer {
   trajectory: Trajectory;
   credit: Record<string, number[]>;
   view: EnvView | null;
+  /** Labels of the token chips (null: no turn records tokens). */
+  tokenText: TokenText | null;
 }
 
 export interface GroupAnswer extends Divergence {

@@ -223,20 +223,29 @@ export function observationView(tr: Trajectory, t: number, view: EnvView | null)
   return pre(json(o));
 }
 
-/** One chip per token, coloured by its log-probability (viridis: dark unlikely, yellow likely). */
+/** One chip per token, coloured by its log-probability (viridis: dark unlikely, yellow likely), labelled
+ * with the token's text where the run's tokenizer gives it (`labels` by id; `special` ids marked), else
+ * with its id; the id, the text and the log-probability on hover. */
 export function tokensView(
   tokens: readonly number[] | undefined,
   logprobs: readonly (number | null)[],
+  text: { labels: Record<string, string>; special: readonly number[] } | null = null,
 ): string {
+  const special = new Set(text?.special ?? []);
   const chips = logprobs.map((lp, i) => {
     const p = lp === null ? 0 : Math.exp(lp);
     // On log p (−10 … 0): an untrained model's tokens near 1/vocabulary and a trained one's near 1 both
     // show their spread, which a scale on p would crush into its dark end.
     const bg = sequential(lp === null ? 0 : 1 + Math.max(-10, lp) / 10);
     const id = tokens?.[i];
-    return `<span style="background:${bg};color:${contrastText(bg)}" title="${attr(
-      `token ${i}${id === undefined ? '' : ` (id ${id})`}: log p = ${lp === null ? '−∞' : fmt(lp, 3)}, p = ${fmt(p, 3)}`,
-    )}" data-logprob="${lp === null ? '' : lp}">${id === undefined ? i : id}</span>`;
+    const label = id === undefined ? undefined : text?.labels[id];
+    const what =
+      id === undefined ? '' : ` (id ${id}${label === undefined ? '' : `, ${JSON.stringify(label)}`})`;
+    return `<span style="background:${bg};color:${contrastText(bg)}"${id !== undefined && special.has(id) ? ' class="special"' : ''}${
+      id === undefined ? '' : ` data-id="${id}"`
+    } title="${attr(`token ${i}${what}: log p = ${lp === null ? '−∞' : fmt(lp, 3)}, p = ${fmt(p, 3)}`)}" data-logprob="${lp === null ? '' : lp}">${esc(
+      label ?? String(id === undefined ? i : id),
+    )}</span>`;
   });
   return `<div class="tokens" aria-label="per-token log-probabilities">${chips.join('')}</div>`;
 }

@@ -71,7 +71,9 @@ align-items:center;justify-content:center;font-weight:700}
 .msg td{overflow-wrap:anywhere}
 .msg pre,.turn-view pre{white-space:pre-wrap;overflow-wrap:anywhere;max-height:18rem}
 .tokens{display:flex;flex-wrap:wrap;gap:2px;margin:.3rem 0;font:.78rem/1.3 ui-monospace,Menlo,Consolas,monospace}
-.tokens span{padding:.05rem .25rem;border-radius:3px}
+.tokens span{padding:.05rem .25rem;border-radius:3px;white-space:pre}
+.tokens span.special{font-style:italic;box-shadow:inset 0 0 0 1px currentColor}
+#diagnostics h3{font-size:1rem;margin:1.25rem 0 .3rem}
 dl.kv.small{font-size:.9rem;margin:.4rem 0}
 .lanes{overflow-x:auto;padding-bottom:.5rem;max-width:100%}
 .lane{display:flex;align-items:stretch;gap:2px;margin:2px 0}

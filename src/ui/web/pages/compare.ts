@@ -2,11 +2,13 @@
 /// <reference lib="dom.iterable" />
 // Two runs compared from their trajectories (GET /api/compare: Pass@(K,T) of each as `turnwise eval
 // --in` computes it, B − A with a paired interval when both ran the same tasks, failure kinds, the
-// step-quality proxy, invalid outputs, the tasks whose success differs most).
+// step-quality proxy, invalid outputs, the tasks whose success differs most), then — measured on their
+// saved policies, after the rest is drawn — step quality, recovery and likelihood (diagnostics.ts).
 import { barChart, figure, grid, keyValues, passKTHeatmap } from '../../../report/index.ts';
-import { get, type RunComparison, type RunInfo } from '../api.ts';
+import { type DiagnosticsAnswer, get, type RunComparison, type RunInfo } from '../api.ts';
 import { attr, byId, esc, fmt, link, route } from '../dom.ts';
 import type { Page } from '../route.ts';
+import { diagnosticsView, measuringView } from './diagnostics.ts';
 import { WITH_TRAJECTORIES } from './runs.ts';
 
 const select = (name: string, runs: readonly RunInfo[], chosen: string | null) =>
@@ -131,7 +133,8 @@ export const comparePage: Page = async (app, r, current) => {
 <label>K (optional)<input name="K" size="8" placeholder="1,2,4" value="${attr(grid.K ?? '')}" data-search></label>
 <label>T (optional)<input name="T" size="10" placeholder="10,20,50" value="${attr(grid.T ?? '')}"></label>
 <button type="submit">compare</button></form>
-<div id="comparison">${body}</div>`;
+<div id="comparison">${body}</div>
+${a && b ? `<section id="diagnostics" data-state="measuring"><h2>Measured on the saved policies</h2><div id="diagnostics-body">${measuringView()}</div></section>` : ''}`;
   byId<HTMLFormElement>('pick')!.addEventListener('submit', (e) => {
     e.preventDefault();
     const f = new FormData(e.target as HTMLFormElement);
@@ -140,5 +143,24 @@ export const comparePage: Page = async (app, r, current) => {
     );
     location.hash = route(['compare'], q);
   });
+  // Off the page's own request: the page is drawn (and ready) before the server has measured.
+  if (a && b) void diagnostics(a, b, current);
   return undefined;
 };
+
+async function diagnostics(a: string, b: string, current: () => boolean): Promise<void> {
+  let html: string;
+  let state: string;
+  try {
+    const d = await get<DiagnosticsAnswer>(`/api/compare/diagnostics?${new URLSearchParams({ a, b })}`);
+    html = diagnosticsView(d);
+    state = d.available ? 'measured' : 'unavailable';
+  } catch (e) {
+    html = `<p class="error-box">${esc((e as Error).message)}</p>`;
+    state = 'error';
+  }
+  const section = byId('diagnostics');
+  if (!current() || section === null) return;
+  byId('diagnostics-body')!.innerHTML = html;
+  section.dataset.state = state;
+}

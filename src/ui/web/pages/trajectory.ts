@@ -13,6 +13,7 @@ import {
   get,
   type Methods,
   runPath,
+  type TokenText,
   type Trajectory,
   type TrajectoryAnswer,
   type TrajectoryPage,
@@ -47,7 +48,15 @@ export function methodPicker(methods: Methods, view: EnvView | null, chosen: rea
 /** The methods of a `credit=` query value, in the order given. */
 export const methodsOf = (raw: string | null) => (raw ?? '').split(',').filter((s) => s !== '');
 
-function traceView(turn: Turn): string {
+/** What labels the chips: the run's tokenizer (named), or the ids and why. */
+function tokensNote(text: TokenText | null): string {
+  if (text === null) return '';
+  return text.from === null
+    ? `<div class="muted" id="tokens-note">labelled by token id: ${esc(text.reason ?? 'no tokenizer')}</div>`
+    : `<div class="muted" id="tokens-note">labelled by the tokenizer in the run’s ${esc(text.from)} (· space, ↵ newline, ⇥ tab; \\xNN a control character, or a byte of a character split across tokens); the id on hover</div>`;
+}
+
+function traceView(turn: Turn, tokenText: TokenText | null): string {
   const tr = turn.trace;
   if (tr === undefined) return '';
   const rows: [string, string | number | null][] = [];
@@ -69,7 +78,7 @@ function traceView(turn: Turn): string {
   const tokens =
     tr.logprobs === undefined
       ? ''
-      : `<div class="muted">tokens by log p, from −10 or less (dark) to 0 (yellow); hover for each</div>${tokensView(tr.tokens, tr.logprobs)}`;
+      : `<div class="muted">tokens by log p, from −10 or less (dark) to 0 (yellow); hover for each</div>${tokensNote(tokenText)}${tokensView(tr.tokens, tr.logprobs, tokenText)}`;
   return `<h3>Model call</h3>${rows.length > 0 ? keyValues(rows) : ''}${text}${tokens}`;
 }
 
@@ -93,7 +102,7 @@ function turnDetails(a: TrajectoryAnswer, t: number, methods: readonly string[])
   return `<h3>Action${turn.forced ? ' <span class="forced">(forced: imposed, not the policy’s)</span>' : ''}</h3>
 ${action}
 ${keyValues(rows, { digits: 4 })}
-${traceView(turn)}`;
+${traceView(turn, a.tokenText)}`;
 }
 
 function turnRows(a: TrajectoryAnswer, methods: readonly string[]): string {
