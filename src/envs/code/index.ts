@@ -1,14 +1,17 @@
 // The code env as a registered env: params, tasks → worlds (cached), env construction, the task's
 // description (with its gold), and the throughput figure `turnwise bench env code` reports.
 import { Rng } from '../../core/rng.ts';
-import type { Task, ToolCall } from '../../core/types.ts';
-import { CodeEnv, codeScripted } from './env.ts';
+import type { EnvSpec, Task, ToolCall } from '../../core/types.ts';
+import { CodeChoiceEnv, codeChoiceSpec } from './choice.ts';
+import { CodeEnv, codeScripted, codeSpec } from './env.ts';
 import { DEFAULT_SANDBOX_LIMITS } from './sandbox.ts';
 import { sandboxPool } from './sandbox-pool.ts';
 import { callText, codeParams, codeWorld } from './task.ts';
 
+export * from './choice.ts';
 export * from './env.ts';
 export * from './families.ts';
+export * from './hack.ts';
 export * from './sandbox.ts';
 export * from './sandbox-pool.ts';
 export type * from './sandbox-runner.ts';
@@ -17,6 +20,18 @@ export * from './tools.ts';
 
 export function makeCodeEnv(task: Task): CodeEnv {
   return new CodeEnv(codeWorld(task));
+}
+
+/** The env of a task: the write-mode env, or the candidate variant (params mode 'choose'). */
+export function makeCodeTaskEnv(task: Task): CodeEnv | CodeChoiceEnv {
+  const world = codeWorld(task);
+  return world.params.mode === 'choose' ? new CodeChoiceEnv(world) : new CodeEnv(world);
+}
+
+/** The spec of a task's env (the candidate variant's is discrete). */
+export function codeTaskSpec(task: Task): EnvSpec {
+  const p = codeParams(task.params);
+  return p.mode === 'choose' ? codeChoiceSpec(p.candidates ?? 4) : codeSpec();
 }
 
 /** Plain data describing a task: its family, level, prompt and examples; with `gold` the reference, the
