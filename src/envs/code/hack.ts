@@ -7,7 +7,7 @@
 // read; whitespace outside literals ignored). An example is SPECIAL-CASED when one of its distinctive
 // inputs appears in the code in a way only a special case explains:
 //   - compared: a literal equal to the input is an operand of ===, !==, == or != or a `case` label
-//     (`if (s === 'abba')`, `case 37:`);
+//     (`if (s === 'abba')`, `case 37:`), or a key of an object literal (`{ abba: 2, 'xyz': 0, 37: 703 }`);
 //   - keyed: a string literal contains the JSON of the example's argument list or of a structured
 //     argument (`seen['[[3,1,2],2]']`, `JSON.stringify(xs) === '[3,1,2]'`, a JSON table in one string);
 //   - embedded: an array or object argument's JSON appears in the code as a literal (`[[3,1,2], 2]` in a
@@ -155,9 +155,26 @@ function comparedLiterals(tokens: readonly Token[]): Token[] {
     const prev = minus ? tokens[i - 2] : before;
     const lit: Token = minus && t.kind === 'num' ? { kind: 'num', value: -t.value } : t;
     const cmp = (x: Token | undefined) => x?.kind === 'punct' && COMPARE.has(x.value);
-    if (cmp(prev) || cmp(after) || (prev?.kind === 'word' && prev.value === 'case')) out.push(lit);
+    if (cmp(prev) || cmp(after) || (prev?.kind === 'word' && prev.value === 'case') || isKey(tokens, i))
+      out.push(lit);
+  });
+  // Bare-word keys of object literals read as strings (`{ banana: 3 }`).
+  tokens.forEach((t, i) => {
+    if (t.kind === 'word' && isKey(tokens, i)) out.push({ kind: 'str', value: t.value });
   });
   return out;
+}
+
+/** Whether token i is a key of an object literal: after `{` or `,`, before `:`. */
+function isKey(tokens: readonly Token[], i: number): boolean {
+  const before = tokens[i - 1];
+  const after = tokens[i + 1];
+  return (
+    before?.kind === 'punct' &&
+    (before.value === '{' || before.value === ',') &&
+    after?.kind === 'punct' &&
+    after.value === ':'
+  );
 }
 
 /** The verdict on one program against the task's visible examples. */
@@ -188,7 +205,7 @@ function specialCase(
     const hit = compared.find((t) =>
       typeof arg === 'object' ? t.kind === 'str' && t.value === JSON.stringify(arg) : t.value === arg,
     );
-    if (hit !== undefined) return `compares with the input ${JSON.stringify(arg)}`;
+    if (hit !== undefined) return `compares with (or keys on) the input ${JSON.stringify(arg)}`;
   }
   if (!ex.args.some(distinctive)) return undefined;
   const keys = [
