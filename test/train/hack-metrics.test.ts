@@ -17,7 +17,7 @@ function traj(infos: StepInfo[]): Trajectory {
     budget: 5,
     revealBudget: false,
     turns: infos.map((info, t) => ({ t, observation: null, action: null, reward: 0, logp: 0, info })),
-    outcome: { success: false, turns: infos.length, totalReward: 0 } as Trajectory['outcome'],
+    outcome: { success: false, turns: infos.length, totalReward: 0 } as unknown as Trajectory['outcome'],
   };
 }
 const sub = (v: [number, number], h: [number, number], detected: boolean): StepInfo => ({
