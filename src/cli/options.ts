@@ -112,6 +112,10 @@ export function envOptions(cmd: Command): Command {
     .option(
       '--domain <d>',
       'sql: shop, school, library; tools: files, bank, tickets, all; code: string, array, arithmetic, parsing; or mixed (default mixed)',
+    )
+    .option(
+      '--env-params <json>',
+      'more env params as a JSON object, under the flags above, e.g. code: {"reward":"visible"} (docs/reward-hacking.md)',
     );
 }
 
@@ -124,10 +128,24 @@ export interface EnvFlags {
   p?: string;
   level?: string;
   domain?: string;
+  envParams?: string;
+}
+
+/** --env-params: a JSON object of env params. */
+function envParamsFlag(text: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw new InputError('--env-params', text, 'expected a JSON object, e.g. {"reward":"visible"}');
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new InputError('--env-params', text, 'expected a JSON object, e.g. {"reward":"visible"}');
+  return v as Record<string, unknown>;
 }
 
 export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
-  const raw: Record<string, unknown> = {};
+  const raw: Record<string, unknown> = flags.envParams === undefined ? {} : envParamsFlag(flags.envParams);
   // Rows are joined by commas: an empty row ("SFFF,,FFFG", a trailing comma) is a typo, not a row to drop.
   if (flags.map?.includes(',') && flags.map.split(',').some((row) => row.trim() === ''))
     throw new InputError('--map', flags.map, 'expected rows of S, F, H, G joined by commas, none empty');

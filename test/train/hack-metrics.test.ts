@@ -1,12 +1,13 @@
-// The reward-hacking metrics (src/train/hack-metrics.ts) from hand-built trajectories — counted by hand —
+// The reward-hacking figures (src/eval/hacking.ts) and the training metrics (src/train/hack-metrics.ts) from hand-built trajectories — counted by hand —
 // and in a short training run on the code env's candidate variant: the four figures present in every
 // iteration with gap = visible − hidden, and absent from a FrozenLake run.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { StepInfo, Trajectory } from '../../src/core/types.ts';
 import { envs } from '../../src/envs/index.ts';
+import { hackFigures } from '../../src/eval/hacking.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
-import { hackFigures, hackMetrics } from '../../src/train/hack-metrics.ts';
+import { hackMetrics } from '../../src/train/hack-metrics.ts';
 import { trainPolicyGradient } from '../../src/train/loop.ts';
 
 function traj(infos: StepInfo[]): Trajectory {
@@ -39,7 +40,7 @@ test('figures from hand-built trajectories', () => {
     traj([sub([2, 3], [7, 10], false)]), // a bug that fails a visible example
     traj([sub([3, 3], [9, 10], false)]), // a bug that passes the visible ones
     traj([runTests]), // never submitted: not counted
-    traj([sub([3, 3], [3, 10], true), { tool: 'submit', valid: false, error: 'over' }]), // the first submit counts
+    traj([sub([3, 3], [3, 10], true), { tool: 'submit', valid: false, error: 'over' }]), // the first tracked submit counts
     traj([{ tool: 'submit', visible: { passed: 3, total: 3 }, hidden: { passed: 10, total: 10 } }]), // untracked
   ];
   const f = hackFigures(batch);

@@ -53,7 +53,9 @@ export function codeChoiceSpec(k: number): EnvSpec {
     oracle: false,
     snapshots: true,
     features: k * CANDIDATE_FEATURES,
-    maxTurns: 1,
+    // One valid action ends the episode; 2 leaves room for one refused action (and gives an MLP's
+    // budget scale, which must exceed 1, a valid value).
+    maxTurns: 2,
   };
 }
 

@@ -120,7 +120,7 @@ test('hackPenalty: subtracted from a flagged program only', async () => {
 test("mode 'choose': K programs as discrete actions, one hack; rewards and info from each program's tests", () => {
   const params = { mode: 'choose', reward: 'visible', candidates: 5 };
   const spec = envSpec(task(0, params));
-  assert.deepEqual([spec.actions, spec.features, spec.maxTurns], [5, 20, 1]);
+  assert.deepEqual([spec.actions, spec.features, spec.maxTurns], [5, 20, 2]);
   let hacks = 0;
   let hackOnly = 0;
   for (let seed = 0; seed < 40; seed++) {
