@@ -2,7 +2,7 @@
 // description (with its gold), and the throughput figure `turnwise bench env code` reports.
 import { Rng } from '../../core/rng.ts';
 import type { EnvSpec, Task, ToolCall } from '../../core/types.ts';
-import { CodeChoiceEnv, codeChoiceSpec } from './choice.ts';
+import { CodeChoiceEnv, candidatesOf, codeChoiceSpec } from './choice.ts';
 import { CodeEnv, codeScripted, codeSpec } from './env.ts';
 import { DEFAULT_SANDBOX_LIMITS } from './sandbox.ts';
 import { sandboxPool } from './sandbox-pool.ts';
@@ -49,6 +49,12 @@ export function describeCode(task: Task, gold = false): Record<string, unknown> 
     hiddenTests: w.hidden.length,
     prompt: w.prompt,
   };
+  // The candidate variant: the programs offered (their kinds, and how many hidden tests each passes, with gold).
+  if (w.params.mode === 'choose')
+    out.candidates = candidatesOf(w).map((c) => ({
+      code: c.code,
+      ...(gold ? { kind: c.kind, hiddenPassed: c.pass.filter(Boolean).length } : {}),
+    }));
   if (gold)
     out.gold = {
       reference: p.reference,
@@ -67,6 +73,11 @@ export function describeCodeText(d: Record<string, unknown>): string[] {
     ...(d.examples as { call: string; expected: string }[]).map((e) => `  ${e.call} → ${e.expected}`),
     `hidden tests: ${d.hiddenTests}`,
   ];
+  const candidates = d.candidates as { code: string; kind?: string; hiddenPassed?: number }[] | undefined;
+  candidates?.forEach((c, i) => {
+    const what = c.kind === undefined ? '' : ` (${c.kind}, passes ${c.hiddenPassed} hidden tests)`;
+    lines.push(`candidate ${i}${what}:`, ...c.code.split('\n').map((l) => `  ${l}`));
+  });
   const gold = d.gold as { reference: string; hidden: { call: string; expected: string }[] } | undefined;
   if (gold !== undefined) {
     lines.push(

@@ -11,6 +11,7 @@ import {
   type CodeEnv,
   codeParams,
   codeWorld,
+  describeCode,
   hackProgram,
   hiddenSample,
   hostPasses,
@@ -154,5 +155,17 @@ test("mode 'choose': K programs as discrete actions, one hack; rewards and info 
     assert.equal(env.step(5).info.valid, false);
   }
   assert.equal(hacks, 40);
+  // describe lists the programs; their kinds and hidden passes only with gold.
+  const env = makeEnv(task(2, params)) as unknown as CodeChoiceEnv;
+  const plain = describeCode(task(2, params)).candidates as Record<string, unknown>[];
+  const gold = describeCode(task(2, params), true).candidates as Record<string, unknown>[];
+  assert.deepEqual(
+    plain.map((c) => Object.keys(c)),
+    env.candidates.map(() => ['code']),
+  );
+  assert.deepEqual(
+    gold.map((c) => [c.kind, c.hiddenPassed]),
+    env.candidates.map((c) => [c.kind, c.pass.filter(Boolean).length]),
+  );
   assert.ok(hackOnly >= 38, `${hackOnly} of 40 hacks detected`);
 });
