@@ -112,6 +112,10 @@ export function envOptions(cmd: Command): Command {
     .option(
       '--domain <d>',
       'sql: shop, school, library; tools: files, bank, tickets, all; code: string, array, arithmetic, parsing; or mixed (default mixed)',
+    )
+    .option(
+      '--env-params <json>',
+      'more env params as a JSON object, under the flags above, e.g. code: {"reward":"visible"} (docs/reward-hacking.md)',
     );
 }
 
@@ -124,10 +128,25 @@ export interface EnvFlags {
   p?: string;
   level?: string;
   domain?: string;
+  envParams?: string;
+}
+
+/** --env-params: a JSON object of env params. */
+function envParamsFlag(text: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw new InputError('--env-params', text, 'expected a JSON object, e.g. {"reward":"visible"}');
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new InputError('--env-params', text, 'expected a JSON object, e.g. {"reward":"visible"}');
+  return v as Record<string, unknown>;
 }
 
 export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
-  const raw: Record<string, unknown> = {};
+  const fromJson = flags.envParams === undefined ? {} : envParamsFlag(flags.envParams);
+  const raw: Record<string, unknown> = { ...fromJson };
   // Rows are joined by commas: an empty row ("SFFF,,FFFG", a trailing comma) is a typo, not a row to drop.
   if (flags.map?.includes(',') && flags.map.split(',').some((row) => row.trim() === ''))
     throw new InputError('--map', flags.map, 'expected rows of S, F, H, G joined by commas, none empty');
@@ -140,10 +159,12 @@ export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
   if (flags.level !== undefined)
     raw.level = flags.level === 'mixed' ? 'mixed' : int('--level', flags.level, 1, 3);
   if (flags.domain !== undefined) raw.domain = flags.domain;
+  // The keys --env-params gave that no flag replaced: an env's refusal of one of them names --env-params.
+  const jsonKeys = Object.keys(fromJson).filter((k) => raw[k] === fromJson[k]);
   try {
     return envConfig(envId, raw);
   } catch (e) {
-    throw asFlagError(e, envId, raw);
+    throw asFlagError(e, envId, raw, jsonKeys);
   }
 }
 
@@ -155,9 +176,19 @@ const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowe
  * An env's refusal of its parameters names them as config fields (`params.domain`, or `params` for
  * an unknown one); on the command line the user typed a flag, so the line names the flag instead.
  */
-function asFlagError(e: unknown, envId: string, raw: Record<string, unknown>): unknown {
+function asFlagError(
+  e: unknown,
+  envId: string,
+  raw: Record<string, unknown>,
+  jsonKeys: readonly string[],
+): unknown {
   if (!(e instanceof InputError)) return e;
   const key = e.field.startsWith('params.') ? e.field.slice('params.'.length).split('.')[0] : undefined;
+  if (
+    (key !== undefined && jsonKeys.includes(key)) ||
+    (e.field === 'params' && jsonKeys.some((k) => e.message.includes(`"${k}"`)))
+  )
+    return InputError.raw('--env-params', e.message);
   if (key !== undefined && ENV_PARAMS.has(key))
     return InputError.raw(flagName(key), e.message.slice(e.field.length + 2));
   if (e.field === 'params') {

@@ -4,10 +4,10 @@ import type { Env, EnvConfig, EnvFactory, EnvSpec, MaybePromise, Task } from '..
 import {
   benchCode,
   codeParams,
-  codeSpec,
+  codeTaskSpec,
   describeCode,
   describeCodeText,
-  makeCodeEnv,
+  makeCodeTaskEnv,
 } from './code/index.ts';
 import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
 import {
@@ -89,8 +89,8 @@ const ENVS: Record<string, EnvEntry> = {
     summary:
       'DeepCoder-MT-like: write a JavaScript function (string, array, arithmetic, parsing; level 1–3), run_tests then submit, in a QuickJS sandbox',
     params: (raw) => ({ ...codeParams(raw) }),
-    make: (task) => makeCodeEnv(task) as unknown as Env<unknown, unknown>,
-    spec: () => codeSpec(),
+    make: (task) => makeCodeTaskEnv(task) as unknown as Env<unknown, unknown>,
+    spec: (task) => codeTaskSpec(task),
     describe: (task, options) => describeCode(task, options?.gold === true),
     describeText: describeCodeText,
     bench: async (task, steps, seed) => {

@@ -15,6 +15,7 @@ import {
   runPassCounts,
 } from './evaluate.ts';
 import { type Failures, failures } from './failures.ts';
+import type { HackFigures } from './hacking.ts';
 import { type Likelihood, likelihood } from './likelihood.ts';
 import { checkKT, passKT } from './passkt.ts';
 import { DEFAULT_CONTINUATIONS, type Recovery, recovery } from './recovery.ts';
@@ -85,6 +86,9 @@ export interface CompareReport {
   recovery: RecoveryReport | null;
   likelihood: Likelihood | null;
   failures: { a: Failures; b: Failures };
+  /** The code env under a visible reward (or its candidate variant): each policy's visible and hidden
+   * pass rates, gap and detector rate over its run at T_max (eval/hacking.ts); absent elsewhere. */
+  hacking?: { a: HackFigures | null; b: HackFigures | null };
 }
 
 export const DEFAULT_STATES = 200;
@@ -193,5 +197,10 @@ export async function compare(o: CompareOptions): Promise<CompareReport> {
     recovery: recovered,
     likelihood: lik,
     failures: { a: failures(trajectories(recorded.a)), b: failures(trajectories(recorded.b)) },
+    ...hackingOf(runA.hacking.result(), runB.hacking.result()),
   };
+}
+
+function hackingOf(a: HackFigures | null, b: HackFigures | null): Pick<CompareReport, 'hacking'> {
+  return a === null && b === null ? {} : { hacking: { a, b } };
 }

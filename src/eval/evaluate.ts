@@ -13,6 +13,7 @@ import { type BatchOptions, rollout } from '../rollout/batch.ts';
 import { episodeSeeds } from '../rollout/episode.ts';
 import { bootstrapPassKT, DEFAULT_RESAMPLES, type Interval } from './bootstrap.ts';
 import { type Failures, FailureTally } from './failures.ts';
+import { HackCount, type HackFigures } from './hacking.ts';
 import { InvalidCount } from './invalid.ts';
 import { type OwnLikelihood, OwnLikelihoodCount } from './own-likelihood.ts';
 import { checkKT, countsFromFirstSuccess, type PassCounts, passKT } from './passkt.ts';
@@ -76,6 +77,8 @@ export interface PassRun {
   /** Invalid outputs and the policy's own likelihood over the run at T_max (eval/invalid.ts,
    * eval/own-likelihood.ts). */
   invalid: InvalidCount;
+  /** The code env's reward-hacking figures over the run at T_max (eval/hacking.ts). */
+  hacking: HackCount;
   own: OwnLikelihoodCount;
 }
 
@@ -100,6 +103,7 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
   const tally = new FailureTally();
   const invalid = new InvalidCount();
   const own = new OwnLikelihoodCount();
+  const hacking = new HackCount();
   const run = o.rollout ?? rollout;
   let done = 0;
   for (let j = 0; j < runs.length; j++) {
@@ -124,6 +128,7 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
         if (budget === Tmax) {
           invalid.add(tr);
           own.add(tr);
+          hacking.add(tr);
           tally.add(tr.outcome);
           if (keep(s))
             atTmax.push({ trajectory: tr, envSeed: episodeSeeds(o.runSeed, tr.task.seed, s).envSeed });
@@ -137,7 +142,7 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
     mode === 'prefix'
       ? countsFromFirstSuccess(first, samples, T)
       : { T, n: new Int32Array(tasks.length).fill(samples), c };
-  return { mode, counts, atTmax, failures: tally.result(), invalid, own };
+  return { mode, counts, atTmax, failures: tally.result(), invalid, own, hacking };
 }
 
 export interface PerTask {
@@ -176,6 +181,9 @@ export interface EvalReport {
   invalidRate?: number;
   invalid?: { count: number; turns: number };
   likelihood?: OwnLikelihood;
+  /** The code env under a visible reward (or its candidate variant), over the run at T_max: visible and
+   * hidden pass rates of the submitted programs, their gap, the detector's rate (eval/hacking.ts). */
+  hacking?: HackFigures;
 }
 
 export async function evaluate(o: EvalOptions): Promise<EvalReport> {
@@ -198,7 +206,13 @@ export async function evaluate(o: EvalOptions): Promise<EvalReport> {
     ci95: ci[0],
     perTask: perTask(o.tasks, run.counts),
     ...textFigures(run),
+    ...hackingOf(run),
   };
+}
+
+function hackingOf(run: PassRun): { hacking?: HackFigures } {
+  const h = run.hacking.result();
+  return h === null ? {} : { hacking: h };
 }
 
 /** EvalReport's figures of a text policy; none for a policy that writes no text. */

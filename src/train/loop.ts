@@ -24,6 +24,7 @@ import { collect, refill, replayDeadGroups } from './collect.ts';
 import type { TrainConfig } from './config.ts';
 import { type FinalEval, finalEval } from './final.ts';
 import { PrefixGuide } from './guidance.ts';
+import { hackMetrics } from './hack-metrics.ts';
 import type { Learner, ViewOf } from './learner.ts';
 import { checkpointDue, openRun, type Resumed, type RunDir, runSeconds } from './run-dir.ts';
 import { type Run, type Setup, setup } from './setup.ts';
@@ -128,6 +129,7 @@ function iterationMetrics(
   const [proxy] = ownProxyMean(batch);
   if (proxy !== null) values['rollout/step_proxy'] = proxy;
   if (s.critic) values['critic/loss'] = u.criticLoss;
+  Object.assign(values, hackMetrics(batch)); // code env under a visible reward (train/hack-metrics.ts)
   if (guide) {
     values['guidance/guided_groups'] = config.guidance.mode === 'bread' ? guided : config.groups;
     values['guidance/forced_turns'] = batch.reduce((n, t) => n + t.turns.filter((x) => x.forced).length, 0);

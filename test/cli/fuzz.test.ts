@@ -220,6 +220,7 @@ const ENV_FLAGS: Record<string, fc.Arbitrary<Value>> = {
   '--p': badNum((x) => x > 0 && x <= 1),
   '--level': badEnum(['1', '2', '3', 'mixed']),
   '--domain': badEnum(['shop', 'school', 'library', 'files', 'bank', 'mixed']),
+  '--env-params': pick('', 'x', '[1]', '1', 'null', '{"nope":1}', '{"slippery":3}', '{"level":9}'),
 };
 const PASS_FLAGS: Record<string, fc.Arbitrary<Value>> = {
   ...ENV_FLAGS,
@@ -558,6 +559,17 @@ function specs(valid: () => string): Spec[] {
         '--seed': badInt(0),
         '--set': pick('', 'x', 'nope=1', 'seed=-1', 'eval.K=abc', '=3', 'seed=1e1'),
         '--out': badOutDir,
+      },
+    },
+    {
+      path: ['study', 'hacking'],
+      base: ['--iters', '1', '--seeds', '1', '--groups', '1'],
+      flags: {
+        '--seeds': pick('', 'x', '1,1', '-1', '1.5'),
+        '--iters': badInt(1, 10_000),
+        '--groups': badInt(1, 4096),
+        '--window': badInt(1, 1),
+        '--every': badInt(1, 10_000),
       },
     },
     {

@@ -29,4 +29,10 @@ turnwise train --policy mlp --random --size 4 --p 0.8 --slippery --train-seeds 0
 turnwise bc --random --size 4 --p 0.8 --slippery --expert oracle:horizon=100 \
     --train-seeds 0:5000 --test-seeds 1000000:1000200 --budget 100 --out runs/bc --seed 0
 
+# docs/reward-hacking.md: two trainings on the code env's candidate variant, their compare, the study.
+turnwise train --env code --env-params '{"mode":"choose","reward":"visible"}' --policy mlp:hidden=32 --iters 40 --groups 32 --budget 2 --train-seeds 0:100000 --test-seeds 100000:100200 --eval-episodes 200 --seed 1 --out runs/visible 2>/dev/null
+turnwise train --env code --env-params '{"mode":"choose"}' --policy mlp:hidden=32 --iters 40 --groups 32 --budget 2 --train-seeds 0:100000 --test-seeds 100000:100200 --eval-episodes 200 --seed 1 --out runs/hidden 2>/dev/null
+turnwise compare --env code --env-params '{"mode":"choose","reward":"visible"}' --a runs/visible --b runs/hidden --seed 100000 --tasks 200 --samples 4 --K 1,4 --T 2
+turnwise study hacking 2>/dev/null
+
 echo "heavy commands ran in $dir"

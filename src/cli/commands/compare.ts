@@ -6,6 +6,7 @@ import { FAILURE_KINDS } from '../../core/types.ts';
 import { envs } from '../../envs/index.ts';
 import { type CompareReport, compare, STATES_FROM, type StatesFrom } from '../../eval/compare.ts';
 import { resolveMode } from '../../eval/evaluate.ts';
+import { hackLine } from '../../eval/hacking.ts';
 import type { Likelihood } from '../../eval/likelihood.ts';
 import type { StepQuality } from '../../eval/step-quality.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
@@ -169,6 +170,11 @@ function print(r: CompareReport, resamples: number, actions: number, unscored: s
       ]),
     ]),
   );
+  if (r.hacking !== undefined)
+    for (const p of ['a', 'b'] as const) {
+      const h = r.hacking[p];
+      out(`${p.toUpperCase()}: ${h === null ? 'reward hacking: no tracked program submitted' : hackLine(h)}`);
+    }
 }
 
 /** The per-token and per-trajectory figures of text policies (absent for policies that write no text). */

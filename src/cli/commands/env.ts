@@ -43,7 +43,8 @@ export function registerEnv(program: Command): void {
     .option('--json', 'machine-readable output')
     .action((envId: string, flags: CommonFlags & { gold?: boolean }) => {
       const task = taskFrom(envId, flags);
-      if (envSpec(task).tools !== undefined) {
+      // A tool env's task, or one with its own text layout (the code env's candidate variant is discrete).
+      if (envSpec(task).tools !== undefined || envEntry(task.env).describeText !== undefined) {
         describeToolTask(task, flags.gold === true, flags.json === true);
         return;
       }
@@ -172,7 +173,8 @@ function describeToolTask(task: Task, gold: boolean, asJson: boolean): void {
     }
     out(`${task.env} ${JSON.stringify(task.params)} task seed ${task.seed}`);
     out(entry.describeText(raw).join('\n'));
-    out(`tools: ${(envSpec(task).tools ?? []).map((x) => x.name).join(', ')}`);
+    const tools = envSpec(task).tools;
+    if (tools !== undefined) out(`tools: ${tools.map((x) => x.name).join(', ')}`);
     return;
   }
   const d = describeEnv(task, { gold }) as {

@@ -11,6 +11,7 @@ import {
   type PassMode,
   resolveMode,
 } from '../../eval/evaluate.ts';
+import { hackLine } from '../../eval/hacking.ts';
 import { passFromOutcomes } from '../../eval/recorded.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
@@ -205,6 +206,7 @@ export function registerEval(program: Command): void {
         out(`… ${report.perTask.length - shown.length} more tasks (all of them with --json)`);
       }
       printText(report, Tmax);
+      if (report.hacking !== undefined) out(`\n${hackLine(report.hacking)} at T=${Tmax}`);
       if (totals !== undefined) out(`\n${totalsLine(totals)}`);
     });
 }

@@ -28,6 +28,7 @@ import { json, out } from '../io.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
 import { ABOUT } from './about.ts';
 import { parseSeeds, type StudyFlags } from './study-flags.ts';
+import { registerStudyHacking } from './study-hacking.ts';
 import { isLanguageSummary, languageVerdicts, studyLanguage } from './study-language.ts';
 
 /** The flags declared in StudyConfigSchema. */
@@ -112,6 +113,7 @@ export function registerStudy(program: Command): void {
     .requiredOption('--in <file>', 'a run’s summary.json')
     .option('--json', 'print the findings list (the summary’s `findings`) as JSON')
     .action((flags: { in: string; json?: boolean }) => studyVerdicts(flags));
+  registerStudyHacking(study);
 }
 
 /** `study verdicts`: the findings, recomputed from the stored quantities of a summary.json. */

@@ -1,14 +1,17 @@
 // The code env as a registered env: params, tasks → worlds (cached), env construction, the task's
 // description (with its gold), and the throughput figure `turnwise bench env code` reports.
 import { Rng } from '../../core/rng.ts';
-import type { Task, ToolCall } from '../../core/types.ts';
-import { CodeEnv, codeScripted } from './env.ts';
+import type { EnvSpec, Task, ToolCall } from '../../core/types.ts';
+import { CodeChoiceEnv, candidatesOf, codeChoiceSpec } from './choice.ts';
+import { CodeEnv, codeScripted, codeSpec } from './env.ts';
 import { DEFAULT_SANDBOX_LIMITS } from './sandbox.ts';
 import { sandboxPool } from './sandbox-pool.ts';
 import { callText, codeParams, codeWorld } from './task.ts';
 
+export * from './choice.ts';
 export * from './env.ts';
 export * from './families.ts';
+export * from './hack.ts';
 export * from './sandbox.ts';
 export * from './sandbox-pool.ts';
 export type * from './sandbox-runner.ts';
@@ -17,6 +20,18 @@ export * from './tools.ts';
 
 export function makeCodeEnv(task: Task): CodeEnv {
   return new CodeEnv(codeWorld(task));
+}
+
+/** The env of a task: the write-mode env, or the candidate variant (params mode 'choose'). */
+export function makeCodeTaskEnv(task: Task): CodeEnv | CodeChoiceEnv {
+  const world = codeWorld(task);
+  return world.params.mode === 'choose' ? new CodeChoiceEnv(world) : new CodeEnv(world);
+}
+
+/** The spec of a task's env (the candidate variant's is discrete). */
+export function codeTaskSpec(task: Task): EnvSpec {
+  const p = codeParams(task.params);
+  return p.mode === 'choose' ? codeChoiceSpec(p.candidates ?? 4) : codeSpec();
 }
 
 /** Plain data describing a task: its family, level, prompt and examples; with `gold` the reference, the
@@ -34,6 +49,12 @@ export function describeCode(task: Task, gold = false): Record<string, unknown> 
     hiddenTests: w.hidden.length,
     prompt: w.prompt,
   };
+  // The candidate variant: the programs offered (their kinds, and how many hidden tests each passes, with gold).
+  if (w.params.mode === 'choose')
+    out.candidates = candidatesOf(w).map((c) => ({
+      code: c.code,
+      ...(gold ? { kind: c.kind, hiddenPassed: c.pass.filter(Boolean).length } : {}),
+    }));
   if (gold)
     out.gold = {
       reference: p.reference,
@@ -52,6 +73,11 @@ export function describeCodeText(d: Record<string, unknown>): string[] {
     ...(d.examples as { call: string; expected: string }[]).map((e) => `  ${e.call} → ${e.expected}`),
     `hidden tests: ${d.hiddenTests}`,
   ];
+  const candidates = d.candidates as { code: string; kind?: string; hiddenPassed?: number }[] | undefined;
+  candidates?.forEach((c, i) => {
+    const what = c.kind === undefined ? '' : ` (${c.kind}, passes ${c.hiddenPassed} hidden tests)`;
+    lines.push(`candidate ${i}${what}:`, ...c.code.split('\n').map((l) => `  ${l}`));
+  });
   const gold = d.gold as { reference: string; hidden: { call: string; expected: string }[] } | undefined;
   if (gold !== undefined) {
     lines.push(
