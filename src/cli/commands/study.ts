@@ -29,6 +29,7 @@ import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } fr
 import { ABOUT } from './about.ts';
 import { parseSeeds, type StudyFlags } from './study-flags.ts';
 import { isLanguageSummary, languageVerdicts, studyLanguage } from './study-language.ts';
+import { registerShapingStudy } from './study-shaping.ts';
 
 /** The flags declared in StudyConfigSchema. */
 const FLAGS = paramFlags(StudyConfigSchema);
@@ -112,6 +113,7 @@ export function registerStudy(program: Command): void {
     .requiredOption('--in <file>', 'a run’s summary.json')
     .option('--json', 'print the findings list (the summary’s `findings`) as JSON')
     .action((flags: { in: string; json?: boolean }) => studyVerdicts(flags));
+  registerShapingStudy(study);
 }
 
 /** `study verdicts`: the findings, recomputed from the stored quantities of a summary.json. */
