@@ -86,20 +86,8 @@ test('train --shaping progress:0.05 --vs-unshaped --json: true success, the DPâ€
 });
 
 test('study shaping --json: the potential row trains as the unshaped one does under GRPO (to rounding)', async () => {
-  const r = await turnwise([
-    'study',
-    'shaping',
-    '--map',
-    '4x4',
-    '--slippery',
-    '--seeds',
-    '0,1',
-    '--iters',
-    '3',
-    '--kinds',
-    'none,potential,step-penalty',
-    '--json',
-  ]);
+  const args = 'study shaping --map 4x4 --slippery --seeds 0,1 --iters 3 --kinds none,potential,step-penalty';
+  const r = await turnwise([...args.split(' '), '--json']);
   assert.equal(r.code, 0, r.stderr);
   const j = JSON.parse(r.stdout);
   const [none, potential, penalty] = j.rows;

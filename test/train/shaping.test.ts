@@ -207,6 +207,14 @@ test('GRPO: potential-based shaping shifts a group’s returns by one constant, 
 
 // ── Whole runs ────────────────────────────────────────────────────────────────────────────────────
 const slippery4 = { env: 'frozenlake', params: { map: '4x4', slippery: true } };
+const base = {
+  env: slippery4,
+  iters: 4,
+  groups: 4,
+  eval: { episodes: 50 },
+  seed: 3,
+  storeTrajectories: true,
+};
 
 /** The run's stored trajectories, iteration by iteration (`perIter` a batch). */
 function stored(out: string, perIter: number): Trajectory[][] {
@@ -220,14 +228,6 @@ function stored(out: string, perIter: number): Trajectory[][] {
 
 test('a shaped run: metrics and stored trajectories on the true reward, shaped_return and shaping_gap exact', async () => {
   const c = 0.05;
-  const base = {
-    env: slippery4,
-    iters: 4,
-    groups: 4,
-    eval: { episodes: 50 },
-    seed: 3,
-    storeTrajectories: true,
-  };
   const out = join(mkdtempSync(join(tmpdir(), 'turnwise-shaping-')), 'run');
   const config = parseTrainConfig({ ...base, shaping: { kind: 'step-penalty', coef: c } });
   const r = await trainPolicyGradient({ config, envs, out });
@@ -279,15 +279,8 @@ test('a shaped run: metrics and stored trajectories on the true reward, shaped_r
 
 test('a shaped run interrupted and resumed equals the uninterrupted one', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'turnwise-shaping-resume-'));
-  const config = parseTrainConfig({
-    env: slippery4,
-    iters: 6,
-    groups: 4,
-    checkpointEvery: 1,
-    eval: { episodes: 50 },
-    seed: 2,
-    shaping: { kind: 'novelty', coef: 0.2 },
-  });
+  const shaping = { kind: 'novelty', coef: 0.2 };
+  const config = parseTrainConfig({ ...base, iters: 6, checkpointEvery: 1, seed: 2, shaping });
   const whole = await trainPolicyGradient({ config, envs, out: join(dir, 'whole') });
   await trainPolicyGradient({ config, envs, out: join(dir, 'cut'), stopAfter: 2 });
   const resumed = await trainPolicyGradient({ config, envs, out: join(dir, 'cut'), resume: true });
