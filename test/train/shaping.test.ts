@@ -196,9 +196,22 @@ test('GRPO: potential-based shaping shifts a group’s returns by one constant, 
   const shaped = new BatchShaper({ kind: 'potential', coef: 1 }, 20).shape(batch, view);
   const a = creditBatch(batch, 'grpo', {});
   const b = creditBatch(shaped, 'grpo', {});
-  // Up to rounding (a dead group's equal returns may differ in the last bit once shaped: (x − μ)/(σ + ε)
-  // with σ ~ 1e-16 and ε = 1e-6 gives ~1e-10).
-  for (const [i, row] of a.entries()) assert.ok(near(row, b[i], 1e-9), `trajectory ${i}`);
+  // Within a group (one start, one budget) every return moves by −Φ_20(0), exactly: a dead group's
+  // advantages stay exact zeros (the float sum of the per-turn F would leave ~1e-10 there).
+  const groups = new Map<number, number[]>();
+  for (const [i, t] of batch.entries()) groups.set(t.task.seed, [...(groups.get(t.task.seed) ?? []), i]);
+  let dead = 0;
+  for (const members of groups.values()) {
+    const returns = new Set(members.map((i) => shaped[i].outcome.return));
+    const outcomes = new Set(members.map((i) => batch[i].outcome.return));
+    assert.equal(returns.size, outcomes.size);
+    if (outcomes.size === 1) {
+      dead++;
+      for (const i of members) assert.ok(b[i].every((x) => x === 0));
+    }
+  }
+  assert.ok(dead > 0 && dead < groups.size, `${dead} dead groups of ${groups.size}`);
+  for (const [i, row] of a.entries()) assert.ok(near(row, b[i], 1e-12), `trajectory ${i}`);
   // Progress is no constant: it moves them.
   const progress = new BatchShaper({ kind: 'progress', coef: 0.1 }, 20).shape(batch, view);
   const c = creditBatch(progress, 'grpo', {});
