@@ -2,7 +2,7 @@
 # The docs' heavy commands — the blocks marked `<!-- docs-test: heavy test/docs/heavy.sh — … -->`,
 # too slow for `npm test` — run as a reader runs them: in a fresh directory, `turnwise` on PATH, each
 # command verbatim (test/docs/docs.test.ts checks that every such command is written here). About
-# 5 CPU-minutes. `TURNWISE_DOCS_HEAVY=test/docs/heavy.sh node --import tsx --test test/docs/docs.test.ts`
+# 15 CPU-minutes. `TURNWISE_DOCS_HEAVY=test/docs/heavy.sh node --import tsx --test test/docs/docs.test.ts`
 # runs them too, and compares their output with the pages (=1: the default study of `npm start` too).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,5 +28,10 @@ turnwise train --map 4x4 --slippery --policy tabular --algo es --seed 1 --out ru
 turnwise train --policy mlp --random --size 4 --p 0.8 --slippery --train-seeds 0:5000 --test-seeds 1000000:1000200 --seed 1 --out runs/n1 2>/dev/null
 turnwise bc --random --size 4 --p 0.8 --slippery --expert oracle:horizon=100 \
     --train-seeds 0:5000 --test-seeds 1000000:1000200 --budget 100 --out runs/bc --seed 0
+
+# docs/shaping.md: tabular training under each shaping, judged on the true reward (≈ 10 CPU-minutes).
+turnwise study shaping --map 4x4 --slippery --seeds 0,1,2,3,4 2>/dev/null
+turnwise study shaping --map 4x4 --slippery --algo ppo 2>/dev/null
+turnwise study shaping --map 8x8 --slippery --budget 200 2>/dev/null
 
 echo "heavy commands ran in $dir"
