@@ -10,7 +10,7 @@ import type { EnvConfig, EnvFactory } from '../core/types.ts';
 import {
   measureShaping,
   POTENTIAL_BASED,
-  SHAPINGS,
+  type SHAPINGS,
   type Shaping,
   type ShapingKind,
   type ShapingWorld,
@@ -20,8 +20,7 @@ import { trainPolicyGradient } from '../train/loop.ts';
 import type { Estimate } from './budget/figures.ts';
 import { meanAcross } from './budget/study.ts';
 
-export const STUDY_KINDS = ['none', ...SHAPINGS] as const;
-export type StudyKind = (typeof STUDY_KINDS)[number];
+export type StudyKind = 'none' | (typeof SHAPINGS)[number];
 
 export interface ShapingStudyOptions {
   /** A fixed FrozenLake map (its canonical params). */

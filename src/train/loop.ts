@@ -182,7 +182,7 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
     throw new InputError(
       '--queue',
       o.queue.where,
-      "cannot go with shaping: the workers' envs do not record the cell after each step that shaping reads",
+      "cannot go with --shaping: the workers' envs do not record the cell after each step that shaping reads",
     );
   const s = setup(config, o.envs, o.init, o.learner);
   const r: Run = {

@@ -16,6 +16,7 @@ import type { Env, EnvFactory, MaybePromise, StepResult, Task, Trajectory } from
 import { isPromise } from '../rollout/episode.ts';
 import {
   DEFAULT_SHAPING_COEF,
+  MAX_SHAPING_COEF,
   POTENTIAL_BASED,
   parseShaping,
   SHAPINGS,
@@ -24,15 +25,12 @@ import {
   type ShapingWorld,
 } from '../theory/shaping.ts';
 
-/** Above this c a bonus outweighs the goal's reward of 1 ten times over on a single step: a typo, not
- * an experiment. Zero is refused too — it is the unshaped run, which needs no flag. */
-export const MAX_SHAPING_COEF = 10;
-
 export const ShapingSchema = z
   .object({
     kind: z
       .enum(SHAPINGS)
       .describe('potential | distance | progress | novelty | step-penalty (docs/shaping.md)'),
+    // c > 0: c = 0 is the unshaped run, which needs no flag.
     coef: z.number().gt(0).lte(MAX_SHAPING_COEF).default(DEFAULT_SHAPING_COEF).describe('the coefficient c'),
   })
   .strict();
@@ -181,11 +179,12 @@ export class BatchShaper {
    * Σ F of a potential-based kind in closed form, c·(Φ(end) − Φ_T(s₀)) — 0 at the end unless the
    * episode stopped on an error. The float sum of the per-turn F equals it up to the last bits, but
    * that dust matters: the equal true returns of a dead group (no contrast, no gradient) would differ
-   * by ~1e-16 once shaped, GRPO's (x − μ)/(σ + ε) would make advantages of ~1e-10 of them, and Adam
-   * (ε = 1e-8) turns a gradient of that size into a hundredth of a full step on the parameters only
-   * dead groups touch — enough, on 8x8, to send one GRPO seed of three to another end (0.83 against
-   * the unshaped run's 0.61). In closed form, every trajectory of a group (one start, one budget) gets
-   * R − c·Φ_T(s₀) exactly, as the theorem says, and GRPO's advantages are the unshaped ones.
+   * by ~1e-16 once shaped, GRPO's (x − μ)/(σ + ε) would make advantages of ~1e-10 of them, and Adam,
+   * whose step does not depend on the gradient's scale down to its ε = 1e-8, turns those into small
+   * real steps on the parameters only dead groups touch — enough, on 8x8, to move one GRPO seed of
+   * three from the unshaped run's 0.61 to 0.83. In closed form every trajectory of a group (one start,
+   * one budget) gets R − c·Φ_T(s₀) exactly, as the theorem says, and GRPO's advantages are the
+   * unshaped ones.
    */
   private telescoped(t: Trajectory, shaper: Shaper): number {
     const first = t.turns[0];

@@ -139,6 +139,10 @@ test('bad --shaping input: one line naming the field, exit 2, nothing written', 
     [['--set', 'shaping.kind=laps'], ['shaping.kind']],
     [['--set', 'shaping={"kind":"progress","coef":-1}'], ['shaping.coef']],
     [['--vs-unshaped'], ['--vs-unshaped', '--shaping']],
+    [
+      ['--shaping', 'novelty', '--queue', 'redis://127.0.0.1:1'],
+      ['--queue', 'cannot go with --shaping'],
+    ],
   ];
   for (const [args, words] of cases) {
     const out = join(dir, `bad-${args.join('').replace(/\W/g, '')}`);

@@ -190,6 +190,30 @@ test('potential-based shaping telescopes: shaped return = R + c·(Φ(end) − Φ
   assert.ok(close(oracle.v(100, 0), 0.744190287829, 1e-9));
 });
 
+test('random maps: each trajectory is shaped with its own map’s potential', async () => {
+  const random = envConfig('frozenlake', { random: true, size: 4, p: 0.8, slippery: true });
+  const tasks = makeTasks(random, 6, 0);
+  const factory = recordCells(envs);
+  const policy = makePolicy('oracle:eps=0.3', envs.spec(tasks[0]));
+  const batch = await rollout({ tasks, samples: 4, budget: 30, runSeed: 3, policy, makeEnv: factory.make });
+  const shaped = new BatchShaper({ kind: 'potential', coef: 1 }, 30).shape(batch, (task) => ({
+    world: frozenLakeWorld(task),
+  }));
+  const values = new Set<number>();
+  batch.forEach((t, i) => {
+    const v = frozenLakeWorld(t.task).oracle().v(30, 0);
+    values.add(v);
+    assert.ok(close(shaped[i].outcome.return, t.outcome.return - v));
+    assert.ok(
+      close(
+        shaped[i].turns.reduce((s, u) => s + u.reward, 0),
+        t.outcome.return - v,
+      ),
+    );
+  });
+  assert.ok(values.size > 1, 'the maps differ in V*_30(start)');
+});
+
 test('GRPO: potential-based shaping shifts a group’s returns by one constant, so its advantages do not move', async () => {
   const batch = await recorded(20);
   const view = () => ({ world: slipperyWorld });

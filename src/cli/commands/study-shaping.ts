@@ -6,10 +6,9 @@ import { InputError } from '../../core/errors.ts';
 import { makeTasks } from '../../core/tasks.ts';
 import { frozenLakeWorld } from '../../envs/frozenlake/index.ts';
 import { envConfig, envs } from '../../envs/index.ts';
-import { STUDY_KINDS, type StudyKind, shapingStudy } from '../../studies/shaping.ts';
-import { DEFAULT_SHAPING_COEF } from '../../theory/shaping.ts';
+import type { StudyKind } from '../../studies/shaping.ts';
+import { DEFAULT_SHAPING_COEF, MAX_SHAPING_COEF, SHAPINGS } from '../../theory/shaping.ts';
 import { DEFAULT_BUDGET } from '../../train/config-sections.ts';
-import { MAX_SHAPING_COEF } from '../../train/shaping.ts';
 import { fmt, json, out, table, warn } from '../io.ts';
 import { distinctIntList, int, num } from '../options.ts';
 
@@ -26,6 +25,9 @@ interface Flags {
 }
 
 const DEFAULT_ITERS = 300;
+/** studies/shaping.ts's STUDY_KINDS, written here from the same list: that module (the training loop)
+ * loads only once the flags have passed. */
+const STUDY_KINDS = ['none', ...SHAPINGS] as const;
 
 type Est = { value: number | null; ci95: [number | null, number | null] } | null;
 const plain = (x: number) => fmt(x);
@@ -85,6 +87,7 @@ export function registerShapingStudy(study: Command): void {
               `a number in (0, ${MAX_SHAPING_COEF}]`,
             );
       const world = frozenLakeWorld(makeTasks(env, 1, 0)[0]);
+      const { shapingStudy } = await import('../../studies/shaping.ts');
       const study = await shapingStudy({
         env,
         envs,

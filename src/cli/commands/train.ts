@@ -172,6 +172,12 @@ export function registerTrain(program: Command): void {
           true,
           'compares a shaped run with the unshaped one: give --shaping',
         );
+      if (f.queue !== undefined && config.shaping !== undefined)
+        throw new InputError(
+          '--queue',
+          f.queue,
+          "cannot go with --shaping: the workers' envs do not record the cell after each step that shaping reads",
+        );
       if (f.queue !== undefined && config.algo === 'es')
         throw new InputError(
           '--queue',
