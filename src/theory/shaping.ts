@@ -55,6 +55,9 @@ export const POTENTIAL_BASED: Readonly<Record<ShapingKind, boolean>> = {
 };
 
 export const DEFAULT_SHAPING_COEF = 0.1;
+/** The largest c a training run takes (train --shaping, study shaping): above it a bonus outweighs the
+ * goal's reward of 1 ten times over on a single step — a typo, not an experiment. */
+export const MAX_SHAPING_COEF = 10;
 /** Above this many (cell, visited set) states the novelty DP is refused rather than run for minutes. */
 export const MAX_NOVELTY_STATES = 1 << 18;
 /** Two actions tie when their values differ by at most this, relative to max(1, |Q|) at the state: above

@@ -32,6 +32,7 @@ import {
   PpoSchema,
   seedRange,
 } from './config-sections.ts';
+import { SHAPING_ENVS, ShapingSchema, showShaping } from './shaping.ts';
 
 export const TrainConfigSchema = z
   .object({
@@ -83,6 +84,11 @@ export const TrainConfigSchema = z
     revealBudget: z.boolean().optional().meta({
       flag: '--reveal-budget',
       description: 'tell the policy the turns left (default: only a budget-aware policy is told)',
+    }),
+    shaping: ShapingSchema.optional().meta({
+      flag: '--shaping <kind[:c]>',
+      description:
+        'the learner sees r + F, F a reward shaping (potential | distance | progress | novelty | step-penalty, c default 0.1; docs/shaping.md); stored trajectories, metrics and the final evaluation stay on the true reward (FrozenLake)',
     }),
     credit: CreditSchema,
     dynamicSampling: DynamicSamplingSchema,
@@ -184,7 +190,8 @@ const POLICY_DEFAULTS = paramsOf(TrainConfigSchema).flatMap((p) =>
  * Combinations that each field allows alone but that make a run meaningless — refused naming both
  * fields, before any work: a group method with groups of one (no baseline: nothing is learned, and
  * RLOO divides by G − 1 = 0), ε_high below ε_low (the clip range would shrink the ratio's upside
- * below its downside: DAPO's clip-higher is ε_high ≥ ε_low), more minibatches than trajectories.
+ * below its downside: DAPO's clip-higher is ε_high ≥ ε_low), more minibatches than trajectories, a
+ * shaping on an env whose cells it cannot read (train/shaping.ts: FrozenLake only).
  */
 export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parsed): TrainConfig {
   const name = (k: string) => [field, k].filter((x) => x.length > 0).join('.');
@@ -212,6 +219,13 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
       name('ppo.minibatches'),
       c.ppo.minibatches,
       `must be ≤ the batch, groups × groupSize = ${c.groups} × ${c.groupSize} = ${batch} trajectories`,
+    );
+  }
+  if (c.shaping !== undefined && !(SHAPING_ENVS as readonly string[]).includes(c.env.env)) {
+    throw new InputError(
+      name('shaping'),
+      showShaping(c.shaping),
+      `reads the cell before and after each step of ${SHAPING_ENVS.join(', ')}; env.env is ${c.env.env}`,
     );
   }
   checkUnread(c, name);
@@ -245,7 +259,7 @@ function changed<K extends keyof typeof SECTION_DEFAULTS>(
 
 /**
  * Fields set for a part of training that this config never runs — silently ignored, they would make
- * the user believe a run did what it did not: ES has no credit, guidance, cross-policy sampling,
+ * the user believe a run did what it did not: ES has no credit, shaping, guidance, cross-policy sampling,
  * dynamic sampling or clipped loss; es.* is read by ES only, critic.* by GAE only, guidance.* by a
  * guidance mode, the aggregation constant by constant-sum, crossPolicy.refreshEvery by q > 0,
  * dynamicSampling.maxRounds when it is enabled; and dynamic sampling drops every group of one (its
@@ -263,6 +277,7 @@ function checkUnread(c: TrainConfig, name: (k: string) => string): void {
     if (c.guidance.mode !== 'none') unread('guidance.mode', c.guidance.mode, es);
     if (c.crossPolicy.q > 0) unread('crossPolicy.q', c.crossPolicy.q, es);
     if (c.dynamicSampling.enabled) unread('dynamicSampling.enabled', true, es);
+    if (c.shaping !== undefined) unread('shaping', showShaping(c.shaping), es);
     const ppo = changed(c, 'ppo', ['epochs', 'minibatches', 'entCoef']);
     if (ppo !== undefined) unread(`ppo.${ppo}`, (c.ppo as Record<string, unknown>)[ppo], es);
   } else {

@@ -4,6 +4,7 @@
 //                    cross-policy sampling)                                          train/collect.ts
 //   replayDeadGroups BREAD: groups that came back all-failure are replayed with an expert prefix
 //   refill           DAPO dynamic sampling: groups without outcome contrast are dropped and refilled
+//   shape            with config.shaping, the learner's copy of the batch on r + F   train/shaping.ts
 //   advantages       credit (any method of credit/; GAE reads the critic)            train/update.ts
 //   update           clipped policy-gradient epochs over minibatches of the policy's own units
 //                    (+ critic regression for GAE)
@@ -28,6 +29,7 @@ import { hackMetrics } from './hack-metrics.ts';
 import type { Learner, ViewOf } from './learner.ts';
 import { checkpointDue, openRun, type Resumed, type RunDir, runSeconds } from './run-dir.ts';
 import { type Run, type Setup, setup } from './setup.ts';
+import { BatchShaper, shapingMetrics } from './shaping.ts';
 import type { TrainParts, RunState as TrainState } from './state.ts';
 import { advantages, type PgStats, update } from './update.ts';
 
@@ -178,12 +180,19 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
       o.queue.where,
       `cannot go with ${config.crossPolicy.q > 0 ? 'cross-policy sampling (crossPolicy.q > 0)' : `guidance (${config.guidance.mode})`}: only the learner's own weights travel to the workers`,
     );
+  if (o.queue !== undefined && config.shaping !== undefined)
+    throw new InputError(
+      '--queue',
+      o.queue.where,
+      "cannot go with --shaping: the workers' envs do not record the cell after each step that shaping reads",
+    );
   const s = setup(config, o.envs, o.init, o.learner);
   const r: Run = {
     s,
     config,
     stale: config.crossPolicy.q > 0 ? s.learner.clone('stale') : undefined,
     queue: o.queue,
+    shaper: config.shaping === undefined ? undefined : new BatchShaper(config.shaping, s.maxBudget),
   };
   const opened = openRun(
     o.out,
@@ -219,9 +228,12 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
       const replayed = await replayDeadGroups(r, iter, collected.batch, first);
       const { batch, refills } = await refill(r, iter, collected.tasks, replayed.batch, collected.prefixes);
       const viewOf = await viewsOf(cache, batch);
-      const { adv, values } = advantages(r, batch, viewOf);
+      // The learner's reward: the batch itself, or its shaped copy (the batch stays true for the rest).
+      const learnt = r.shaper?.shape(batch, viewOf) ?? batch;
+      const { adv, values } = advantages(r, learnt, viewOf);
       const updated = update(r, iter, batch, adv, values, viewOf);
       const scalars = iterationMetrics(r, batch, first, refills, replayed.guided, viewOf, updated);
+      if (learnt !== batch) Object.assign(scalars, shapingMetrics(batch, learnt));
       metrics.push({ iter, values: scalars });
       state = record(r, run, iter, state, batch, scalars);
       o.onIter?.(iter, config.iters, scalars);

@@ -19,6 +19,7 @@ import { Critic } from './critic.ts';
 import type { PrefixGuide } from './guidance.ts';
 import { type Learner, learnerFor } from './learner.ts';
 import { maxBudget, validateSchedule } from './schedule.ts';
+import { type BatchShaper, recordCells } from './shaping.ts';
 import { TransformerLearner } from './transformer-learner.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
@@ -61,6 +62,8 @@ export interface Run {
   stale?: Learner;
   /** Where the iterations' rollouts run: absent, in this process (train/collect.ts). */
   queue?: RolloutQueue;
+  /** The reward shaping the learner sees (config.shaping), with its per-map potentials. */
+  shaper?: BatchShaper;
 }
 
 function isGenerated(env: EnvConfig): boolean {
@@ -123,7 +126,9 @@ function demonstrationExpert(path: string): (task: Task) => AnyPolicy {
   };
 }
 
-export function setup(config: TrainConfig, envs: EnvFactory, init?: AnyPolicy, custom?: Learner): Setup {
+export function setup(config: TrainConfig, given: EnvFactory, init?: AnyPolicy, custom?: Learner): Setup {
+  // A shaped run's envs record the cell after each step (train/shaping.ts); an unshaped run's are the caller's.
+  const envs = config.shaping === undefined ? given : recordCells(given);
   const env = envs.configure?.(config.env) ?? config.env;
   const generated = isGenerated(env);
   const [a, b] = config.trainSeeds;

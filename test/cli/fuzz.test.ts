@@ -511,6 +511,19 @@ function specs(valid: () => string): Spec[] {
         '--train-seeds': badSeeds,
         '--out': badOutDir,
         '--queue': badQueue,
+        '--shaping': pick(
+          '',
+          'bogus',
+          'progress:abc',
+          'progress:0',
+          'novelty:11',
+          'potential:',
+          ':0.1',
+          'progress:0.1:2',
+          'step-penalty:-1',
+          'potential:Infinity',
+          'Progress',
+        ),
       },
     },
     {
@@ -570,6 +583,19 @@ function specs(valid: () => string): Spec[] {
         '--groups': badInt(1, 4096),
         '--window': badInt(1, 1),
         '--every': badInt(1, 10_000),
+      },
+    },
+    {
+      path: ['study', 'shaping'],
+      base: ['--seeds', '0', '--iters', '1', '--kinds', 'none'],
+      flags: {
+        '--map': pick('', 'S', '5x5', 'SFFX,FFFG', 'SF,FFG'),
+        '--seeds': pick('', ',', '0,,1', '-1', '1.5', '0,0', 'a'),
+        '--iters': badInt(1, 100_000),
+        '--algo': badEnum(['grpo', 'ppo']),
+        '--budget': badInt(1, 10_000),
+        '--kinds': pick('', 'nope', 'none,,potential', 'none,none', 'potential2'),
+        '--coef': badNum((x) => x > 0 && x <= 10),
       },
     },
     {
@@ -1060,6 +1086,15 @@ test('cross-field nonsense in a training (or bc) config: exit 2, one line naming
       ['--policy', 'mlp:budgetAware=1', '--set', 'revealBudget=false'],
       ['revealBudget', 'turns left'],
     ],
+    [
+      ['--env', 'sql', '--shaping', 'progress'],
+      ['config.shaping', 'env.env is sql'],
+    ],
+    [
+      ['--algo', 'es', '--shaping', 'potential'],
+      ['config.shaping', 'algo es'],
+    ],
+    [['--vs-unshaped'], ['--vs-unshaped', '--shaping']],
   ];
   const all: [string[], string[]][] = cases.map(([a, f]) => [['train', '--out', 'OUT/run', ...a], f]);
   // bc's held-out tasks, likewise.

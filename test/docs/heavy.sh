@@ -2,7 +2,7 @@
 # The docs' heavy commands — the blocks marked `<!-- docs-test: heavy test/docs/heavy.sh — … -->`,
 # too slow for `npm test` — run as a reader runs them: in a fresh directory, `turnwise` on PATH, each
 # command verbatim (test/docs/docs.test.ts checks that every such command is written here). About
-# 5 CPU-minutes. `TURNWISE_DOCS_HEAVY=test/docs/heavy.sh node --import tsx --test test/docs/docs.test.ts`
+# 15 CPU-minutes. `TURNWISE_DOCS_HEAVY=test/docs/heavy.sh node --import tsx --test test/docs/docs.test.ts`
 # runs them too, and compares their output with the pages (=1: the default study of `npm start` too).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,5 +34,9 @@ turnwise train --env code --env-params '{"mode":"choose","reward":"visible"}' --
 turnwise train --env code --env-params '{"mode":"choose"}' --policy mlp:hidden=32 --iters 40 --groups 32 --budget 2 --train-seeds 0:100000 --test-seeds 100000:100200 --eval-episodes 200 --seed 1 --out runs/hidden 2>/dev/null
 turnwise compare --env code --env-params '{"mode":"choose","reward":"visible"}' --a runs/visible --b runs/hidden --seed 100000 --tasks 200 --samples 4 --K 1,4 --T 2
 turnwise study hacking 2>/dev/null
+# docs/shaping.md: tabular training under each shaping, judged on the true reward (≈ 10 CPU-minutes).
+turnwise study shaping --map 4x4 --slippery --seeds 0,1,2,3,4 2>/dev/null
+turnwise study shaping --map 4x4 --slippery --algo ppo 2>/dev/null
+turnwise study shaping --map 8x8 --slippery --budget 200 2>/dev/null
 
 echo "heavy commands ran in $dir"

@@ -30,6 +30,7 @@ import { ABOUT } from './about.ts';
 import { parseSeeds, type StudyFlags } from './study-flags.ts';
 import { registerStudyHacking } from './study-hacking.ts';
 import { isLanguageSummary, languageVerdicts, studyLanguage } from './study-language.ts';
+import { registerShapingStudy } from './study-shaping.ts';
 
 /** The flags declared in StudyConfigSchema. */
 const FLAGS = paramFlags(StudyConfigSchema);
@@ -114,6 +115,7 @@ export function registerStudy(program: Command): void {
     .option('--json', 'print the findings list (the summary’s `findings`) as JSON')
     .action((flags: { in: string; json?: boolean }) => studyVerdicts(flags));
   registerStudyHacking(study);
+  registerShapingStudy(study);
 }
 
 /** `study verdicts`: the findings, recomputed from the stored quantities of a summary.json. */

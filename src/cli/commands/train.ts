@@ -4,14 +4,19 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import { envs } from '../../envs/index.ts';
+import { makeTasks } from '../../core/tasks.ts';
+import { frozenLakeWorld } from '../../envs/frozenlake/index.ts';
+import { envConfig, envs } from '../../envs/index.ts';
 import { mlpSpec } from '../../policies/spec.ts';
 import { readText } from '../../store/jsonl.ts';
 import { checkOutput } from '../../store/paths.ts';
+import { measureShaping } from '../../theory/shaping.ts';
 import { parseTrainConfig, type TrainConfig, TrainConfigSchema } from '../../train/config.ts';
 import { trainEs } from '../../train/es-train.ts';
+import type { FinalEval } from '../../train/final.ts';
 import { trainPolicyGradient } from '../../train/loop.ts';
 import { RunDir } from '../../train/run-dir.ts';
+import { parseShapingFlag, type ShapingConfig, showShaping } from '../../train/shaping.ts';
 import { fmt, interactive, json, out, Progress, table, warn } from '../io.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seedRange } from '../options.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
@@ -29,6 +34,7 @@ type TrainFlags = EnvFlags &
     out?: string;
     queue?: string;
     json?: boolean;
+    vsUnshaped?: boolean;
   };
 
 /** `tabular`, `mlp[:hidden=64x64,activation=relu,budgetAware=1]` (policies/spec.ts reads it), or a
@@ -62,6 +68,7 @@ export const TRAIN_FLAGS = paramFlags(TrainConfigSchema, {
   '--budget-mix': { parse: (raw) => ({ kind: 'mix', budgets: intList('--budget-mix', raw) }) },
   '--train-seeds': { parse: seeds('--train-seeds'), show: showSeeds },
   '--test-seeds': { parse: seeds('--test-seeds'), show: showSeeds },
+  '--shaping': { parse: (raw) => parseShapingFlag(raw) },
 });
 
 /** The config file (if any), then the flags, then `--set`, validated. */
@@ -128,6 +135,10 @@ export function registerTrain(program: Command): void {
       '--queue <url>',
       "play each iteration's rollouts on `turnwise worker` processes through this Redis (redis://HOST:PORT), with the iteration's weights; the same run as in process",
     )
+    .option(
+      '--vs-unshaped',
+      'with --shaping: also train the unshaped run of the same config and seed (in memory) and report the gap in true success',
+    )
     .option('--json', 'machine-readable output');
   addParamOptions(cmd, TRAIN_FLAGS)
     .addHelpText('after', PRECEDENCE)
@@ -139,7 +150,7 @@ export function registerTrain(program: Command): void {
         // Every other option configures a run; a resumed run has its own config.
         const extra = cmd.options.find(
           (o) =>
-            !['resume', 'restart', 'json', 'queue'].includes(o.attributeName()) &&
+            !['resume', 'restart', 'json', 'queue', 'vsUnshaped'].includes(o.attributeName()) &&
             f[o.attributeName()] !== undefined,
         );
         if (extra !== undefined)
@@ -155,6 +166,18 @@ export function registerTrain(program: Command): void {
         outDir = f.out ?? `runs/train-${new Date().toISOString().replace(/[:.]/g, '-')}`;
         checkOutput(outDir, '--out', 'dir');
       }
+      if (f.vsUnshaped && config.shaping === undefined)
+        throw new InputError(
+          '--vs-unshaped',
+          true,
+          'compares a shaped run with the unshaped one: give --shaping',
+        );
+      if (f.queue !== undefined && config.shaping !== undefined)
+        throw new InputError(
+          '--queue',
+          f.queue,
+          "cannot go with --shaping: the workers' envs do not record the cell after each step that shaping reads",
+        );
       if (f.queue !== undefined && config.algo === 'es')
         throw new InputError(
           '--queue',
@@ -183,6 +206,7 @@ export function registerTrain(program: Command): void {
         await queue.close();
       }
       progress.done();
+      const shaping = config.shaping && (await shapingReport(config, result.final, f.vsUnshaped === true));
       const last = result.metrics.at(-1);
       const report = {
         final: result.final,
@@ -192,6 +216,7 @@ export function registerTrain(program: Command): void {
         ...(result.evaluations === undefined ? {} : { evaluations: result.evaluations }),
         out: outDir,
         last: last?.values ?? null,
+        ...(shaping ? { shaping } : {}),
       };
       if (f.json) return json(report);
       const fin = result.final;
@@ -227,6 +252,60 @@ export function registerTrain(program: Command): void {
             `training maps (${fin.train.tasks}): exact ${fmt(fin.train.exact)}, optimal ${fmt(fin.train.optimal)}`,
           );
       }
+      if (shaping) for (const line of shapingLines(shaping)) out(line);
       out(`policy: ${outDir}/policy.safetensors (use --policy ${outDir})`);
     });
+}
+
+interface ShapingReport extends ShapingConfig {
+  /** The true success of the trained policy at the end: exact where the env has an oracle, else sampled. */
+  success: number | null;
+  /** Fixed maps: the true success of the policy optimal for the shaped reward (calc shaping's DP) and
+   * the optimum, at the evaluation budget; null for random maps (one DP per map) or where the DP is refused. */
+  shapedOptimal: number | null;
+  optimum: number | null;
+  /** --vs-unshaped: the same config and seed without shaping, and success − its success. */
+  unshaped?: { success: number | null };
+  gap?: number | null;
+}
+
+const trueSuccess = (f: FinalEval | null) => (f === null ? null : (f.exact ?? f.success));
+
+/** What a shaped run adds to the report: its true success, the shaped optimum and, asked, the gap. */
+async function shapingReport(
+  config: TrainConfig,
+  final: FinalEval | null,
+  vsUnshaped: boolean,
+): Promise<ShapingReport> {
+  const shaping = config.shaping!;
+  let shapedOptimal: number | null = null;
+  let optimum: number | null = null;
+  const params = config.env.params as { random?: boolean };
+  if (final !== null && params.random !== true) {
+    const world = frozenLakeWorld(makeTasks(envConfig(config.env.env, config.env.params), 1, 0)[0]);
+    const [row] = measureShaping(world, final.budget, [shaping]).rows;
+    optimum = row.optimum;
+    shapedOptimal = row.skipped === undefined ? row.success : null;
+  }
+  const report: ShapingReport = { ...shaping, success: trueSuccess(final), shapedOptimal, optimum };
+  if (vsUnshaped) {
+    warn('training the unshaped run of the same config and seed (--vs-unshaped)');
+    const base = await trainPolicyGradient({ config: { ...config, shaping: undefined }, envs });
+    const success = trueSuccess(base.final);
+    report.unshaped = { success };
+    report.gap = report.success === null || success === null ? null : report.success - success;
+  }
+  return report;
+}
+
+function shapingLines(r: ShapingReport): string[] {
+  const name = showShaping(r);
+  const lines = [
+    `shaping ${name}: true success at the end ${fmt(r.success)}; the shaped-optimal policy's ${r.shapedOptimal === null ? '- (no exact DP here)' : fmt(r.shapedOptimal)}, the optimum ${fmt(r.optimum)} (turnwise calc shaping)`,
+  ];
+  if (r.unshaped !== undefined)
+    lines.push(
+      `unshaped run, same seed: true success ${fmt(r.unshaped.success)}; gap (${name} − unshaped) ${r.gap === null || r.gap === undefined ? '-' : `${r.gap >= 0 ? '+' : ''}${fmt(r.gap)}`}`,
+    );
+  return lines;
 }
