@@ -62,10 +62,9 @@ export function ranks(xs: readonly number[]): number[] {
   return r;
 }
 
-/** Pearson's r; null when either side is constant (or fewer than 2 points). */
-export function pearson(x: readonly number[], y: readonly number[]): number | null {
+/** The centred sums of products Σ(x−x̄)(y−ȳ), Σ(x−x̄)², Σ(y−ȳ)². */
+function moments(x: readonly number[], y: readonly number[]): { sxy: number; sxx: number; syy: number } {
   const n = x.length;
-  if (n < 2) return null;
   const mx = x.reduce((s, v) => s + v, 0) / n;
   const my = y.reduce((s, v) => s + v, 0) / n;
   let sxy = 0;
@@ -76,6 +75,13 @@ export function pearson(x: readonly number[], y: readonly number[]): number | nu
     sxx += (x[i] - mx) ** 2;
     syy += (y[i] - my) ** 2;
   }
+  return { sxy, sxx, syy };
+}
+
+/** Pearson's r; null when either side is constant (or fewer than 2 points). */
+export function pearson(x: readonly number[], y: readonly number[]): number | null {
+  if (x.length < 2) return null;
+  const { sxy, sxx, syy } = moments(x, y);
   return sxx === 0 || syy === 0 ? null : sxy / Math.sqrt(sxx * syy);
 }
 
@@ -85,16 +91,8 @@ export const spearman = (x: readonly number[], y: readonly number[]): number | n
 
 /** The least-squares slope of y on x; null when x is constant (or fewer than 2 points). */
 export function slope(x: readonly number[], y: readonly number[]): number | null {
-  const n = x.length;
-  if (n < 2) return null;
-  const mx = x.reduce((s, v) => s + v, 0) / n;
-  const my = y.reduce((s, v) => s + v, 0) / n;
-  let sxy = 0;
-  let sxx = 0;
-  for (let i = 0; i < n; i++) {
-    sxy += (x[i] - mx) * (y[i] - my);
-    sxx += (x[i] - mx) ** 2;
-  }
+  if (x.length < 2) return null;
+  const { sxy, sxx } = moments(x, y);
   return sxx === 0 ? null : sxy / sxx;
 }
 

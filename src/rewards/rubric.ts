@@ -241,45 +241,34 @@ export const PLACEHOLDER = /\{\{\s*([A-Za-z_]+)\s*\}\}/g;
 const JUDGE_SYSTEM =
   "You judge how well an AI agent carried out a task, from the transcript of its episode. Judge only what the transcript shows: the episode's own result is not shown.";
 
+const conversation = (system: string, user: string): Message[] => [
+  { role: 'system', content: system },
+  { role: 'user', content: user },
+];
+
 /** The default prompt, scale and parser of each mode (a rubric may give its own). */
 export const JUDGE_DEFAULT: Record<JudgeMode, { prompt: Message[]; scale: ScaleSpec; parser: ParserSpec }> = {
   pointwise: {
-    prompt: [
-      { role: 'system', content: JUDGE_SYSTEM },
-      {
-        role: 'user',
-        content:
-          'Task:\n{{task}}\n\nTranscript ({{turns}} turns):\n{{transcript}}\n\nFinal action: {{final}}\n\nHow well did the agent carry out the task? Think briefly, then end with a line "Score: N", N an integer from 1 (failed) to 10 (done, and efficiently).',
-      },
-    ],
+    prompt: conversation(
+      JUDGE_SYSTEM,
+      'Task:\n{{task}}\n\nTranscript ({{turns}} turns):\n{{transcript}}\n\nFinal action: {{final}}\n\nHow well did the agent carry out the task? Think briefly, then end with a line "Score: N", N an integer from 1 (failed) to 10 (done, and efficiently).',
+    ),
     scale: { min: 1, max: 10 },
     parser: { kind: 'number', pattern: 'Score:\\s*(-?\\d+(?:\\.\\d+)?)' },
   },
   pairwise: {
-    prompt: [
-      { role: 'system', content: JUDGE_SYSTEM },
-      {
-        role: 'user',
-        content:
-          'Task:\n{{task}}\n\nAgent A ({{turns_a}} turns):\n{{transcript_a}}\nFinal action: {{final_a}}\n\nAgent B ({{turns_b}} turns):\n{{transcript_b}}\nFinal action: {{final_b}}\n\nWhich agent carried out the task better? Think briefly, then end with a line "Answer: A" or "Answer: B".',
-      },
-    ],
+    prompt: conversation(
+      JUDGE_SYSTEM,
+      'Task:\n{{task}}\n\nAgent A ({{turns_a}} turns):\n{{transcript_a}}\nFinal action: {{final_a}}\n\nAgent B ({{turns_b}} turns):\n{{transcript_b}}\nFinal action: {{final_b}}\n\nWhich agent carried out the task better? Think briefly, then end with a line "Answer: A" or "Answer: B".',
+    ),
     scale: { min: 0, max: 1 },
     parser: { kind: 'choice', labels: ['A', 'B'], pattern: 'Answer:\\s*(A|B)\\b' },
   },
   group: {
-    prompt: [
-      {
-        role: 'system',
-        content:
-          "You judge several AI agents' attempts at the same task side by side, and score each from 0 to 1, relative to the others: an attempt that carries out the task scores above one that does not, and among those that do, the more efficient scores higher. Judge only what the transcripts show: the episodes' own results are not shown.",
-      },
-      {
-        role: 'user',
-        content:
-          'Task:\n{{task}}\n\n{{transcripts}}\n\nScore each of the {{k}} trajectories. Answer with JSON only: {"scores": [{"trajectory_id": "1", "explanation": "…", "score": 0.8}, …]}, one entry per trajectory.',
-      },
-    ],
+    prompt: conversation(
+      "You judge several AI agents' attempts at the same task side by side, and score each from 0 to 1, relative to the others: an attempt that carries out the task scores above one that does not, and among those that do, the more efficient scores higher. Judge only what the transcripts show: the episodes' own results are not shown.",
+      'Task:\n{{task}}\n\n{{transcripts}}\n\nScore each of the {{k}} trajectories. Answer with JSON only: {"scores": [{"trajectory_id": "1", "explanation": "…", "score": 0.8}, …]}, one entry per trajectory.',
+    ),
     scale: { min: 0, max: 1 },
     parser: { kind: 'json', field: 'scores' },
   },

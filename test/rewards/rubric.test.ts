@@ -180,7 +180,7 @@ test('a rubric file: missing, not JSON, YAML refused naming the file', () => {
   );
   assert.match(
     message(() => loadRubric(bad)),
-    /bad\.json: not valid JSON/,
+    /^--rubric: got ".*bad\.json"; not valid JSON \(/,
   );
   assert.match(
     message(() => loadRubric(yaml)),
