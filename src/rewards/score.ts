@@ -177,26 +177,33 @@ export function combine(
   return { score, gates: [], judgeErrors };
 }
 
-/** A scored trajectory, as a trajectory file holds it (see the head of this file). */
-export function scoredLine(t: Trajectory, r: RubricResult, source: string): Record<string, unknown> {
-  const rubric = {
-    source,
-    score: r.score,
-    envReturn: t.outcome.return,
-    envRewards: t.turns.map((u) => u.reward),
-    criteria: r.criteria,
-    gates: r.gates,
-    judgeErrors: r.judgeErrors,
-    calls: r.calls,
-  };
-  if (r.score === null) return { ...t, rubric };
+/** The trajectory with `score` as its reward: outcome.return, the last turn's reward, the others 0 (the
+ * env's verdict, outcome.success, unchanged); as it was when the score is missing. What a training
+ * loop's reward stage would hand to credit. */
+export function rewarded(t: Trajectory, score: number | null): Trajectory {
+  if (score === null) return t;
   const last = t.turns.length - 1;
-  const score = r.score;
   return {
     ...t,
     turns: t.turns.map((u, i) => ({ ...u, reward: i === last ? score : 0 })),
     outcome: { ...t.outcome, return: score },
-    rubric,
+  };
+}
+
+/** A scored trajectory, as a trajectory file holds it (see the head of this file). */
+export function scoredLine(t: Trajectory, r: RubricResult, source: string): Record<string, unknown> {
+  return {
+    ...rewarded(t, r.score),
+    rubric: {
+      source,
+      score: r.score,
+      envReturn: t.outcome.return,
+      envRewards: t.turns.map((u) => u.reward),
+      criteria: r.criteria,
+      gates: r.gates,
+      judgeErrors: r.judgeErrors,
+      calls: r.calls,
+    },
   };
 }
 

@@ -10,10 +10,13 @@ import { after, test } from 'node:test';
 import { openRubric, scoreBatch } from '../../src/cli/rubric.ts';
 import { InputError } from '../../src/core/errors.ts';
 import type { Trajectory } from '../../src/core/types.ts';
+import { grpoScores } from '../../src/credit/grpo.ts';
 import { envConfig, envs, makeTasks, OraclePolicy, rollout, startServer } from '../../src/index.ts';
 import { readChoice, readGroup, readPoint } from '../../src/rewards/judge.ts';
 import { positionBias } from '../../src/rewards/judging.ts';
 import { type JudgeCriterion, parseRubric } from '../../src/rewards/rubric.ts';
+import { scoredLine } from '../../src/rewards/score.ts';
+import { parseTrajectoryLine } from '../../src/store/jsonl.ts';
 import { type Answer, type FakeJudge, fakeJudge, trajectory } from './fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-judge-'));
@@ -268,6 +271,23 @@ test('group (RULER): one prompt per task, scores by trajectory_id; a bad answer 
   assert.match(run.results[1].criteria[0].error as string, /1 scores for 2 trajectories/);
   assert.deepEqual(run.results[0].calls[0].shown, ['t3', 't5', 't8', 't12']);
   assert.match((j.seen[0].messages as { content: string }[])[1].content, /Score each of the 4 trajectories/);
+  // The scored trajectories, read back as any trajectory file is, feed GRPO's group baseline with the
+  // judge's scores as their returns: A_i = (R_i − mean R)/(std R + 1e-6), std over the group (÷G).
+  const lines = [0, 2, 3, 5].map((i) =>
+    JSON.stringify(scoredLine(batch[i], run.results[i], 'rubric:g.json')),
+  );
+  const back = lines.map((l, k) => parseTrajectoryLine(l, `line ${k + 1}`));
+  const R = [1 / 3, 1 / 5, 1 / 8, 1 / 12];
+  assert.deepEqual(
+    back.map((t) => t.outcome.return),
+    R,
+  );
+  const mean = R.reduce((a, b) => a + b, 0) / 4;
+  const std = Math.sqrt(R.reduce((a, b) => a + (b - mean) ** 2, 0) / 4);
+  const A = grpoScores(back);
+  R.forEach((r, i) => {
+    assert.ok(Math.abs(A[i] - (r - mean) / (std + 1e-6)) < 1e-12);
+  });
 });
 
 test('a judge that cannot be reached, or does not list its model, is refused before any call, naming the criterion', async () => {
