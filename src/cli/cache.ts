@@ -24,9 +24,15 @@ export function requestTotals(
 ): (RequestTotals & { cost?: number }) | undefined {
   const own = policies.filter((p): p is OpenAIPolicy => p instanceof OpenAIPolicy);
   if (own.length === 0) return undefined;
-  const sum: RequestTotals & { cost?: number } = zeroTotals();
-  for (const p of new Set(own)) {
-    const t = p.totals();
+  const sum: RequestTotals & { cost?: number } = sumTotals([...new Set(own)].map((p) => p.totals()));
+  if (price !== undefined) sum.cost = (sum.promptTokens * price[0] + sum.completionTokens * price[1]) / 1e6;
+  return sum;
+}
+
+/** Request totals added up (the policies of a run, the judges of a rubric). */
+export function sumTotals(all: readonly RequestTotals[]): RequestTotals {
+  const sum = zeroTotals();
+  for (const t of all) {
     sum.requests += t.requests;
     sum.retries += t.retries;
     sum.failed += t.failed;
@@ -35,7 +41,6 @@ export function requestTotals(
     sum.cached += t.cached;
     for (const [k, v] of Object.entries(t.byStatus)) sum.byStatus[k] = (sum.byStatus[k] ?? 0) + v;
   }
-  if (price !== undefined) sum.cost = (sum.promptTokens * price[0] + sum.completionTokens * price[1]) / 1e6;
   return sum;
 }
 

@@ -5,6 +5,7 @@
 export * from './conversation.ts';
 export * from './openai.ts';
 export * from './parquet.ts';
+export * from './preference.ts';
 export * from './tokens.ts';
 export * from './turnwise-parquet.ts';
 export * from './verl.ts';

@@ -35,14 +35,13 @@ import {
   type Answer,
   type ChatResponse,
   canonical,
-  HttpError,
   LISTING_KEY,
+  listedModel,
+  listingRefusal,
   type RequestTotals,
   type ResponseCache,
-  RetriesSpent,
   Transport,
   type TransportOptions,
-  Unreachable,
 } from './transport.ts';
 
 // What the CLI's cache and totals and the spec reader import from here, where they lived before.
@@ -131,58 +130,18 @@ export class OpenAIPolicy implements Policy<unknown, number> {
     try {
       text = await this.transport.listing();
     } catch (e) {
-      throw this.refusal(e);
+      throw listingRefusal(e, this.field, this.options.baseUrl);
     }
     this.adopt(text);
     cache?.put(LISTING_KEY, this.options.model, { body: text, retries: 0, latencyMs: 0 });
   }
 
-  /** Why connect() failed, as one line. */
-  private refusal(e: unknown): Error {
-    const { baseUrl } = this.options;
-    if (e instanceof HttpError && (e.status === 401 || e.status === 403)) {
-      return new InputError(
-        this.field,
-        baseUrl,
-        `the server refused the key (HTTP ${e.status}); set OPENAI_API_KEY or --api-key-env`,
-      );
-    }
-    if (e instanceof HttpError)
-      return new InputError(this.field, baseUrl, `GET /models answered HTTP ${e.status}`);
-    if (e instanceof RetriesSpent)
-      return new InputError(
-        this.field,
-        baseUrl,
-        `GET /models failed after ${e.attempts} attempts: ${e.last}`,
-      );
-    if (e instanceof Unreachable) return new InputError(this.field, baseUrl, e.message);
-    return e instanceof Error ? e : new Error(String(e));
-  }
-
   /** Checks a model listing (the text of GET /models) and adopts what it says of the model. */
   private adopt(text: string): void {
     const { baseUrl, model } = this.options;
-    let listing: {
-      data?: {
-        id?: string;
-        turnwise?: { budget_aware?: boolean; env?: string; params?: Record<string, unknown> };
-      }[];
-    };
-    try {
-      listing = JSON.parse(text) as typeof listing;
-    } catch {
-      throw new InputError(this.field, baseUrl, 'GET /models did not answer JSON');
-    }
-    const models = Array.isArray(listing.data) ? listing.data : [];
-    const entry = models.find((m) => m.id === model);
-    if (entry === undefined) {
-      const ids = models.map((m) => m.id).join(', ');
-      throw new InputError(
-        this.field,
-        model,
-        `the server does not list this model; it lists ${ids || 'none'}`,
-      );
-    }
+    const entry = listedModel<{
+      turnwise?: { budget_aware?: boolean; env?: string; params?: Record<string, unknown> };
+    }>(text, model, this.field, baseUrl);
     const served = entry.turnwise;
     const want = this.expected;
     if (want !== undefined && served?.env !== undefined && served.params !== undefined) {

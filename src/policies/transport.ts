@@ -10,7 +10,7 @@
 // completed request is recorded under requestKey(body) the moment its response arrives, with the retries
 // and latency it took; a request the cache holds is answered from it with no HTTP at all.
 import { createHash } from 'node:crypto';
-import { ContextOverflow } from '../core/errors.ts';
+import { ContextOverflow, InputError } from '../core/errors.ts';
 import type { CachedResponse } from '../core/types.ts';
 import { call, type HttpReply } from './http.ts';
 import { RateLimiter, Semaphore } from './limits.ts';
@@ -91,6 +91,45 @@ export function requestKey(body: unknown, kind: 'chat' | 'score' = 'chat'): stri
 
 /** The cache key of the model listing connect() reads. */
 export const LISTING_KEY = 'GET /models';
+
+/** Why a listing (GET /models) failed, as one line naming `field` (an InputError: exit 2 in the CLI). */
+export function listingRefusal(e: unknown, field: string, baseUrl: string): Error {
+  if (e instanceof HttpError && (e.status === 401 || e.status === 403)) {
+    return new InputError(
+      field,
+      baseUrl,
+      `the server refused the key (HTTP ${e.status}); set OPENAI_API_KEY or --api-key-env`,
+    );
+  }
+  if (e instanceof HttpError) return new InputError(field, baseUrl, `GET /models answered HTTP ${e.status}`);
+  if (e instanceof RetriesSpent)
+    return new InputError(field, baseUrl, `GET /models failed after ${e.attempts} attempts: ${e.last}`);
+  if (e instanceof Unreachable) return new InputError(field, baseUrl, e.message);
+  return e instanceof Error ? e : new Error(String(e));
+}
+
+/** The entry of `model` in a listing (the text of GET /models); an InputError naming `field` when the
+ * text is not JSON or does not list the model. */
+export function listedModel<E extends object>(
+  text: string,
+  model: string,
+  field: string,
+  baseUrl: string,
+): E & { id?: string } {
+  let listing: { data?: (E & { id?: string })[] };
+  try {
+    listing = JSON.parse(text) as typeof listing;
+  } catch {
+    throw new InputError(field, baseUrl, 'GET /models did not answer JSON');
+  }
+  const models = Array.isArray(listing?.data) ? listing.data : [];
+  const entry = models.find((m) => m?.id === model);
+  if (entry === undefined) {
+    const ids = models.map((m) => m?.id).join(', ');
+    throw new InputError(field, model, `the server does not list this model; it lists ${ids || 'none'}`);
+  }
+  return entry;
+}
 
 /** A chat (or completions) reply, as much of it as turnwise reads. */
 export interface ChatResponse {

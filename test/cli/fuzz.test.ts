@@ -145,6 +145,41 @@ const badMap = pick(
   'S',
   '',
 );
+/** Not `rubric:FILE` of a readable JSON rubric (the working directory is the case's cwd; ../in is IN). */
+const badReward = pick(
+  '',
+  ' ',
+  'nope',
+  'env',
+  'rubric',
+  'rubric:',
+  'rubric:/dev/null/x',
+  'rubric:../in',
+  'rubric:../in/a-file',
+  'rubric:../in/valid.jsonl',
+  'rubric:x.yaml',
+);
+/** Malformed rubric files: not JSON, the wrong shape, an unknown criterion, bad weights, a bad pattern,
+ * side effects on FrozenLake, a judge nobody serves, YAML. */
+const badRubric = fc.oneof(
+  fc
+    .constantFrom(
+      '{',
+      '[]',
+      '{"criteria":[]}',
+      '{"criteria":[{"kind":"vibes"}]}',
+      '{"criteria":[{"kind":"success","weight":-1}]}',
+      '{"criteria":[{"kind":"success","weight":0}]}',
+      '{"criteria":[{"kind":"success"},{"kind":"success"}]}',
+      '{"criteria":[{"kind":"final-regex","pattern":"("}]}',
+      '{"criteria":[{"kind":"side-effects"}]}',
+      '{"criteria":[{"kind":"judge","judge":"openai:http://127.0.0.1:1/v1#m"}]}',
+      '{"criteria":[{"kind":"judge","judge":"openai:nowhere#m"}]}',
+      '{"criteria":[{"kind":"judge","judge":"openai:http://127.0.0.1:1/v1#m","prompt":"{{nope}}"}]}',
+    )
+    .map((file): Value => ({ name: 'rubric.json', file })),
+  fc.constant<Value>({ name: 'rubric.yaml', file: 'criteria: []' }),
+);
 const badSeeds = pick('5:5', '5:3', 'a:b', '-1:3', '1:2:3', '0:99999999999', '3', '', ':', '0:1e3');
 
 /** Malformed trajectory files: not JSON, the wrong shape, values outside the env's spaces. */
@@ -307,6 +342,21 @@ function specs(valid: () => string): Spec[] {
       path: ['eval'],
       base: ['--in', 'IN/valid.jsonl', '--K', '1', '--T', '5', '--resamples', '10'],
       flags: { '--in': fc.oneof(trajectories, badInFile), '--K': badList(1), '--T': badList(1) },
+    },
+    {
+      path: ['eval'],
+      base: ['--policy', 'random', ...PASS_BASE, '--reward', 'rubric:../in/rubric.json'],
+      flags: { '--reward': badReward, '--scores': badOutFile, '--judge-cache': badOutFile },
+    },
+    {
+      path: ['judge', 'audit'],
+      base: ['--in', 'IN/valid.jsonl', '--rubric', 'IN/rubric.json'],
+      flags: {
+        '--in': fc.oneof(trajectories, badInFile),
+        '--rubric': fc.oneof(badRubric, badInFile),
+        '--threshold': badNum((x) => x > 0 && x <= 1),
+        '--cache': badOutFile,
+      },
     },
     {
       path: ['compare'],
@@ -741,7 +791,7 @@ function specs(valid: () => string): Spec[] {
       base: ['--in', 'IN/valid.jsonl', '--format', 'openai', '--out', 'OUT/sft.jsonl'],
       flags: {
         '--in': fc.oneof(trajectories, badInFile),
-        '--format': badEnum(['openai', 'verl', 'verl-sft', 'turnwise-parquet']),
+        '--format': badEnum(['openai', 'verl', 'verl-sft', 'turnwise-parquet', 'preference']),
         '--out': badOutFile,
         '--method': fc.oneof(
           badEnum([
@@ -763,6 +813,29 @@ function specs(valid: () => string): Spec[] {
         '--chat': badEnum(['tools', 'text']),
         // Any name is a split; an empty one is not (and openai reads none).
         '--split': pick('', ' ', 'train'),
+        // openai reads no --by, whatever its value.
+        '--by': pick('', 'turns', 'rubric', 'vibes'),
+      },
+    },
+    {
+      path: ['export'],
+      base: ['--in', 'IN/valid.jsonl', '--format', 'preference', '--out', 'OUT/p.jsonl'],
+      flags: {
+        '--in': fc.oneof(trajectories, badInFile),
+        '--out': badOutFile,
+        '--chat': badEnum(['tools', 'text']),
+        // rubric reads a scored file, which valid.jsonl is not; side effects are the tools env's.
+        '--by': pick(
+          '',
+          ' ',
+          'vibes',
+          'turn',
+          'turns,turns',
+          'rubric,turns',
+          'side-effects',
+          'turns,side-effects',
+          'rubric',
+        ),
       },
     },
   ];
@@ -863,6 +936,7 @@ async function check(
   for (const d of [IN, OUT, cwd]) mkdirSync(d, { recursive: true });
   writeFileSync(join(IN, 'valid.jsonl'), validLines.join('\n'));
   writeFileSync(join(IN, 'a-file'), 'a file, not a directory');
+  writeFileSync(join(IN, 'rubric.json'), '{"criteria":[{"kind":"success"},{"kind":"max-turns","n":3}]}');
   let k = 0;
   // A file's or a path's refusal may name the path (with the line and field) rather than the flag.
   const mention = [...c.mention];

@@ -393,7 +393,7 @@ test('bad input: unknown format, unwritable --out, nothing exportable, exact wit
   const cases: [string[], RegExp][] = [
     [
       ['--in', fl.file, '--format', 'csv', '--out', join(root, 'x')],
-      /^turnwise: --format: got "csv"; expected one of: openai, verl, verl-sft, tokens, turnwise-parquet, gguf\n$/,
+      /^turnwise: --format: got "csv"; expected one of: openai, verl, verl-sft, tokens, turnwise-parquet, preference, gguf\n$/,
     ],
     [['--in', fl.file, '--format', 'verl', '--out', '/dev/null/x'], /^turnwise: --out: /],
     [

@@ -26,6 +26,11 @@ export const ABOUT = {
     term: 'credit [options]',
     description: 'per-turn advantages of a trajectory file (grouped by identical task), or `credit fidelity`',
   },
+  judge: {
+    term: 'judge',
+    description:
+      "LLM judges against the env's verifier: `judge audit` — agreement, Cohen's κ, confusion, length and position bias",
+  },
   calc: {
     term: 'calc',
     description: 'closed-form calculators: compound, dead-groups, tokens; shaping measured by exact DP',
@@ -54,7 +59,7 @@ export const ABOUT = {
   schema: {
     term: 'schema [options] [name]',
     description:
-      'the JSON Schema of a file turnwise reads or writes (trajectory, train-config, study-config, study-summary); no name: the list',
+      'the JSON Schema of a file turnwise reads or writes (trajectory, train-config, study-config, study-summary, rubric); no name: the list',
   },
   serve: {
     term: 'serve [options]',

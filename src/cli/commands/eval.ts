@@ -1,6 +1,7 @@
 // turnwise eval: Pass@(K,T) of one policy with bootstrap intervals over tasks (docs/methods.md §5).
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
+import type { Trajectory } from '../../core/types.ts';
 import { envSpec, envs, makeTasks } from '../../envs/index.ts';
 import type { Interval } from '../../eval/bootstrap.ts';
 import {
@@ -15,8 +16,10 @@ import { hackLine } from '../../eval/hacking.ts';
 import { passFromOutcomes } from '../../eval/recorded.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
-import { SkippedLines } from '../../store/jsonl.ts';
+import { groupsOf, judgeCallCount } from '../../rewards/score.ts';
+import { readTrajectories, SkippedLines } from '../../store/jsonl.ts';
 import { iterateOutcomes } from '../../store/outcomes.ts';
+import { checkOutput } from '../../store/paths.ts';
 import { openCache, requestTotals } from '../cache.ts';
 import { fmt, json, out, Progress, table, warn } from '../io.ts';
 import {
@@ -39,6 +42,15 @@ import {
 } from '../options.ts';
 import { checkQueueFlag, queueOption, refuseWithQueue } from '../queue.ts';
 import { openQueue, policyRef } from '../queue-run.ts';
+import {
+  checkRubricFor,
+  largestGroup,
+  type OpenedRubric,
+  openRubric,
+  rubricPath,
+  rubricText,
+  scoreBatch,
+} from '../rubric.ts';
 import { ABOUT } from './about.ts';
 import { SKIP_HELP } from './summary.ts';
 
@@ -123,7 +135,10 @@ export function warnOneTask(tasks: number): void {
   }
 }
 
-type EvalFlags = PassFlags & OpenAIFlags & EvalInFlags & { policy: string; cache?: string; queue?: string };
+type EvalFlags = PassFlags &
+  OpenAIFlags &
+  EvalInFlags &
+  RewardFlags & { policy: string; cache?: string; queue?: string };
 
 export function registerEval(program: Command): void {
   queueOption(openaiOptions(passOptions(program.command('eval').description(ABOUT.eval.description))))
@@ -132,12 +147,22 @@ export function registerEval(program: Command): void {
     .option('--skip-invalid', `with --in: ${SKIP_HELP}`)
     .option('--json', 'machine-readable output')
     .option('--cache <file.sqlite>', CACHE_HELP)
+    .option(
+      '--reward <spec>',
+      'rubric:FILE.json: score the trajectories (of the run at the largest T) with a rubric (docs/rewards.md); the summary adds its mean and judge errors',
+    )
+    .option(
+      '--scores <file.jsonl>',
+      "with --reward: write the scored trajectories (the rubric's score as their reward, the env's outcome beside, every judge call)",
+    )
+    .option('--judge-cache <file.sqlite>', `with --reward: the judges' ${CACHE_HELP}`)
     .action(async (flags: EvalFlags) => {
       await checkQueueFlag(flags.queue);
       refuseWithQueue(flags.queue, [
         ['--in', flags.in, 'a recorded file is read here, with no episode to play'],
         ['--cache', flags.cache, 'the replay cache is a file of this process; give it to no queued run'],
       ]);
+      checkRewardFlags(flags);
       if (flags.in !== undefined) return evalRecorded(flags, flags.in);
       if (flags.skipInvalid)
         throw new InputError('--skip-invalid', true, 'reads --in files only; give --in FILE.jsonl');
@@ -159,14 +184,26 @@ export function registerEval(program: Command): void {
           o.samples,
         );
       const mode = resolveMode(policy, o.mode);
+      const reward = await openReward(flags, [o.config.env], o.samples, '--samples');
       const progress = new Progress(
         'eval',
         o.tasks.length * o.samples * (mode === 'prefix' ? 1 : o.T.length),
       );
       const queue = await openQueue(flags.queue, 'eval');
       queue.show(progress);
+      // With --reward, the run at T_max is kept for the rubric (prefix mode has only that run).
+      const runner = queue.runner({ policy: policyRef(flags.queue, flags.policy, policy) });
+      const Tmax = o.T[o.T.length - 1];
+      const kept: Trajectory[] = [];
       const report = await evaluate({
-        rollout: queue.runner({ policy: policyRef(flags.queue, flags.policy, policy) }),
+        rollout:
+          reward === undefined
+            ? runner
+            : async (opts) => {
+                const trajectories = await runner(opts);
+                if (opts.budget === Tmax) kept.push(...trajectories);
+                return trajectories;
+              },
         envs,
         tasks: o.tasks,
         samples: o.samples,
@@ -181,9 +218,14 @@ export function registerEval(program: Command): void {
       }).finally(() => queue.close());
       progress.done();
       warnOneTask(o.tasks.length);
+      const scored = reward === undefined ? undefined : await scoreReward(reward, kept, flags.scores);
       const totals = requestTotals([policy], price);
-      if (flags.json) return json(totals === undefined ? report : { ...report, requests: totals });
-      const Tmax = o.T[o.T.length - 1];
+      if (flags.json)
+        return json({
+          ...report,
+          ...(totals === undefined ? {} : { requests: totals }),
+          ...(scored === undefined ? {} : rewardJson(scored)),
+        });
       out(
         `${policy.id}${policy.budgetAware ? ' (budget-aware)' : ''} on ${o.config.env} ${JSON.stringify(o.config.params)}: ${o.tasks.length} task${o.tasks.length === 1 ? '' : 's'} × ${o.samples} samples`,
       );
@@ -208,8 +250,78 @@ export function registerEval(program: Command): void {
       printText(report, Tmax);
       if (report.hacking !== undefined) out(`\n${hackLine(report.hacking)} at T=${Tmax}`);
       if (totals !== undefined) out(`\n${totalsLine(totals)}`);
+      if (scored !== undefined) out(`\n${rubricText(scored.summary, scored.totals)}`);
     });
 }
+
+interface RewardFlags {
+  reward?: string;
+  scores?: string;
+  judgeCache?: string;
+}
+
+/** --scores and --judge-cache need --reward; --scores is an output none of the inputs may be. */
+function checkRewardFlags(flags: RewardFlags & { in?: string; cache?: string }): void {
+  if (flags.reward === undefined) {
+    if (flags.scores !== undefined)
+      throw new InputError(
+        '--scores',
+        flags.scores,
+        'writes the scored trajectories of --reward; give --reward rubric:FILE',
+      );
+    if (flags.judgeCache !== undefined)
+      throw new InputError(
+        '--judge-cache',
+        flags.judgeCache,
+        "records --reward's judge calls; give --reward rubric:FILE",
+      );
+    return;
+  }
+  const path = rubricPath(flags.reward);
+  if (flags.scores !== undefined)
+    checkOutput(flags.scores, '--scores', 'file', [
+      ['--reward', path],
+      ['--judge-cache', flags.judgeCache],
+      ['--in', flags.in],
+      ['--cache', flags.cache],
+    ]);
+}
+
+/** --reward's rubric, its judges connected (or refused) before any episode. */
+async function openReward(
+  flags: RewardFlags & OpenAIFlags,
+  envIds: readonly string[],
+  samples: number,
+  samplesField: string,
+): Promise<OpenedRubric | undefined> {
+  if (flags.reward === undefined) return undefined;
+  return await openRubric(rubricPath(flags.reward), {
+    field: '--reward',
+    keyEnv: flags.apiKeyEnv,
+    cacheFile: flags.judgeCache,
+    cacheField: '--judge-cache',
+    check: (rubric) => checkRubricFor(rubric, envIds, samples, samplesField),
+  });
+}
+
+/** The rubric's scores of the kept trajectories, the judges' calls shown as progress on a terminal. */
+async function scoreReward(
+  reward: OpenedRubric,
+  batch: readonly Trajectory[],
+  scoresFile: string | undefined,
+) {
+  const progress = new Progress('judge', judgeCallCount(reward.rubric, groupsOf(batch)));
+  try {
+    return await scoreBatch(reward, batch, { scoresFile, onProgress: (done) => progress.update(done) });
+  } finally {
+    progress.done();
+  }
+}
+
+const rewardJson = (s: Awaited<ReturnType<typeof scoreBatch>>) => ({
+  reward: s.summary,
+  ...(s.totals === undefined ? {} : { judgeRequests: s.totals }),
+});
 
 /** A text policy's invalid outputs and its likelihood of its own tokens, over the run at T_max. */
 function printText(r: EvalReport, Tmax: number): void {
@@ -253,8 +365,11 @@ export function passFromFile(
   return passFromOutcomes(outcomes, path, K, T, mode, resamples, runSeed);
 }
 
-/** eval --in: Pass@(K,T) and failures of recorded trajectories. */
-function evalRecorded(flags: PassFlags & EvalInFlags, path: string): void {
+/** eval --in: Pass@(K,T) and failures of recorded trajectories (and with --reward, their rubric's scores). */
+async function evalRecorded(
+  flags: PassFlags & EvalInFlags & RewardFlags & OpenAIFlags,
+  path: string,
+): Promise<void> {
   const K = checkIncreasing(intList('--K', flags.K), '--K');
   const T = checkIncreasing(intList('--T', flags.T), '--T');
   const mode = flags.mode === undefined ? undefined : (flags.mode as PassMode);
@@ -271,8 +386,24 @@ function evalRecorded(flags: PassFlags & EvalInFlags, path: string): void {
     skipped,
   );
   if (skipped && skipped.count > 0) warn(skipped.note(path));
+  let scored: Awaited<ReturnType<typeof scoreBatch>> | undefined;
+  if (flags.reward !== undefined) {
+    const batch = readTrajectories(
+      path,
+      '--in',
+      checkSpacesOfRegistered,
+      flags.skipInvalid ? new SkippedLines() : undefined,
+    );
+    const reward = await openReward(
+      flags,
+      [...new Set(batch.map((t) => t.task.env))],
+      largestGroup(batch),
+      '--in',
+    );
+    scored = await scoreReward(reward as OpenedRubric, batch, flags.scores);
+  }
   if (flags.json) {
-    json(skipped ? { ...r, skipped } : r);
+    json({ ...r, ...(skipped ? { skipped } : {}), ...(scored === undefined ? {} : rewardJson(scored)) });
     return;
   }
   out(`${path}: ${r.trajectories} trajectories, ${r.perTask.length} tasks; ${r.mode} mode`);
@@ -282,4 +413,5 @@ function evalRecorded(flags: PassFlags & EvalInFlags, path: string): void {
   out(
     `\nfailures: ${kinds.map(([k, x]) => `${k} ${x}`).join(', ') || 'none'} (of ${r.failures.episodes} episodes)`,
   );
+  if (scored !== undefined) out(`\n${rubricText(scored.summary, scored.totals)}`);
 }

@@ -23,6 +23,9 @@ import {
   type ExportTool,
   openaiExample,
   openaiJsonl,
+  type PreferenceRow,
+  preferenceJsonl,
+  preferenceRow,
   type SplitCause,
   type TokenRow,
   type TokenTurn,
@@ -54,10 +57,11 @@ import { json, out, warn } from '../io.ts';
 import { checkSpacesOfRegistered, num } from '../options.ts';
 import { ABOUT } from './about.ts';
 import { exportGguf } from './export-gguf.ts';
+import { type PreferenceBy, preferencePairs, readBy, readRubricScores } from './export-preference.ts';
 import { TokenSource } from './export-tokens.ts';
 import { verlTaskInfo } from './export-verl.ts';
 
-const FORMATS = ['openai', 'verl', 'verl-sft', 'tokens', 'turnwise-parquet', 'gguf'] as const;
+const FORMATS = ['openai', 'verl', 'verl-sft', 'tokens', 'turnwise-parquet', 'preference', 'gguf'] as const;
 type Format = (typeof FORMATS)[number];
 const MODES: readonly ChatMode[] = ['tools', 'text'];
 /** GRPO: verl's default advantage estimator for multi-turn rollouts. */
@@ -66,7 +70,7 @@ const DEFAULT_METHOD = 'grpo';
 const CREDITED: readonly Format[] = ['openai', 'tokens', 'turnwise-parquet'];
 const WEIGHTED: readonly Format[] = ['openai', 'turnwise-parquet'];
 /** The formats rendered as chat conversations: --chat. */
-const CHAT: readonly Format[] = ['openai', 'verl', 'verl-sft', 'turnwise-parquet'];
+const CHAT: readonly Format[] = ['openai', 'verl', 'verl-sft', 'turnwise-parquet', 'preference'];
 const DEFAULT_SPLIT = 'train';
 
 interface ExportFlags {
@@ -81,6 +85,7 @@ interface ExportFlags {
   type?: string;
   split: string;
   includeFailed?: boolean;
+  by: string;
   json?: boolean;
 }
 
@@ -351,6 +356,72 @@ function exportVerlSft(
   );
 }
 
+/** --format preference: TRL's conversational preference rows, one per preferred pair of a task's
+ * trajectories (export-preference.ts pairs them; export/preference.ts writes them). */
+async function exportPreference(
+  flags: ExportFlags & { out: string },
+  by: PreferenceBy,
+  render: ChatRenderer,
+  trajectories: readonly Trajectory[],
+  skipped: SkippedLines | undefined,
+): Promise<void> {
+  const scores = 'rubric' in by ? readRubricScores(flags.in as string) : undefined;
+  if ('keys' in by && by.keys.includes('side-effects')) {
+    const other = trajectories.find((t) => t.task.env !== 'tools');
+    if (other !== undefined)
+      throw new InputError(
+        '--by',
+        flags.by,
+        `side effects are counted on the tools env only, and trajectory ${other.id}'s env is ${other.task.env}`,
+      );
+  }
+  const { kept, unrenderable } = exportable<Conversation>(
+    trajectories,
+    (t) => conversationOf(t, { render, toolsOf: envTools }),
+    flags,
+    skipped,
+  );
+  const conversation = new Map(kept.map((k) => [k.t, k.x]));
+  const found = await preferencePairs(
+    kept.map((k) => k.t),
+    by,
+    scores,
+  );
+  const rows: PreferenceRow[] = [];
+  const unshared: string[] = [];
+  for (const [chosen, rejected] of found.pairs) {
+    const row = preferenceRow(
+      conversation.get(chosen) as Conversation,
+      conversation.get(rejected) as Conversation,
+    );
+    if ('reason' in row) unshared.push(`${chosen.id} over ${rejected.id}: ${row.reason}`);
+    else rows.push(row);
+  }
+  write(flags.out, preferenceJsonl(rows));
+  warnSkipped(flags, skipped, unrenderable);
+  if (unshared.length > 0)
+    warn(`left out ${unshared.length} pairs that share no prompt (first: ${unshared[0]})`);
+  const label = 'rubric' in by ? 'rubric' : by.keys.join(',');
+  const rule =
+    'rubric' in by ? 'the higher rubric score' : `fewer ${by.keys.join(', then fewer ')} among successes`;
+  if (flags.json)
+    return json({
+      format: 'preference',
+      out: flags.out,
+      by: label,
+      trajectories: kept.length,
+      groups: found.groups,
+      pairs: rows.length,
+      unknown: found.unknown,
+      unshared: unshared.length,
+      unrenderable: unrenderable.length,
+      ...(skipped ? { skipped } : {}),
+    });
+  out(
+    `wrote ${rows.length} preference pairs of ${found.groups} tasks (from ${kept.length} trajectories; chosen by ${rule}${found.unknown > 0 ? `; ${found.unknown} pairs without the facts to decide` : ''}) to ${flags.out} (preference)`,
+  );
+}
+
 export function registerExport(program: Command): void {
   program
     .command('export')
@@ -390,6 +461,11 @@ export function registerExport(program: Command): void {
       '--include-failed',
       'verl-sft: export failed trajectories too (by default only successful ones: verl trains on every assistant message)',
     )
+    .option(
+      '--by <what>',
+      'preference: which of two trajectories of a task is chosen — turns[,side-effects] (both successful, fewer of them, in order) or rubric (the higher score of a scored file: eval --reward … --scores)',
+      'turns',
+    )
     .option('--json', 'machine-readable summary')
     .action(async (flags: ExportFlags, cmd: Command) => {
       if (flags.format === undefined || !(FORMATS as readonly string[]).includes(flags.format))
@@ -423,6 +499,7 @@ export function registerExport(program: Command): void {
         ['chat', '--chat', CHAT],
         ['split', '--split', ['verl']],
         ['includeFailed', '--include-failed', ['verl-sft']],
+        ['by', '--by', ['preference']],
       ] as const)
         if (given(key) && !(readers as readonly Format[]).includes(format)) {
           const names =
@@ -442,6 +519,7 @@ export function registerExport(program: Command): void {
       if (!(MODES as readonly string[]).includes(flags.chat))
         throw new InputError('--chat', flags.chat, `expected one of: ${MODES.join(', ')}`);
       const spec = parseMethodSpec(flags.method, '--method', ['exact']);
+      const by = format === 'preference' ? readBy(flags.by) : undefined;
       const skipped = flags.skipInvalid ? new SkippedLines() : undefined;
       const trajectories = readTrajectories(flags.in, '--in', checkSpacesOfRegistered, skipped);
       if (CREDITED.includes(format)) refuseWithoutOracle(spec, trajectories);
@@ -457,6 +535,8 @@ export function registerExport(program: Command): void {
       const to = { ...flags, out: flags.out };
       if (format === 'verl') return exportVerlRl(to, render, trajectories, skipped);
       if (format === 'verl-sft') return exportVerlSft(to, render, trajectories, skipped);
+      if (format === 'preference')
+        return exportPreference(to, by as PreferenceBy, render, trajectories, skipped);
       const { kept, unrenderable } = exportable<Conversation>(
         trajectories,
         (t) => conversationOf(t, { render, toolsOf: envTools }),

@@ -12,6 +12,7 @@ export const COMMANDS: { name: CommandName; load: () => Promise<Register[]> }[] 
   { name: 'eval', load: async () => [(await import('./eval.ts')).registerEval] },
   { name: 'compare', load: async () => [(await import('./compare.ts')).registerCompare] },
   { name: 'credit', load: async () => [(await import('./credit.ts')).registerCredit] },
+  { name: 'judge', load: async () => [(await import('./judge.ts')).registerJudge] },
   { name: 'calc', load: async () => [(await import('./calc.ts')).registerCalc] },
   { name: 'tokenizer', load: async () => [(await import('./tokenizer.ts')).registerTokenizer] },
   { name: 'bc', load: async () => [(await import('./bc.ts')).registerBc] },

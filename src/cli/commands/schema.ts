@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { InputError } from '../../core/errors.ts';
+import { RubricSchema } from '../../rewards/rubric.ts';
 import { TrajectorySchema } from '../../store/schema.ts';
 import { StudyConfigSchema } from '../../studies/budget/config.ts';
 import { SummarySchema } from '../../studies/budget/summary.ts';
@@ -23,6 +24,10 @@ const SCHEMAS: Record<string, Entry> = {
   'train-config': { schema: TrainConfigSchema, summary: 'a training config (train --config run.json)' },
   'study-config': { schema: StudyConfigSchema, summary: 'a budget-study config (the fields of a --profile)' },
   'study-summary': { schema: SummarySchema, summary: "a budget study's summary.json (report RUN reads it)" },
+  rubric: {
+    schema: RubricSchema,
+    summary: 'a rubric: weighted criteria and judges (eval --reward rubric:FILE)',
+  },
 };
 
 export const SCHEMA_NAMES: readonly string[] = Object.keys(SCHEMAS);
