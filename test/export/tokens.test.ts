@@ -463,7 +463,7 @@ test('bad input: one line, exit 2, before any work', async () => {
     ],
     [
       ['--in', lakeFile, '--policy', ckpt, '--chat', 'tools'],
-      /^turnwise: --chat: got "tools"; is read by --format openai, verl, verl-sft and turnwise-parquet only, not tokens$/,
+      /^turnwise: --chat: got "tools"; is read by --format openai, verl, verl-sft, turnwise-parquet and preference only, not tokens$/,
     ],
     [
       ['--in', lakeFile, '--policy', ckpt, '--min-advantage', '0'],
