@@ -198,9 +198,9 @@ test('`turnwise schema` lists its schemas and refuses an unknown name', async ()
   const list = await turnwise(['schema', '--json']);
   assert.deepEqual(
     JSON.parse(list.stdout).map((s: { name: string }) => s.name),
-    ['trajectory', 'train-config', 'study-config', 'study-summary'],
+    ['trajectory', 'train-config', 'study-config', 'study-summary', 'rubric'],
   );
-  for (const name of ['train-config', 'study-config', 'study-summary']) {
+  for (const name of ['train-config', 'study-config', 'study-summary', 'rubric']) {
     const r = await turnwise(['schema', name]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).type, 'object');
