@@ -12,9 +12,11 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../../core/errors.ts';
 import { makeTasks } from '../../core/tasks.ts';
-import type { EnvFactory, Policy, Task } from '../../core/types.ts';
+import type { EnvFactory, EnvSpec, Policy, Task, Trajectory } from '../../core/types.ts';
+import { readTokenizerFile, type Tokenizer } from '../../nn/tokenizer.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { freshTransformerPolicy } from '../../policies/transformer.ts';
+import { renderAction } from '../../policies/transformer-prompt.ts';
 import { rollout } from '../../rollout/batch.ts';
 import { withEnvs } from '../../rollout/env-cache.ts';
 import { writeFileAtomic } from '../../store/atomic.ts';
@@ -109,6 +111,23 @@ async function tokenizerStage(o: LanguageRunOptions, world: LanguageWorld, sizes
   ev('done');
 }
 
+/** The longest of the expert's replies in `demos` in tokens as the policy writes them (its rendering
+ * and <|end|>, the world's tokenizer): what a world's replyCap is a multiple of. */
+export function longestDemoReply(
+  demos: readonly Trajectory[],
+  spec: EnvSpec,
+  world: Pick<LanguageWorld, 'mode'>,
+  tokenizer: Tokenizer,
+): number {
+  let most = 0;
+  for (const t of demos)
+    for (const turn of t.turns) {
+      const text = renderAction(spec, world.mode, turn.action);
+      if (text !== undefined) most = Math.max(most, tokenizer.encode(text).length + 1);
+    }
+  return most;
+}
+
 /** Stage: the world's base — a fresh transformer cloned on the imperfect expert's transcripts. */
 async function baseStage(o: LanguageRunOptions, world: LanguageWorld, sizes: Sizes, dir: string) {
   const base = join(dir, 'base');
@@ -120,19 +139,7 @@ async function baseStage(o: LanguageRunOptions, world: LanguageWorld, sizes: Siz
   const { train } = worldTasks(world, sizes);
   const spec = o.envs.spec(train[0]);
   const model = world.model;
-  const student = freshTransformerPolicy(
-    {
-      layers: model.layers,
-      d: model.d,
-      heads: model.heads,
-      ctx: model.ctx,
-      seed: 0,
-      tokenizer: join(dir, 'tokenizer.json'),
-      format: { mode: world.mode, temperature: model.temperature },
-    },
-    spec,
-    `transformer:${world.id}-base`,
-  );
+  const tokenizerFile = join(dir, 'tokenizer.json');
   const expert = makePolicy(world.expert, spec, 'expert');
   const demos = await rollout({
     tasks: train,
@@ -143,6 +150,25 @@ async function baseStage(o: LanguageRunOptions, world: LanguageWorld, sizes: Siz
     policy: expert,
     makeEnv: o.envs.make,
   });
+  const longest = longestDemoReply(demos, spec, world, readTokenizerFile(tokenizerFile, 'tokenizer'));
+  const maxTokens = world.replyCap === undefined ? undefined : Math.ceil(world.replyCap * longest);
+  const student = freshTransformerPolicy(
+    {
+      layers: model.layers,
+      d: model.d,
+      heads: model.heads,
+      ctx: model.ctx,
+      seed: 0,
+      tokenizer: tokenizerFile,
+      format: {
+        mode: world.mode,
+        temperature: model.temperature,
+        ...(maxTokens === undefined ? {} : { maxTokens }),
+      },
+    },
+    spec,
+    `transformer:${world.id}-base`,
+  );
   const data = await withEnvs(o.envs.make, async (cache) => {
     await cache.getAll(train);
     return cloningSequences(student, demos, (task) => cache.view(task));
@@ -158,6 +184,8 @@ async function baseStage(o: LanguageRunOptions, world: LanguageWorld, sizes: Siz
     expert: world.expert,
     tasks: train.length,
     expertSuccess: demos.filter((t) => t.outcome.success).length / demos.length,
+    longestReply: longest,
+    maxTokens: student.maxTokens,
     turns: data.turns,
     skipped: data.skipped,
     tokens: data.tokens,
@@ -167,7 +195,7 @@ async function baseStage(o: LanguageRunOptions, world: LanguageWorld, sizes: Siz
   };
   writeFileAtomic(join(base, 'bc.json'), `${JSON.stringify(record, null, 2)}\n`);
   student.save(file, result.optimizer, { bc: JSON.stringify(record) });
-  ev('done', { detail: `final loss ${result.losses.at(-1)?.toFixed(4)}` });
+  ev('done', { detail: `final loss ${result.losses.at(-1)?.toFixed(4)}, max_tokens ${student.maxTokens}` });
 }
 
 /** Stage: one token-level GRPO run from the base (fixed budget, or BudgetMix), resumed if it was cut. */
@@ -332,6 +360,16 @@ async function measureStage(
   return record;
 }
 
+/** The world's own stages, shared by its seeds: its tokenizer and its base (each skipped when done). */
+export async function prepareWorld(o: LanguageRunOptions, worldId: LanguageWorldId): Promise<void> {
+  const world = worldIn(o.profile, worldId);
+  const sizes = o.profile.sizes[worldId];
+  const dir = join(o.out, worldId);
+  mkdirSync(dir, { recursive: true });
+  await tokenizerStage(o, world, sizes, dir);
+  await baseStage(o, world, sizes, dir);
+}
+
 /** Every stage of one world and seed (the world's stages once, before its first seed). */
 export async function runLanguageSeed(
   o: LanguageRunOptions,
@@ -341,9 +379,7 @@ export async function runLanguageSeed(
   const world = worldIn(o.profile, worldId);
   const sizes = o.profile.sizes[worldId];
   const dir = join(o.out, worldId);
-  mkdirSync(dir, { recursive: true });
-  await tokenizerStage(o, world, sizes, dir);
-  await baseStage(o, world, sizes, dir);
+  await prepareWorld(o, worldId);
   const rl = await rlStage(o, world, sizes, dir, seed, 'rl');
   const mix = await rlStage(o, world, sizes, dir, seed, 'budgetmix');
   const tau = await temperatureStage(o, world, sizes, dir, seed);
