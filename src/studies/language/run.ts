@@ -3,7 +3,8 @@
 // runs resume from their checkpoints (train/run-dir.ts) — so a study killed with SIGKILL and started
 // again with the same command reruns nothing that finished. Per world:
 //   <world>/tokenizer.json               BPE merges from the expert's transcripts
-//   <world>/base/policy.safetensors      the base: the transformer cloned on the imperfect expert (bc.json)
+//   <world>/base/policy.safetensors      the base: the transformer cloned on the imperfect expert (bc.json:
+//                                        its cloning, and max_tokens, tied to the expert in a tool world)
 //   <world>/seed-<s>/rl/, budgetmix/     token-level GRPO from the base (train run directories)
 //   <world>/seed-<s>/tau.json            the temperature control: the base's best τ on training tasks
 //   <world>/seed-<s>/run.json            the measurements and the findings of that seed
@@ -111,6 +112,25 @@ async function tokenizerStage(o: LanguageRunOptions, world: LanguageWorld, sizes
   ev('done');
 }
 
+/** The world's expert (or another policy spec) on `tasks`, one budget-blind episode each at T_train
+ * (run seed 0): the base's demonstrations. */
+export async function expertDemos(
+  envs: EnvFactory,
+  world: Pick<LanguageWorld, 'expert' | 'budget'>,
+  tasks: readonly Task[],
+  expert = world.expert,
+): Promise<Trajectory[]> {
+  return rollout({
+    tasks,
+    samples: 1,
+    budget: world.budget,
+    revealBudget: false,
+    runSeed: 0,
+    policy: makePolicy(expert, envs.spec(tasks[0]), 'expert'),
+    makeEnv: envs.make,
+  });
+}
+
 /** The longest of the expert's replies in `demos` in tokens as the policy writes them (its rendering
  * and <|end|>, the world's tokenizer): what a world's replyCap is a multiple of. */
 export function longestDemoReply(
@@ -140,16 +160,7 @@ async function baseStage(o: LanguageRunOptions, world: LanguageWorld, sizes: Siz
   const spec = o.envs.spec(train[0]);
   const model = world.model;
   const tokenizerFile = join(dir, 'tokenizer.json');
-  const expert = makePolicy(world.expert, spec, 'expert');
-  const demos = await rollout({
-    tasks: train,
-    samples: 1,
-    budget: world.budget,
-    revealBudget: false,
-    runSeed: 0,
-    policy: expert,
-    makeEnv: o.envs.make,
-  });
+  const demos = await expertDemos(o.envs, world, train);
   const longest = longestDemoReply(demos, spec, world, readTokenizerFile(tokenizerFile, 'tokenizer'));
   const maxTokens = world.replyCap === undefined ? undefined : Math.ceil(world.replyCap * longest);
   const student = freshTransformerPolicy(

@@ -1,9 +1,10 @@
-// The language study as a whole: every (world, seed) in order (the transformer's training already uses
-// both cores), then the findings across seeds per world, side by side with the paper's numbers and each
-// world's pre-registered predictions. summary.json is this summary; `studyLanguageVerdicts` recomputes
+// The language study as a whole: every (world, seed) — one after another in this thread, or as jobs on
+// worker threads (`parallel`: each world's own stages, then its seeds; the same records either way) —
+// then the findings across seeds per world, side by side with the paper's numbers and each world's
+// pre-registered predictions. summary.json is this summary; `studyLanguageVerdicts` recomputes
 // every verdict from the stored measurements (`turnwise study verdicts --in`).
-import { Worker } from 'node:worker_threads';
 import { envs as registry } from '../../envs/index.ts';
+import { WorkerPool } from '../../rollout/pool.ts';
 import { columns } from '../budget/terminal.ts';
 import {
   type LanguageProfile,
@@ -92,7 +93,6 @@ export async function runLanguageStudy(
   return languageSummary(plan, runs, (performance.now() - t0) / 1000);
 }
 
-const BOOT = new URL('../../rollout/worker-boot.mjs', import.meta.url);
 const JOB_MODULE = new URL('./worker.ts', import.meta.url);
 
 /**
@@ -120,7 +120,6 @@ async function runOnThreads(
   const ready = new Set<LanguageWorldId>();
   const records = new Map<string, LanguageRunRecord>();
   const key = (world: LanguageWorldId, seed: number) => `${world}/${seed}`;
-  const waiting: (() => void)[] = [];
   /** The next job a free thread may take, undefined when none is ready yet (or none is left). */
   const next = (): LanguageJob | undefined => {
     const w = worldJobs.shift();
@@ -128,49 +127,30 @@ async function runOnThreads(
     const i = seedJobs.findIndex((j) => ready.has(j.world));
     return i < 0 ? undefined : seedJobs.splice(i, 1)[0];
   };
-  const workers: Worker[] = [];
-  const serve = (w: Worker) =>
-    new Promise<void>((resolve, reject) => {
-      let current: LanguageJob | undefined;
-      const give = () => {
-        current = next();
-        if (current !== undefined) {
-          w.postMessage({ id: 0, job: current });
-          return;
-        }
-        if (seedJobs.length === 0) resolve();
-        else waiting.push(give);
-      };
-      w.on(
-        'message',
-        (m: { ready?: boolean; event?: LanguageEvent; result?: LanguageRunRecord; error?: string }) => {
-          if (m.ready) give();
-          else if (m.event) onEvent(m.event);
-          else if (m.error !== undefined) reject(new Error(m.error));
-          else if (current !== undefined) {
-            if (current.seed === null) {
-              ready.add(current.world);
-              for (const wake of waiting.splice(0)) wake();
-            } else records.set(key(current.world, current.seed), m.result as LanguageRunRecord);
-            give();
-          }
-        },
-      );
-      w.once('error', reject);
-      w.once('exit', (code) => {
-        if (code !== 0) reject(new Error(`language study worker exited with code ${code}`));
-      });
-    });
+  const pool = new WorkerPool<LanguageJob, LanguageRunRecord | undefined>(JOB_MODULE, {}, parallel, (e) =>
+    onEvent(e as LanguageEvent),
+  );
   try {
-    const served: Promise<void>[] = [];
-    for (let i = 0; i < parallel; i++) {
-      const w = new Worker(BOOT, { workerData: { module: JOB_MODULE.href, init: {} } });
-      workers.push(w);
-      served.push(serve(w));
-    }
-    await Promise.all(served);
+    await new Promise<void>((resolve, reject) => {
+      let running = 0;
+      const give = () => {
+        for (let job = running < parallel ? next() : undefined; job !== undefined; ) {
+          const taken = job;
+          running++;
+          pool.run(taken).then((record) => {
+            running--;
+            if (taken.seed === null) ready.add(taken.world);
+            else records.set(key(taken.world, taken.seed), record as LanguageRunRecord);
+            if (running === 0 && worldJobs.length === 0 && seedJobs.length === 0) resolve();
+            else give();
+          }, reject);
+          job = running < parallel ? next() : undefined;
+        }
+      };
+      give();
+    });
   } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
+    await pool.close();
   }
   return plan.worlds.flatMap((world) =>
     plan.seeds.map((seed) => records.get(key(world, seed)) as LanguageRunRecord),

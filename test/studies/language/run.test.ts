@@ -35,7 +35,12 @@ import {
   worldIn,
 } from '../../../src/studies/language/design.ts';
 import { measureLikelihood, rememberingScores } from '../../../src/studies/language/measure.ts';
-import { longestDemoReply, prepareWorld, worldTasks } from '../../../src/studies/language/run.ts';
+import {
+  expertDemos,
+  longestDemoReply,
+  prepareWorld,
+  worldTasks,
+} from '../../../src/studies/language/run.ts';
 import { runLanguageStudy } from '../../../src/studies/language/study.ts';
 import { learnTokenizer } from '../../../src/train/transcripts.ts';
 
@@ -91,15 +96,7 @@ test('a tool world’s base writes at most ⌈1.25 × its expert’s longest rep
   const world = worldIn(profile, 'sql');
   const { train } = worldTasks(world, TINY);
   const spec = envs.spec(train[0]);
-  const demos = await rollout({
-    tasks: train,
-    samples: 1,
-    budget: world.budget,
-    revealBudget: false,
-    runSeed: 0,
-    policy: makePolicy(world.expert, spec),
-    makeEnv: envs.make,
-  });
+  const demos = await expertDemos(envs, world, train);
   const tokenizer = readTokenizerFile(join(out, 'sql', 'tokenizer.json'), 'tokenizer');
   const longest = Math.max(
     ...demos.flatMap((t) =>
@@ -152,16 +149,7 @@ test('the expert’s replies on held-out tasks fit under the cap its training re
     );
     const { train } = worldTasks(w, sizes);
     const spec = envs.spec(train[0]);
-    const play = (tasks: Task[], policy: string) =>
-      rollout({
-        tasks,
-        samples: 1,
-        budget: w.budget,
-        revealBudget: false,
-        runSeed: 0,
-        policy: makePolicy(policy, spec),
-        makeEnv: envs.make,
-      });
+    const play = (tasks: Task[], policy: string) => expertDemos(envs, w, tasks, policy);
     const cap = Math.ceil(
       (w.replyCap ?? 0) * longestDemoReply(await play(train, w.expert), spec, w, tokenizer),
     );
