@@ -20,8 +20,9 @@ export class WorkerPool<Job, Result> {
   private nextId = 0;
   private closed = false;
 
-  /** `module`: file URL of the job module; `size` defaults to the machine's parallelism. */
-  constructor(module: URL, init: unknown, size = availableParallelism()) {
+  /** `module`: file URL of the job module; `size` defaults to the machine's parallelism; `onEvent`
+   * receives what a job posts as `{ event }` while it runs (its progress), in the order posted. */
+  constructor(module: URL, init: unknown, size = availableParallelism(), onEvent?: (event: unknown) => void) {
     for (let i = 0; i < Math.max(1, size); i++) {
       const w = new Worker(BOOT, { workerData: { module: module.href, init } });
       this.workers.push(w);
@@ -30,7 +31,10 @@ export class WorkerPool<Job, Result> {
           const onReady = (m: { ready?: boolean }) => {
             if (m.ready) {
               w.off('message', onReady);
-              w.on('message', (msg: { result?: Result; error?: string }) => this.done(w, msg));
+              w.on('message', (msg: { result?: Result; error?: string; event?: unknown }) => {
+                if (msg.event !== undefined) onEvent?.(msg.event);
+                else this.done(w, msg);
+              });
               this.idle.push(w);
               this.pump();
               resolve();

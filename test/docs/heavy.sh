@@ -19,9 +19,10 @@ turnwise study budget --profile quick 2>/dev/null
 turnwise study verdicts --in runs/budget-quick/summary.json
 turnwise report runs/budget-quick
 
-# docs/budget-study.md: the language study's quick and default profiles.
+# docs/budget-study.md: the language study's quick and default profiles, and the quick one in its four worlds.
 turnwise study budget --policy-kind transformer --profile quick 2>/dev/null
 turnwise study budget --policy-kind transformer 2>/dev/null
+turnwise study budget --policy-kind transformer --profile quick --worlds frozenlake-text,sql,tools,code --out runs/lang-quick 2>/dev/null
 
 # docs/training.md: ES, the MLP over random maps, behaviour cloning.
 turnwise train --map 4x4 --slippery --policy tabular --algo es --seed 1 --out runs/es1 2>/dev/null

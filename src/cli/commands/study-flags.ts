@@ -25,3 +25,11 @@ export function parseSeeds(raw: string | undefined): number[] | undefined {
     );
   return seeds;
 }
+
+/** `--parallel n`: runs at once, a positive integer. */
+export function parseParallel(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new InputError('--parallel', raw, 'expected a positive integer (runs at once)');
+  return Number(raw);
+}

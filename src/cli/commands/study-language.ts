@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { InputError } from '../../core/errors.ts';
 import { envs } from '../../envs/index.ts';
 import { checkOutput } from '../../store/paths.ts';
+import { defaultParallel } from '../../studies/budget/study.ts';
 import {
   LANGUAGE_PROFILE,
   LANGUAGE_PROFILES,
@@ -23,7 +24,7 @@ import {
   runLanguageStudy,
 } from '../../studies/language/study.ts';
 import { json, out } from '../io.ts';
-import { parseSeeds, type StudyFlags } from './study-flags.ts';
+import { parseParallel, parseSeeds, type StudyFlags } from './study-flags.ts';
 
 /** Where the language study goes without --out. */
 export const languageDir = (profile: string) => join('runs', `budget-language-${profile}`);
@@ -44,10 +45,7 @@ function parseLanguageWorlds(raw: string | undefined): LanguageWorldId[] | undef
 }
 
 /** The flags the table/MLP study has and this one does not take, refused rather than ignored. */
-const NOT_HERE: [string, string][] = [
-  ['parallel', '--parallel'],
-  ['set', '--set'],
-];
+const NOT_HERE: [string, string][] = [['set', '--set']];
 
 export async function studyLanguage(flags: StudyFlags): Promise<void> {
   if (!(LANGUAGE_PROFILES as readonly string[]).includes(flags.profile))
@@ -62,7 +60,7 @@ export async function studyLanguage(flags: StudyFlags): Promise<void> {
       throw new InputError(
         flag,
         Array.isArray(v) ? v.join(' ') : String(v),
-        'not taken with --policy-kind transformer (its runs go one at a time: the transformer’s training uses both cores; its sizes are the profile’s)',
+        'not taken with --policy-kind transformer (its sizes are the profile’s)',
       );
   }
   const profile = LANGUAGE_PROFILE[flags.profile as LanguageProfileName];
@@ -71,6 +69,7 @@ export async function studyLanguage(flags: StudyFlags): Promise<void> {
     (flags.seed !== undefined ? parseSeeds(String(flags.seed)) : undefined) ??
     profile.seeds;
   const worlds = parseLanguageWorlds(flags.worlds as string | undefined) ?? profile.worlds;
+  const parallel = parseParallel(flags.parallel as string | undefined) ?? defaultParallel();
   const dir = flags.out ?? languageDir(profile.name);
   checkOutput(dir, '--out', 'dir');
   // --force starts the study over: what it wrote there goes (nothing else in the directory).
@@ -108,7 +107,7 @@ export async function studyLanguage(flags: StudyFlags): Promise<void> {
     const text = [word, e.detail].filter((x) => x !== undefined && x !== '').join(' — ');
     process.stderr.write(`turnwise: ${at()} ${who}: ${text}\n`);
   };
-  const summary = await runLanguageStudy(plan, { envs, out: dir, onEvent });
+  const summary = await runLanguageStudy(plan, { envs, out: dir, onEvent, parallel });
   writeFileSync(join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   const report = join(dir, 'report.html');
   writeFileSync(report, renderLanguageReport(summary));

@@ -27,7 +27,7 @@ import { LANGUAGE_WORLD_IDS } from '../../studies/language/design.ts';
 import { json, out } from '../io.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
 import { ABOUT } from './about.ts';
-import { parseSeeds, type StudyFlags } from './study-flags.ts';
+import { parseParallel, parseSeeds, type StudyFlags } from './study-flags.ts';
 import { registerStudyHacking } from './study-hacking.ts';
 import { isLanguageSummary, languageVerdicts, studyLanguage } from './study-language.ts';
 import { registerShapingStudy } from './study-shaping.ts';
@@ -148,13 +148,6 @@ export function parseWorlds(raw: string | undefined): WorldId[] | undefined {
   if (ws.some((w) => !(WORLD_IDS as readonly string[]).includes(w)) || new Set(ws).size !== ws.length)
     throw new InputError('--worlds', raw, `expected distinct worlds of: ${WORLD_IDS.join(', ')}`);
   return ws as WorldId[];
-}
-
-function parseParallel(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1)
-    throw new InputError('--parallel', raw, 'expected a positive integer (runs at once)');
-  return Number(raw);
 }
 
 /** The command itself, with the trainer as a parameter (the CLI passes the real GRPO trainer by name,

@@ -48,6 +48,11 @@ export interface LanguageWorld {
   model: { layers: number; d: number; heads: number; ctx: number; temperature: number };
   /** The imperfect expert the base is cloned on (a `--policy` spec). */
   expert: string;
+  /** max_tokens of every policy of the world, tied to the expert: ⌈replyCap × the longest reply of the
+   * base's demonstrations⌉ tokens (<|end|> included; the world's tokenizer), fixed in the base's
+   * checkpoint, so RL, BudgetMix, the τ control and every measurement sample under it. Absent: the
+   * policy's own default — on FrozenLake the longest action (`<answer>Right</answer>`) and <|end|>. */
+  replyCap?: number;
   /** The training budget T_train (the last of T). */
   budget: number;
   /** The evaluation budgets, increasing, ending at T_train. */
@@ -82,11 +87,21 @@ const FROZENLAKE: LanguageWorld = {
   paper: { 'recovery-did': '51.3% vs 38.6% recovery (FrozenLake)' },
 };
 
+// The tool worlds' max_tokens (replyCap; 2026-12-02, before any full run). Until then every reply of a
+// tool world could run to 128 tokens: a barely trained model wrote each one to that limit, and the quick
+// profile's sql run spent minutes writing tokens no call needed. Tied to the expert instead, the cap is
+// sql 54 / 57 tokens (quick / paper tokenizer and tasks), tools 45 / 50, code 117 / 230. Every reply of
+// the expert on held-out tasks fits under it in sql and tools, and every reply of its gold path in code;
+// code's detours include long wrong programs (a lookup of the visible tests, up to ≈ 360 tokens), of
+// which a few in a hundred do not (test/studies/language/run.test.ts). Under the old 128, code cut ≈ 2% of
+// its expert's own replies (p99 132–184 tokens). A cut reply is an invalid action, as before; what each
+// measurement means is unchanged.
 const SQL: LanguageWorld = {
   id: 'sql',
   title: 'InterCode-style SQL, level 1: list_tables, describe_table, execute_sql, submit',
   env: { env: 'sql', params: { level: 1 } },
   mode: 'tools',
+  replyCap: 1.25, // 2026-12-02: was the default 128 (see above)
   vocab: 1024,
   model: { layers: 2, d: 64, heads: 4, ctx: 1024, temperature: 1 },
   expert: 'oracle:eps=0.1',
@@ -104,6 +119,7 @@ const TOOLS: LanguageWorld = {
   title: 'BFCL-style multi-turn function calling, level 1',
   env: { env: 'tools', params: { level: 1 } },
   mode: 'tools',
+  replyCap: 1.25, // 2026-12-02: was the default 128 (see above)
   vocab: 1024,
   model: { layers: 2, d: 64, heads: 4, ctx: 1536, temperature: 1 },
   expert: 'oracle:eps=0.1',
@@ -121,6 +137,7 @@ const CODE: LanguageWorld = {
   title: 'DeepCoder-style multi-turn coding, level 1: run_tests, submit',
   env: { env: 'code', params: { level: 1 } },
   mode: 'tools',
+  replyCap: 1.25, // 2026-12-02: was the default 128 (see above)
   vocab: 1024,
   model: { layers: 2, d: 64, heads: 4, ctx: 1024, temperature: 1 },
   expert: 'oracle:eps=0.1',
@@ -190,15 +207,25 @@ export interface LanguageProfile {
   /** A world's model and sizes in this profile (the quick profile shrinks the model too). */
   sizes: Record<LanguageWorldId, Sizes>;
   model?: Partial<LanguageWorld['model']>;
-  /** Budgets other than the world's (the quick profile's short episodes: an untrained model writes to
-   * the end of its budget). */
-  budgets?: Pick<LanguageWorld, 'T' | 'mix'>;
+  /** Budgets other than the world's, per world (the quick profile's short FrozenLake episodes: an
+   * untrained model writes to the end of its budget). */
+  budgets?: Partial<Record<LanguageWorldId, Pick<LanguageWorld, 'T' | 'mix'>>>;
+  /** The timing model: each world's predicted CPU-seconds on one quiet core (its own stages, one seed's);
+   * the study's threads take the most expensive jobs first. */
+  timing?: Partial<Record<LanguageWorldId, Timing>>;
+}
+
+/** Predicted CPU-seconds of a world's own stages (tokenizer, base) and of one seed's (RL, BudgetMix, τ,
+ * measurements). */
+export interface Timing {
+  world: number;
+  seed: number;
 }
 
 /** A world as a profile runs it: its model and budgets with the profile's overrides. */
 export function worldIn(profile: LanguageProfile, id: LanguageWorldId): LanguageWorld {
   const w = LANGUAGE_WORLDS[id];
-  const budgets = profile.budgets;
+  const budgets = profile.budgets?.[id];
   return {
     ...w,
     model: { ...w.model, ...profile.model },
@@ -208,24 +235,26 @@ export function worldIn(profile: LanguageProfile, id: LanguageWorldId): Language
   };
 }
 
+/**
+ * The paper profile's sizes, calibrated on 2026-12-02 to finish in ≤ 90 minutes on 2 quiet cores (the
+ * issue's budget) with three seeds in each of the four worlds: the timing model (predictTiming,
+ * predictWall) on the unit costs measured below predicts PAPER_PREDICTION's seconds.
+ *
+ * Until 2026-12-02 (before any run of this profile) they were guesses: RL 8 × 8 × 8 (FrozenLake) and
+ * 5–6 × 8 × 8 (tool worlds), 30–60 held-out tasks, 30–60 states, 4 continuations: 7.4 CPU-hours, 3.7
+ * hours on 2 cores by the model below (a sql RL episode costs 3.5 CPU-s: every turn's prompt of ≈ 500
+ * tokens is read forward and backward). What changed, per world (the bases are the guessed ones, kept):
+ *   frozenlake-text  RL 8 → 6 iterations of 8 × 8; held-out tasks 60 → 40; states 60 → 40
+ *   sql              RL 6 × 8 × 8 → 4 × 2 × 8; held-out tasks 40 → 16; states 40 → 16; continuations 4 → 2
+ *   tools            RL 5 × 8 × 8 → 4 × 2 × 8; held-out tasks 30 → 16; states 30 → 16; actions 8 → 4; continuations 4 → 2
+ *   code             RL 5 × 8 × 8 → 4 × 2 × 8; held-out tasks 30 → 20; states 30 → 16; continuations 4 → 2
+ */
 const PAPER_SIZES: Record<LanguageWorldId, Sizes> = {
   'frozenlake-text': {
     train: 200,
-    test: 60,
-    tokenizerEpisodes: 200,
-    bc: { epochs: 2, batchSize: 16, lr: 3e-3 },
-    rl: { iters: 8, groups: 8, groupSize: 8 },
-    samples: 8,
-    states: 60,
-    actions: 8,
-    continuations: 4,
-    resamples: 1000,
-  },
-  sql: {
-    train: 300,
     test: 40,
     tokenizerEpisodes: 200,
-    bc: { epochs: 6, batchSize: 8, lr: 2e-3 },
+    bc: { epochs: 2, batchSize: 16, lr: 3e-3 },
     rl: { iters: 6, groups: 8, groupSize: 8 },
     samples: 8,
     states: 40,
@@ -233,31 +262,186 @@ const PAPER_SIZES: Record<LanguageWorldId, Sizes> = {
     continuations: 4,
     resamples: 1000,
   },
+  sql: {
+    train: 300,
+    test: 16,
+    tokenizerEpisodes: 200,
+    bc: { epochs: 6, batchSize: 8, lr: 2e-3 },
+    rl: { iters: 4, groups: 2, groupSize: 8 },
+    samples: 8,
+    states: 16,
+    actions: 8,
+    continuations: 2,
+    resamples: 1000,
+  },
   tools: {
     train: 200,
-    test: 30,
+    test: 16,
     tokenizerEpisodes: 200,
     bc: { epochs: 4, batchSize: 8, lr: 2e-3 },
-    rl: { iters: 5, groups: 8, groupSize: 8 },
+    rl: { iters: 4, groups: 2, groupSize: 8 },
     samples: 8,
-    states: 30,
-    actions: 8,
-    continuations: 4,
+    states: 16,
+    actions: 4,
+    continuations: 2,
     resamples: 1000,
   },
   code: {
     train: 200,
-    test: 30,
+    test: 20,
     tokenizerEpisodes: 200,
     bc: { epochs: 4, batchSize: 8, lr: 2e-3 },
-    rl: { iters: 5, groups: 8, groupSize: 8 },
+    rl: { iters: 4, groups: 2, groupSize: 8 },
     samples: 8,
-    states: 30,
+    states: 16,
     actions: 8,
-    continuations: 4,
+    continuations: 2,
     resamples: 1000,
   },
 };
+
+/** CPU-seconds per unit of work of a world's stages, on one core of the project's machine. */
+export interface UnitCosts {
+  /** Per tokenizer episode (the expert's transcripts and the merges). */
+  tokenizer: number;
+  /** Per training task: its demonstration rolled out and rendered, before the epochs. */
+  demo: number;
+  /** Per training task and BC epoch. */
+  epoch: number;
+  /** Per RL episode: its rollout at T_train and its share of the update. */
+  rlEpisode: number;
+  /** Per episode played without an update at T_max (RL's final evaluation, Pass@(K,T)). */
+  episode: number;
+  /** Per BudgetMix episode (its budgets drawn from the mix). */
+  mixEpisode: number;
+  /** Per episode of the τ control (the base at each τ of its grid, on training tasks). */
+  tauEpisode: number;
+  /** Per action drawn at a state and stepped (step quality at normal, error and pre-error states). */
+  draw: number;
+  /** Per continuation from an error or a pre-error state. */
+  continuation: number;
+  /** Per trajectory the likelihood scores (its turns under both policies). */
+  scored: number;
+}
+
+/** The timing model: a world's CPU-seconds from its sizes and unit costs, stage by stage as run.ts runs
+ * them (RL and BudgetMix with their final evaluations, three temperatures of the τ control on at most 32 training tasks × 2, four
+ * policies' Pass@(K,T), draws at three sets of states by two policies, continuations by two policies
+ * from two sets of states, likelihood over two pools). */
+export function predictTiming(sizes: Sizes, c: UnitCosts, temperatures = 3): Timing {
+  const episodes = sizes.rl.iters * sizes.rl.groups * sizes.rl.groupSize;
+  const rl = episodes * (c.rlEpisode + c.mixEpisode) + 2 * sizes.test * c.episode;
+  const tau = temperatures * Math.min(32, sizes.train) * 2 * c.tauEpisode;
+  const pass = 4 * sizes.test * sizes.samples * c.episode;
+  const draws = 3 * 2 * sizes.states * sizes.actions * c.draw;
+  const continuations = 2 * 2 * sizes.states * sizes.continuations * c.continuation;
+  const scored = 2 * sizes.test * sizes.samples * c.scored;
+  return {
+    world: sizes.tokenizerEpisodes * c.tokenizer + sizes.train * (c.demo + sizes.bc.epochs * c.epoch),
+    seed: rl + tau + pass + draws + continuations + scored,
+  };
+}
+
+/**
+ * Wall seconds of a plan on `threads` cores, as study.ts schedules it: every world's own stages first
+ * (the most expensive first), then the seeds of ready worlds (the most expensive first), each job on the
+ * first free thread; one job per core, so a job takes its CPU-seconds.
+ */
+export function predictWall(
+  timing: Partial<Record<LanguageWorldId, Timing>>,
+  worlds: readonly LanguageWorldId[],
+  seeds: readonly number[],
+  threads: number,
+): number {
+  const cost = (w: LanguageWorldId) => timing[w] ?? { world: 0, seed: 0 };
+  const worldJobs = [...worlds].sort((a, b) => cost(b).world - cost(a).world);
+  const seedJobs = worlds.flatMap((w) => seeds.map(() => w)).sort((a, b) => cost(b).seed - cost(a).seed);
+  const free = new Array<number>(Math.max(1, threads)).fill(0);
+  const readyAt = new Map<LanguageWorldId, number>();
+  const take = () => free.indexOf(Math.min(...free));
+  for (const w of worldJobs) {
+    const t = take();
+    free[t] += cost(w).world;
+    readyAt.set(w, free[t]);
+  }
+  while (seedJobs.length > 0) {
+    const t = take();
+    // The next seed whose world is ready when this thread frees; else the thread waits for the first.
+    let i = seedJobs.findIndex((w) => (readyAt.get(w) ?? 0) <= free[t]);
+    if (i < 0) {
+      const first = Math.min(...seedJobs.map((w) => readyAt.get(w) ?? 0));
+      free[t] = first;
+      i = seedJobs.findIndex((w) => (readyAt.get(w) ?? 0) <= first);
+    }
+    const [w] = seedJobs.splice(i, 1);
+    free[t] += cost(w).seed;
+  }
+  return Math.max(...free);
+}
+
+/**
+ * Each world's unit costs, CPU-seconds on one core of the project's 2-core machine, measured on
+ * 2026-12-02 (the paper profile's tokenizer and base, then one seed with 1 RL iteration of 8 × 8, 8
+ * held-out tasks × 4 samples, 8 states × 4 actions, 2 continuations; four such runs at once, each on one
+ * thread, the machine shared with other jobs: load averages 4–15, so wall times were 1–7 × the CPU
+ * times; docs/budget-study.md lists each stage). A stage's CPU time divided by its units; the bases
+ * and episodes are those of the paper profile's own bases (the same sizes), so the episodes' lengths and
+ * replies are the ones the paper profile plays.
+ */
+export const UNIT_COSTS: Record<LanguageWorldId, UnitCosts> = {
+  'frozenlake-text': {
+    tokenizer: 0.0015,
+    demo: 0.04,
+    epoch: 0.713,
+    rlEpisode: 0.479,
+    episode: 0.159,
+    mixEpisode: 0.252,
+    tauEpisode: 0.122,
+    draw: 0.0068,
+    continuation: 0.05,
+    scored: 0.178,
+  },
+  sql: {
+    tokenizer: 0.0025,
+    demo: 0.003,
+    epoch: 0.189,
+    rlEpisode: 3.54,
+    episode: 0.348,
+    mixEpisode: 2.27,
+    tauEpisode: 0.231,
+    draw: 0.066,
+    continuation: 0.281,
+    scored: 0.041,
+  },
+  tools: {
+    tokenizer: 0.0015,
+    demo: 0.005,
+    epoch: 0.485,
+    rlEpisode: 2.52,
+    episode: 0.376,
+    mixEpisode: 2.57,
+    tauEpisode: 0.372,
+    draw: 0.166,
+    continuation: 0.317,
+    scored: 0.044,
+  },
+  code: {
+    tokenizer: 0.0105,
+    demo: 0.025,
+    epoch: 0.206,
+    rlEpisode: 2.33,
+    episode: 0.327,
+    mixEpisode: 1.44,
+    tauEpisode: 0.296,
+    draw: 0.074,
+    continuation: 0.188,
+    scored: 0.0016,
+  },
+};
+
+const PAPER_TIMING = Object.fromEntries(
+  LANGUAGE_WORLD_IDS.map((id) => [id, predictTiming(PAPER_SIZES[id], UNIT_COSTS[id])]),
+) as Record<LanguageWorldId, Timing>;
 
 export const LANGUAGE_PROFILE: Record<LanguageProfileName, LanguageProfile> = {
   quick: {
@@ -266,7 +450,9 @@ export const LANGUAGE_PROFILE: Record<LanguageProfileName, LanguageProfile> = {
     seeds: [0],
     sizes: { 'frozenlake-text': QUICK, sql: QUICK, tools: QUICK, code: QUICK },
     model: { layers: 1, d: 32, heads: 2 },
-    budgets: { T: [5, 10, 20], mix: [5, 10, 20] },
+    // FrozenLake's budget 100 cut to 20; the tool worlds keep theirs (10, 10, 6): until 2026-12-02 the
+    // quick profile gave every world T = 5, 10, 20 — longer than the tool worlds' own episodes.
+    budgets: { 'frozenlake-text': { T: [5, 10, 20], mix: [5, 10, 20] } },
   },
   default: {
     name: 'default',
@@ -275,8 +461,17 @@ export const LANGUAGE_PROFILE: Record<LanguageProfileName, LanguageProfile> = {
     sizes: { ...PAPER_SIZES, 'frozenlake-text': DEFAULT_LAKE },
     model: { layers: 1, d: 32, heads: 2 },
   },
-  paper: { name: 'paper', worlds: [...LANGUAGE_WORLD_IDS], seeds: [0, 1, 2], sizes: PAPER_SIZES },
+  paper: {
+    name: 'paper',
+    worlds: [...LANGUAGE_WORLD_IDS],
+    seeds: [0, 1, 2],
+    sizes: PAPER_SIZES,
+    timing: PAPER_TIMING,
+  },
 };
+
+/** The paper profile's predicted wall seconds on 2 quiet cores (its four worlds, three seeds). */
+export const PAPER_PREDICTION = predictWall(PAPER_TIMING, LANGUAGE_WORLD_IDS, [0, 1, 2], 2);
 
 /** Held-out task seeds start here (training seeds start at 0), as in `turnwise train`. */
 export const TEST_SEED = 1_000_000;

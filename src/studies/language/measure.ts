@@ -11,8 +11,9 @@
 //                intervals over tasks; per token and per trajectory, the paper's units, as points)
 //   curves       RL's training curves: trajectory reward and the per-turn quality signal, first vs last
 // Every interval resamples tasks (or states) with streams of its own; the library never prints.
+import { isBatched } from '../../core/policy.ts';
 import { Rng, STREAM } from '../../core/rng.ts';
-import type { EnvFactory, Policy, Task, Trajectory } from '../../core/types.ts';
+import type { EnvFactory, EnvSpec, Policy, Task, Trajectory, TurnContext } from '../../core/types.ts';
 import { bootstrapMeans, type Interval, percentileInterval } from '../../eval/bootstrap.ts';
 import { runPassCounts } from '../../eval/evaluate.ts';
 import { type Failures, failures } from '../../eval/failures.ts';
@@ -29,7 +30,7 @@ import {
 import { stepProxy, stepProxyAt } from '../../eval/step-proxy.ts';
 import { stepQuality } from '../../eval/step-quality.ts';
 import { runEpisode } from '../../rollout/episode.ts';
-import { closeEnv } from '../../rollout/lockstep.ts';
+import { closeEnv, runLockstep } from '../../rollout/lockstep.ts';
 import { holm } from '../budget/stats.ts';
 import type { Sizes } from './design.ts';
 
@@ -431,7 +432,9 @@ export async function measureSteps(
 }
 
 /** Continuation success from each state (its env restored from `snapshot`), `R` continuations each;
- * continuation k of state e has the same env stream for every policy (common random numbers). */
+ * continuation k of state e has the same env stream for every policy (common random numbers). A batched
+ * policy (the transformer) plays them all in lockstep, one actBatch per turn — the same episodes, byte
+ * for byte, as one at a time (rollout/lockstep.ts), without a forward per episode and turn. */
 async function continuations(
   envs: EnvFactory,
   states: readonly State[],
@@ -440,35 +443,86 @@ async function continuations(
   seed: number,
   key: number,
 ): Promise<number[]> {
-  const rates: number[] = [];
-  for (let e = 0; e < states.length; e++) {
+  const options = (i: number) => {
+    const e = Math.floor(i / R);
+    const k = i % R;
     const st = states[e];
-    let wins = 0;
-    for (let k = 0; k < R; k++) {
-      const env = await envs.make(st.task);
-      try {
-        const run = runEpisode(env, policy, {
-          id: `recovery-${key}-${e}-${k}`,
-          task: st.task,
-          budget: st.budget,
-          revealBudget: policy.budgetAware,
-          envSeed: Rng.derive(seed, STREAM.eval, KEY.recovery, key, e, k, 0).uint32(),
-          rng: Rng.derive(seed, STREAM.eval, KEY.recovery, key, e, k, 1),
-          from: { snapshot: st.snapshot, observation: st.observation, history: st.history },
-        });
-        const tr = run instanceof Promise ? await run : run;
-        if (tr.outcome.success) wins++;
-      } finally {
-        await closeEnv(env);
-      }
-    }
-    rates.push(wins / R);
+    return {
+      id: `recovery-${key}-${e}-${k}`,
+      task: st.task,
+      budget: st.budget,
+      revealBudget: policy.budgetAware,
+      envSeed: Rng.derive(seed, STREAM.eval, KEY.recovery, key, e, k, 0).uint32(),
+      rng: Rng.derive(seed, STREAM.eval, KEY.recovery, key, e, k, 1),
+      from: { snapshot: st.snapshot, observation: st.observation, history: st.history },
+    };
+  };
+  const wins = new Array<number>(states.length).fill(0);
+  if (isBatched(policy)) {
+    const run = runLockstep({
+      total: states.length * R,
+      width: 256,
+      policy,
+      makeEnv: (i) => envs.make(states[Math.floor(i / R)].task),
+      episodeOptions: options,
+      emit: (i, tr) => {
+        if (tr.outcome.success) wins[Math.floor(i / R)]++;
+      },
+    });
+    if (run instanceof Promise) await run;
+    return wins.map((w) => w / R);
   }
-  return rates;
+  for (let i = 0; i < states.length * R; i++) {
+    const env = await envs.make(states[Math.floor(i / R)].task);
+    try {
+      const run = runEpisode(env, policy, options(i));
+      const tr = run instanceof Promise ? await run : run;
+      if (tr.outcome.success) wins[Math.floor(i / R)]++;
+    } finally {
+      await closeEnv(env);
+    }
+  }
+  return wins.map((w) => w / R);
+}
+
+/** What the likelihood reads of a text policy to name the forward it scores: its prompt and an
+ * action's tokens (the transformer policy's). */
+interface TokenScored {
+  prompt(ctx: TurnContext<unknown>): { tokens: number[] };
+  actionTokens(spec: EnvSpec, action: unknown): number[] | undefined;
+}
+
+/**
+ * The same policy whose logProb remembers each score by the tokens it scores — the turn's prompt and
+ * the action as the policy writes it, which determine the forward and so the score, bit for bit — so
+ * that the per-task likelihood calls reuse the teacher-forced forwards of the call over all
+ * trajectories (the same turns) instead of running each again. Other policies are returned as they are.
+ */
+export function rememberingScores(policy: AnyPolicy): AnyPolicy {
+  const logProb = policy.logProb?.bind(policy);
+  const t = policy as Partial<TokenScored>;
+  if (logProb === undefined || typeof t.prompt !== 'function' || typeof t.actionTokens !== 'function')
+    return policy;
+  const { prompt, actionTokens } = t as TokenScored;
+  const memo = new Map<string, number | Promise<number>>();
+  const wrapped = Object.create(policy) as AnyPolicy;
+  wrapped.logProb = (ctx, action) => {
+    const act = actionTokens.call(policy, ctx.env.spec, action);
+    if (act === undefined) return logProb(ctx, action);
+    const key = `${prompt.call(policy, ctx).tokens.join(',')}|${act.join(',')}`;
+    let score = memo.get(key);
+    if (score === undefined) {
+      score = logProb(ctx, action);
+      memo.set(key, score);
+    }
+    return score;
+  };
+  return wrapped;
 }
 
 /** NLL and LLR (see LikelihoodMeasure): one eval/likelihood call over all trajectories for the points,
- * one per task for the ratio estimators' intervals (resampling tasks). */
+ * one per task for the ratio estimators' intervals (resampling tasks) — the same turns, each scored
+ * once (rememberingScores). */
 export async function measureLikelihood(
   envs: EnvFactory,
   pools: { rl: Recorded[]; base: Recorded[] },
@@ -479,7 +533,9 @@ export async function measureLikelihood(
   seed: number,
 ): Promise<LikelihoodMeasure> {
   const traj = (rs: Recorded[]) => rs.map((r) => r.trajectory);
-  const all = (await likelihood(envs, traj(pools.rl), traj(pools.base), policies.rl, policies.base))!;
+  const rl = rememberingScores(policies.rl);
+  const base = rememberingScores(policies.base);
+  const all = (await likelihood(envs, traj(pools.rl), traj(pools.base), rl, base))!;
   // Per task: Σ and count of the finite terms of each figure (a ratio estimator over tasks).
   const series = () => ({ sums: new Float64Array(tasks), counts: new Float64Array(tasks) });
   const nllRB = series();
@@ -490,8 +546,8 @@ export async function measureLikelihood(
       envs,
       traj(pools.rl.slice(i * samples, (i + 1) * samples)),
       traj(pools.base.slice(i * samples, (i + 1) * samples)),
-      policies.rl,
-      policies.base,
+      rl,
+      base,
     ))!;
     const put = (s: ReturnType<typeof series>, mean: number | null, n: number) => {
       s.counts[i] = mean === null ? 0 : n;

@@ -3,7 +3,8 @@
 // runs resume from their checkpoints (train/run-dir.ts) — so a study killed with SIGKILL and started
 // again with the same command reruns nothing that finished. Per world:
 //   <world>/tokenizer.json               BPE merges from the expert's transcripts
-//   <world>/base/policy.safetensors      the base: the transformer cloned on the imperfect expert (bc.json)
+//   <world>/base/policy.safetensors      the base: the transformer cloned on the imperfect expert (bc.json:
+//                                        its cloning, and max_tokens, tied to the expert in a tool world)
 //   <world>/seed-<s>/rl/, budgetmix/     token-level GRPO from the base (train run directories)
 //   <world>/seed-<s>/tau.json            the temperature control: the base's best τ on training tasks
 //   <world>/seed-<s>/run.json            the measurements and the findings of that seed
@@ -12,9 +13,11 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../../core/errors.ts';
 import { makeTasks } from '../../core/tasks.ts';
-import type { EnvFactory, Policy, Task } from '../../core/types.ts';
+import type { EnvFactory, EnvSpec, Policy, Task, Trajectory } from '../../core/types.ts';
+import { readTokenizerFile, type Tokenizer } from '../../nn/tokenizer.ts';
 import { makePolicy } from '../../policies/spec.ts';
 import { freshTransformerPolicy } from '../../policies/transformer.ts';
+import { renderAction } from '../../policies/transformer-prompt.ts';
 import { rollout } from '../../rollout/batch.ts';
 import { withEnvs } from '../../rollout/env-cache.ts';
 import { writeFileAtomic } from '../../store/atomic.ts';
@@ -109,6 +112,42 @@ async function tokenizerStage(o: LanguageRunOptions, world: LanguageWorld, sizes
   ev('done');
 }
 
+/** The world's expert (or another policy spec) on `tasks`, one budget-blind episode each at T_train
+ * (run seed 0): the base's demonstrations. */
+export async function expertDemos(
+  envs: EnvFactory,
+  world: Pick<LanguageWorld, 'expert' | 'budget'>,
+  tasks: readonly Task[],
+  expert = world.expert,
+): Promise<Trajectory[]> {
+  return rollout({
+    tasks,
+    samples: 1,
+    budget: world.budget,
+    revealBudget: false,
+    runSeed: 0,
+    policy: makePolicy(expert, envs.spec(tasks[0]), 'expert'),
+    makeEnv: envs.make,
+  });
+}
+
+/** The longest of the expert's replies in `demos` in tokens as the policy writes them (its rendering
+ * and <|end|>, the world's tokenizer): what a world's replyCap is a multiple of. */
+export function longestDemoReply(
+  demos: readonly Trajectory[],
+  spec: EnvSpec,
+  world: Pick<LanguageWorld, 'mode'>,
+  tokenizer: Tokenizer,
+): number {
+  let most = 0;
+  for (const t of demos)
+    for (const turn of t.turns) {
+      const text = renderAction(spec, world.mode, turn.action);
+      if (text !== undefined) most = Math.max(most, tokenizer.encode(text).length + 1);
+    }
+  return most;
+}
+
 /** Stage: the world's base — a fresh transformer cloned on the imperfect expert's transcripts. */
 async function baseStage(o: LanguageRunOptions, world: LanguageWorld, sizes: Sizes, dir: string) {
   const base = join(dir, 'base');
@@ -120,6 +159,10 @@ async function baseStage(o: LanguageRunOptions, world: LanguageWorld, sizes: Siz
   const { train } = worldTasks(world, sizes);
   const spec = o.envs.spec(train[0]);
   const model = world.model;
+  const tokenizerFile = join(dir, 'tokenizer.json');
+  const demos = await expertDemos(o.envs, world, train);
+  const longest = longestDemoReply(demos, spec, world, readTokenizerFile(tokenizerFile, 'tokenizer'));
+  const maxTokens = world.replyCap === undefined ? undefined : Math.ceil(world.replyCap * longest);
   const student = freshTransformerPolicy(
     {
       layers: model.layers,
@@ -127,22 +170,16 @@ async function baseStage(o: LanguageRunOptions, world: LanguageWorld, sizes: Siz
       heads: model.heads,
       ctx: model.ctx,
       seed: 0,
-      tokenizer: join(dir, 'tokenizer.json'),
-      format: { mode: world.mode, temperature: model.temperature },
+      tokenizer: tokenizerFile,
+      format: {
+        mode: world.mode,
+        temperature: model.temperature,
+        ...(maxTokens === undefined ? {} : { maxTokens }),
+      },
     },
     spec,
     `transformer:${world.id}-base`,
   );
-  const expert = makePolicy(world.expert, spec, 'expert');
-  const demos = await rollout({
-    tasks: train,
-    samples: 1,
-    budget: world.budget,
-    revealBudget: false,
-    runSeed: 0,
-    policy: expert,
-    makeEnv: o.envs.make,
-  });
   const data = await withEnvs(o.envs.make, async (cache) => {
     await cache.getAll(train);
     return cloningSequences(student, demos, (task) => cache.view(task));
@@ -158,6 +195,8 @@ async function baseStage(o: LanguageRunOptions, world: LanguageWorld, sizes: Siz
     expert: world.expert,
     tasks: train.length,
     expertSuccess: demos.filter((t) => t.outcome.success).length / demos.length,
+    longestReply: longest,
+    maxTokens: student.maxTokens,
     turns: data.turns,
     skipped: data.skipped,
     tokens: data.tokens,
@@ -167,7 +206,7 @@ async function baseStage(o: LanguageRunOptions, world: LanguageWorld, sizes: Siz
   };
   writeFileAtomic(join(base, 'bc.json'), `${JSON.stringify(record, null, 2)}\n`);
   student.save(file, result.optimizer, { bc: JSON.stringify(record) });
-  ev('done', { detail: `final loss ${result.losses.at(-1)?.toFixed(4)}` });
+  ev('done', { detail: `final loss ${result.losses.at(-1)?.toFixed(4)}, max_tokens ${student.maxTokens}` });
 }
 
 /** Stage: one token-level GRPO run from the base (fixed budget, or BudgetMix), resumed if it was cut. */
@@ -332,6 +371,16 @@ async function measureStage(
   return record;
 }
 
+/** The world's own stages, shared by its seeds: its tokenizer and its base (each skipped when done). */
+export async function prepareWorld(o: LanguageRunOptions, worldId: LanguageWorldId): Promise<void> {
+  const world = worldIn(o.profile, worldId);
+  const sizes = o.profile.sizes[worldId];
+  const dir = join(o.out, worldId);
+  mkdirSync(dir, { recursive: true });
+  await tokenizerStage(o, world, sizes, dir);
+  await baseStage(o, world, sizes, dir);
+}
+
 /** Every stage of one world and seed (the world's stages once, before its first seed). */
 export async function runLanguageSeed(
   o: LanguageRunOptions,
@@ -341,9 +390,7 @@ export async function runLanguageSeed(
   const world = worldIn(o.profile, worldId);
   const sizes = o.profile.sizes[worldId];
   const dir = join(o.out, worldId);
-  mkdirSync(dir, { recursive: true });
-  await tokenizerStage(o, world, sizes, dir);
-  await baseStage(o, world, sizes, dir);
+  await prepareWorld(o, worldId);
   const rl = await rlStage(o, world, sizes, dir, seed, 'rl');
   const mix = await rlStage(o, world, sizes, dir, seed, 'budgetmix');
   const tau = await temperatureStage(o, world, sizes, dir, seed);

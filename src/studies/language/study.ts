@@ -1,7 +1,10 @@
-// The language study as a whole: every (world, seed) in order (the transformer's training already uses
-// both cores), then the findings across seeds per world, side by side with the paper's numbers and each
-// world's pre-registered predictions. summary.json is this summary; `studyLanguageVerdicts` recomputes
+// The language study as a whole: every (world, seed) — one after another in this thread, or as jobs on
+// worker threads (`parallel`: each world's own stages, then its seeds; the same records either way) —
+// then the findings across seeds per world, side by side with the paper's numbers and each world's
+// pre-registered predictions. summary.json is this summary; `studyLanguageVerdicts` recomputes
 // every verdict from the stored measurements (`turnwise study verdicts --in`).
+import { envs as registry } from '../../envs/index.ts';
+import { WorkerPool } from '../../rollout/pool.ts';
 import { columns } from '../budget/terminal.ts';
 import {
   type LanguageProfile,
@@ -10,8 +13,14 @@ import {
   type Sizes,
   worldIn,
 } from './design.ts';
-import { type LanguageRunOptions, type LanguageRunRecord, runLanguageSeed } from './run.ts';
+import {
+  type LanguageEvent,
+  type LanguageRunOptions,
+  type LanguageRunRecord,
+  runLanguageSeed,
+} from './run.ts';
 import { type AcrossSeeds, acrossSeeds, languageFindings } from './verdicts.ts';
+import type { LanguageJob } from './worker.ts';
 
 export interface LanguageStudySummary {
   study: 'budget-language';
@@ -57,16 +66,95 @@ export function planRecord(p: LanguagePlan): unknown {
   };
 }
 
+export interface LanguageStudyOptions extends Omit<LanguageRunOptions, 'profile'> {
+  /** Jobs at once on worker threads (default 1: one after another in this thread). Worker threads
+   * use the registry's envs (src/envs/index.ts), so `envs` must be that registry then. */
+  parallel?: number;
+}
+
 export async function runLanguageStudy(
   plan: LanguagePlan,
-  o: Omit<LanguageRunOptions, 'profile'>,
+  o: LanguageStudyOptions,
 ): Promise<LanguageStudySummary> {
   const t0 = performance.now();
-  const runs: LanguageRunRecord[] = [];
-  for (const world of plan.worlds)
-    for (const seed of plan.seeds)
-      runs.push(await runLanguageSeed({ ...o, profile: plan.profile }, world, seed));
+  const jobs = plan.worlds.length * plan.seeds.length;
+  const parallel = Math.max(1, Math.min(o.parallel ?? 1, jobs));
+  let runs: LanguageRunRecord[];
+  if (parallel === 1) {
+    runs = [];
+    for (const world of plan.worlds)
+      for (const seed of plan.seeds)
+        runs.push(await runLanguageSeed({ ...o, profile: plan.profile }, world, seed));
+  } else {
+    if (o.envs !== registry)
+      throw new Error('runLanguageStudy: worker threads make their envs from the registry; give it as envs');
+    runs = await runOnThreads(plan, o.out, parallel, o.onEvent ?? (() => {}));
+  }
   return languageSummary(plan, runs, (performance.now() - t0) / 1000);
+}
+
+const JOB_MODULE = new URL('./worker.ts', import.meta.url);
+
+/**
+ * The plan's jobs on `parallel` worker threads: each world's own stages (tokenizer, base) first, then
+ * its seeds, each seed a job of its own; a free thread takes the next job whose world is ready (worlds
+ * first, then seeds, the most expensive first by the profile's timing model, else in plan order).
+ * Each job computes what it computes alone (its streams are its seed's; a product's bits do not depend
+ * on the thread), so the records are those of one after another; they come back in plan order.
+ */
+async function runOnThreads(
+  plan: LanguagePlan,
+  out: string,
+  parallel: number,
+  onEvent: (e: LanguageEvent) => void,
+): Promise<LanguageRunRecord[]> {
+  const cost = (w: LanguageWorldId, what: 'world' | 'seed') => plan.profile.timing?.[w]?.[what] ?? 0;
+  const byCost = (what: 'world' | 'seed') => (a: LanguageJob, b: LanguageJob) =>
+    cost(b.world, what) - cost(a.world, what);
+  const worldJobs: LanguageJob[] = plan.worlds
+    .map((world) => ({ out, profile: plan.profile, world, seed: null }))
+    .sort(byCost('world'));
+  const seedJobs: LanguageJob[] = plan.worlds
+    .flatMap((world) => plan.seeds.map((seed) => ({ out, profile: plan.profile, world, seed })))
+    .sort(byCost('seed'));
+  const ready = new Set<LanguageWorldId>();
+  const records = new Map<string, LanguageRunRecord>();
+  const key = (world: LanguageWorldId, seed: number) => `${world}/${seed}`;
+  /** The next job a free thread may take, undefined when none is ready yet (or none is left). */
+  const next = (): LanguageJob | undefined => {
+    const w = worldJobs.shift();
+    if (w !== undefined) return w;
+    const i = seedJobs.findIndex((j) => ready.has(j.world));
+    return i < 0 ? undefined : seedJobs.splice(i, 1)[0];
+  };
+  const pool = new WorkerPool<LanguageJob, LanguageRunRecord | undefined>(JOB_MODULE, {}, parallel, (e) =>
+    onEvent(e as LanguageEvent),
+  );
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let running = 0;
+      const give = () => {
+        for (let job = running < parallel ? next() : undefined; job !== undefined; ) {
+          const taken = job;
+          running++;
+          pool.run(taken).then((record) => {
+            running--;
+            if (taken.seed === null) ready.add(taken.world);
+            else records.set(key(taken.world, taken.seed), record as LanguageRunRecord);
+            if (running === 0 && worldJobs.length === 0 && seedJobs.length === 0) resolve();
+            else give();
+          }, reject);
+          job = running < parallel ? next() : undefined;
+        }
+      };
+      give();
+    });
+  } finally {
+    await pool.close();
+  }
+  return plan.worlds.flatMap((world) =>
+    plan.seeds.map((seed) => records.get(key(world, seed)) as LanguageRunRecord),
+  );
 }
 
 export function languageSummary(

@@ -1,12 +1,15 @@
 // The language study's measurements against brute force and theory: sampled Pass@(K,T) per task is the
 // unbiased estimator (the average over every K-subset of the n samples), the paired differences of a
-// policy with itself are exactly 0, the training-curve trend reads the first and last windows.
+// policy with itself are exactly 0, the training-curve trend reads the first and last windows; recovery's
+// continuations in lockstep are those played one at a time.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Policy, Task } from '../../../src/core/types.ts';
+import { isBatched } from '../../../src/core/policy.ts';
+import type { Policy, Task, TurnContext } from '../../../src/core/types.ts';
 import { envs } from '../../../src/envs/index.ts';
 import { makePolicy } from '../../../src/policies/spec.ts';
-import { measureCurves, measurePass } from '../../../src/studies/language/measure.ts';
+import type { Sizes } from '../../../src/studies/language/design.ts';
+import { measureCurves, measurePass, measureSteps } from '../../../src/studies/language/measure.ts';
 
 /** Pass@K of one task from its n samples' first-success turns, by enumerating every K-subset. */
 function bruteForce(first: number[], K: number, T: number): number {
@@ -85,4 +88,29 @@ test('training curves: last window minus first, the step signal found among the 
   assert.ok(Math.abs((c.step.value ?? 0) - -0.3) < 1e-12);
   assert.ok((c.step.ci95[1] ?? 0) < 0);
   assert.equal(measureCurves([{ 'rollout/success': 0 }], 10, 0).step.value, null);
+});
+
+test('recovery: continuations played in lockstep by a batched policy are those played one at a time', async () => {
+  const spec = envs.spec(tasks[0]);
+  const oracle = makePolicy('oracle:eps=0.3,horizon=30', spec) as Policy<unknown, unknown>;
+  // The same policy, batched: actBatch answers each context as act() does (one draw from its stream).
+  const batched = Object.assign(Object.create(oracle) as Policy<unknown, unknown>, {
+    actBatch: (ctxs: readonly TurnContext<unknown>[]) => ctxs.map((c) => oracle.act(c)),
+  });
+  assert.ok(isBatched(batched) && !isBatched(oracle));
+  const { runs } = await measurePass(
+    envs,
+    tasks,
+    { base: oracle, rl: oracle, budgetmix: oracle, baseTau: oracle },
+    { K: [1], T: [30], samples: 2, seed: 5, resamples: 20 },
+    () => {},
+  );
+  const pools = { rl: runs.rl.atTmax, base: runs.base.atTmax };
+  const sizes = { states: 8, actions: 2, continuations: 3, resamples: 50 } as Sizes;
+  const one = await measureSteps(envs, pools, { rl: oracle, base: oracle }, sizes, 5, () => {});
+  const lock = await measureSteps(envs, pools, { rl: batched, base: batched }, sizes, 5, () => {});
+  assert.ok(one.recovery !== null && one.recovery.states > 0);
+  assert.deepEqual(lock.recovery, one.recovery);
+  // Something was recovered from (the comparison is not of zeros).
+  assert.ok((one.recovery.rl.preError.value ?? 0) > 0, JSON.stringify(one.recovery));
 });

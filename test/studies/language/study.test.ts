@@ -101,8 +101,12 @@ test('bad flags of the language study are refused in one line before any work', 
       /^turnwise: --worlds: got "slippery"; expected distinct language worlds of: frozenlake-text, sql, tools, code/,
     ],
     [
-      ['--policy-kind', 'transformer', '--parallel', '2'],
-      /^turnwise: --parallel: got "2"; not taken with --policy-kind transformer/,
+      ['--policy-kind', 'transformer', '--parallel', '0'],
+      /^turnwise: --parallel: got "0"; expected a positive integer/,
+    ],
+    [
+      ['--policy-kind', 'transformer', '--set', 'rl.iters=3'],
+      /^turnwise: --set: got "rl.iters=3"; not taken with --policy-kind transformer/,
     ],
     [['--policy-kind', 'transformer', '--seeds', '0,0'], /^turnwise: --seeds: got "0,0"; expected distinct/],
   ];
