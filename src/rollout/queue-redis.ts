@@ -188,6 +188,7 @@ export class RedisRolloutQueue implements RolloutQueue {
     redis: Redis,
     eventsRedis: Redis,
     lastEventId: string,
+    name: string,
     o: RedisQueueOptions,
   ) {
     this.where = url.url;
@@ -195,7 +196,6 @@ export class RedisRolloutQueue implements RolloutQueue {
     this.eventsRedis = eventsRedis;
     this.run = checkRunId(o.run ?? `${o.label ?? 'run'}-${randomBytes(4).toString('hex')}`);
     this.onProgress = o.onProgress;
-    const name = o.queueName ?? QUEUE_NAME;
     this.queue = new Queue(name, { connection: redis });
     this.queue.on('error', () => {});
     // From the stream's last event as it was before any job was added: no completion can be missed.
@@ -226,7 +226,7 @@ export class RedisRolloutQueue implements RolloutQueue {
     }
     const name = o.queueName ?? QUEUE_NAME;
     const last = (await redis.xrevrange(`bull:${name}:events`, '+', '-', 'COUNT', 1))[0]?.[0];
-    const q = new RedisRolloutQueue(url, redis, eventsRedis, last ?? '0-0', o);
+    const q = new RedisRolloutQueue(url, redis, eventsRedis, last ?? '0-0', name, o);
     await q.events.waitUntilReady();
     return q;
   }

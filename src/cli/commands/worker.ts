@@ -80,10 +80,7 @@ export function registerWorker(program: Command): void {
             });
           },
           makeEnv: envs.make,
-          agents:
-            agents === undefined
-              ? undefined
-              : { play: (data, id) => agents.play(data, id), close: () => agents.close() },
+          agents,
         },
       );
       process.stderr.write(
