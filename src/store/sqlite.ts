@@ -59,6 +59,13 @@ CREATE TABLE IF NOT EXISTS metrics (
   value REAL,
   PRIMARY KEY (run, iter, key)
 );
+CREATE TABLE IF NOT EXISTS judgements (
+  run TEXT NOT NULL REFERENCES runs(id),
+  idx INTEGER NOT NULL,
+  iter INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (run, idx)
+);
 CREATE TABLE IF NOT EXISTS metric_digests (
   run TEXT NOT NULL REFERENCES runs(id),
   iter INTEGER NOT NULL,
@@ -208,7 +215,8 @@ export class RunStore {
     return fastTrajectory(value) ?? asTrajectory(fromZod(TrajectorySchema, value, where));
   }
 
-  /** One training iteration — its trajectories and its metrics — in a single transaction, so that a
+  /** One training iteration — its trajectories, its metrics and, with a rubric reward, what the rubric
+   * gave each trajectory (`judgements[i]` beside row firstIdx + i) — in a single transaction, so that a
    * killed run has either all of an iteration's rows or none of them. */
   addIteration(
     run: string,
@@ -217,11 +225,40 @@ export class RunStore {
     trajectories: readonly Trajectory[],
     metrics: Record<string, number | null>,
     full = true,
+    judgements?: readonly unknown[],
   ): void {
     this.db.transaction(() => {
       this.addTrajectories(run, firstIdx, trajectories, iter, full);
       this.addMetrics(run, iter, metrics);
+      if (judgements !== undefined) {
+        const insert = this.db.prepare('INSERT INTO judgements (run, idx, iter, data) VALUES (?, ?, ?, ?)');
+        judgements.forEach((j, i) => {
+          insert.run(run, firstIdx + i, iter, JSON.stringify(j));
+        });
+      }
     })();
+  }
+
+  /** What a rubric reward gave each trajectory of a run (train --reward), by trajectory row; none in a
+   * store without the table (written before it). */
+  judgements(run: string): { idx: number; iter: number; data: unknown }[] {
+    const has =
+      this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'judgements'").get() !==
+      undefined;
+    if (!has) return [];
+    const rows = this.db
+      .prepare('SELECT idx, iter, data FROM judgements WHERE run = ? ORDER BY idx')
+      .all(run) as { idx: number; iter: number; data: string }[];
+    return rows.map((r) => {
+      try {
+        return { idx: r.idx, iter: r.iter, data: JSON.parse(r.data) as unknown };
+      } catch {
+        throw InputError.raw(
+          `${this.path}: run ${run} judgement ${r.idx}`,
+          'is not valid JSON: the run store is damaged',
+        );
+      }
+    });
   }
 
   addMetrics(run: string, iter: number, values: Record<string, number | null>): void {
@@ -281,6 +318,7 @@ export class RunStore {
       this.db.prepare('DELETE FROM trajectories WHERE run = ? AND iter > ?').run(run, iter);
       this.db.prepare('DELETE FROM metrics WHERE run = ? AND iter > ?').run(run, iter);
       this.db.prepare('DELETE FROM metric_digests WHERE run = ? AND iter > ?').run(run, iter);
+      this.db.prepare('DELETE FROM judgements WHERE run = ? AND iter > ?').run(run, iter);
     })();
   }
 }

@@ -90,6 +90,15 @@ export const TrainConfigSchema = z
       description:
         'the learner sees r + F, F a reward shaping (potential | distance | progress | novelty | step-penalty, c default 0.1; docs/shaping.md); stored trajectories, metrics and the final evaluation stay on the true reward (FrozenLake)',
     }),
+    reward: z
+      .string()
+      .regex(/^rubric:./, 'expected rubric:FILE.json')
+      .optional()
+      .meta({
+        flag: '--reward <spec>',
+        description:
+          "rubric:FILE.json: the learner's reward is the rubric's score of each trajectory (checks, judges; docs/rewards.md); stored trajectories, rollout/ metrics and the final evaluation stay on the env's reward",
+      }),
     credit: CreditSchema,
     dynamicSampling: DynamicSamplingSchema,
     optim: OptimSchema,
@@ -228,8 +237,29 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
       `reads the cell before and after each step of ${SHAPING_ENVS.join(', ')}; env.env is ${c.env.env}`,
     );
   }
+  if (c.reward !== undefined) checkReward(c, c.reward, name);
   checkUnread(c, name);
   return c;
+}
+
+/** A rubric reward replaces the learner's reward after collection: what reads the env's reward to
+ * decide what is collected, or rewrites the learner's reward too, cannot go with it. */
+function checkReward(c: TrainConfig, reward: string, name: (k: string) => string): void {
+  const refuse = (why: string): never => {
+    throw new InputError(name('reward'), reward, why);
+  };
+  if (c.algo === 'es')
+    refuse("is the policy-gradient learner's reward; algo es ranks its perturbations by the env's reward");
+  if (c.shaping !== undefined)
+    refuse(`cannot go with shaping ${showShaping(c.shaping)}: both rewrite the learner's reward; give one`);
+  if (c.dynamicSampling.enabled)
+    refuse(
+      "cannot go with dynamicSampling.enabled: dynamic sampling drops groups by the env's outcomes before the rubric scores them",
+    );
+  if (c.guidance.mode === 'bread')
+    refuse(
+      'cannot go with guidance.mode bread: BREAD replays the groups the env failed, before the rubric scores them',
+    );
 }
 
 /** A section's values as declared when nothing is given (what a value left alone holds). */

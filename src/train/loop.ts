@@ -4,6 +4,8 @@
 //                    cross-policy sampling)                                          train/collect.ts
 //   replayDeadGroups BREAD: groups that came back all-failure are replayed with an expert prefix
 //   refill           DAPO dynamic sampling: groups without outcome contrast are dropped and refilled
+//   reward           with a rubric (config.reward), the learner's copy of the batch on its scores,
+//                    each trajectory's judgement stored beside it                    train/reward.ts
 //   shape            with config.shaping, the learner's copy of the batch on r + F   train/shaping.ts
 //   advantages       credit (any method of credit/; GAE reads the critic)            train/update.ts
 //   update           clipped policy-gradient epochs over minibatches of the policy's own units
@@ -27,6 +29,7 @@ import { type FinalEval, finalEval } from './final.ts';
 import { PrefixGuide } from './guidance.ts';
 import { hackMetrics } from './hack-metrics.ts';
 import type { Learner, ViewOf } from './learner.ts';
+import { type RewardSource, rewardBatch } from './reward.ts';
 import { checkpointDue, openRun, type Resumed, type RunDir, runSeconds } from './run-dir.ts';
 import { type Run, type Setup, setup } from './setup.ts';
 import { BatchShaper, shapingMetrics } from './shaping.ts';
@@ -56,6 +59,8 @@ export interface TrainOptions {
    * act with the iteration's weights, which travel as a checkpoint; the acting policy must then be the
    * learner's alone (no cross-policy sampling, no guidance prefixes). The final evaluation runs here. */
   queue?: RolloutQueue;
+  /** With config.reward: its rubric, the judges connected (the composition layer opens it). */
+  reward?: RewardSource;
 }
 
 export interface IterationMetrics {
@@ -148,10 +153,11 @@ function record(
   state: TrainState,
   batch: readonly Trajectory[],
   values: Record<string, number>,
+  judgements?: readonly unknown[],
 ): TrainState {
   if (run === undefined) return state;
   const { s, config, guide, stale } = r;
-  run.record(iter, state.nextIndex, batch, values, config.storeTrajectories);
+  run.record(iter, state.nextIndex, batch, values, config.storeTrajectories, judgements);
   const next = {
     iter,
     nextIndex: state.nextIndex + batch.length,
@@ -185,6 +191,12 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
       '--queue',
       o.queue.where,
       "cannot go with --shaping: the workers' envs do not record the cell after each step that shaping reads",
+    );
+  if ((config.reward === undefined) !== (o.reward === undefined))
+    throw new Error(
+      config.reward === undefined
+        ? 'a reward source was given for a config without reward'
+        : `config.reward ${config.reward} needs its opened rubric (TrainOptions.reward)`,
     );
   const s = setup(config, o.envs, o.init, o.learner);
   const r: Run = {
@@ -228,14 +240,20 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
       const replayed = await replayDeadGroups(r, iter, collected.batch, first);
       const { batch, refills } = await refill(r, iter, collected.tasks, replayed.batch, collected.prefixes);
       const viewOf = await viewsOf(cache, batch);
-      // The learner's reward: the batch itself, or its shaped copy (the batch stays true for the rest).
-      const learnt = r.shaper?.shape(batch, viewOf) ?? batch;
+      const rubric =
+        o.reward === undefined
+          ? undefined
+          : await rewardBatch(o.reward, config, batch, viewOf, (task) => s.envs.spec(task));
+      // The learner's reward: the batch itself, its shaped copy, or its scored trajectories (the batch
+      // stays true for the rest). Shaping and a rubric never go together (train/config.ts).
+      const learnt = rubric?.learnt ?? r.shaper?.shape(batch, viewOf) ?? batch;
       const { adv, values } = advantages(r, learnt, viewOf);
-      const updated = update(r, iter, batch, adv, values, viewOf);
+      const updated = update(r, iter, rubric === undefined ? batch : learnt, adv, values, viewOf);
       const scalars = iterationMetrics(r, batch, first, refills, replayed.guided, viewOf, updated);
-      if (learnt !== batch) Object.assign(scalars, shapingMetrics(batch, learnt));
+      if (rubric !== undefined) Object.assign(scalars, rubric.values);
+      else if (learnt !== batch) Object.assign(scalars, shapingMetrics(batch, learnt));
       metrics.push({ iter, values: scalars });
-      state = record(r, run, iter, state, batch, scalars);
+      state = record(r, run, iter, state, batch, scalars, rubric?.judgements);
       o.onIter?.(iter, config.iters, scalars);
     } finally {
       await cache.close();

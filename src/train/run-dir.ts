@@ -5,6 +5,8 @@
 //   checkpoint.safetensors  the full training state (train/state.ts), written atomically
 //   policy.safetensors      the policy alone, loadable anywhere with `--policy <run dir>`
 //   summary.json            the final evaluation, when the run completed
+// With a rubric reward (train --reward), run.sqlite's `judgements` table holds, beside each trajectory's
+// row, what the rubric gave it: the score, every criterion's, every judge call (train/reward.ts).
 //   lock                    {pid, host, started} while a process writes the run (store/lock.ts)
 // config.json and summary.json are written whole and atomically (store/atomic.ts), the checkpoints by
 // rename too; metrics.jsonl is derived — rewritten from the store on every resume — so a crash at any
@@ -147,15 +149,16 @@ export class RunDir {
     return new RunDir(dir, store, metrics, lock);
   }
 
-  /** One iteration's rows, atomically, then its metrics line. */
+  /** One iteration's rows (with a rubric reward, its judgements beside), atomically, then its metrics line. */
   record(
     iter: number,
     firstIdx: number,
     trajectories: readonly Trajectory[],
     metrics: Record<string, number>,
     full: boolean,
+    judgements?: readonly unknown[],
   ): void {
-    this.store.addIteration(RUN_ID, iter, firstIdx, trajectories, metrics, full);
+    this.store.addIteration(RUN_ID, iter, firstIdx, trajectories, metrics, full, judgements);
     // Keys in the store's order, so that a resumed run's metrics.jsonl is the same bytes.
     const sorted = Object.fromEntries(
       Object.entries(metrics).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),

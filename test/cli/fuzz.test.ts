@@ -574,6 +574,8 @@ function specs(valid: () => string): Spec[] {
           'potential:Infinity',
           'Progress',
         ),
+        '--reward': pick('', 'judge.json', 'rubric:', 'rubric:OUT/none.json', 'Rubric:x.json'),
+        '--judge-cache': pick('OUT/judge.sqlite'),
       },
     },
     {
@@ -1169,6 +1171,14 @@ test('cross-field nonsense in a training (or bc) config: exit 2, one line naming
       ['config.shaping', 'algo es'],
     ],
     [['--vs-unshaped'], ['--vs-unshaped', '--shaping']],
+    [
+      ['--reward', 'rubric:r.json', '--shaping', 'progress'],
+      ['config.reward', 'shaping progress'],
+    ],
+    [
+      ['--reward', 'rubric:r.json', '--algo', 'es'],
+      ['config.reward', 'algo es'],
+    ],
   ];
   const all: [string[], string[]][] = cases.map(([a, f]) => [['train', '--out', 'OUT/run', ...a], f]);
   // bc's held-out tasks, likewise.

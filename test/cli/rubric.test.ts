@@ -395,3 +395,79 @@ test('bad input to --reward, judge audit and export --format preference: exit 2,
     assert.equal(existsSync(out), false, `${args.join(' ')} wrote its output`);
   }
 });
+
+test('train --reward rubric:FILE: the judge scores every trajectory of every iteration, its errors counted and stored', async () => {
+  const j = await judge('train-1');
+  const file = rubric('train.json', j.url, 'train-1');
+  const out = join(dir, 'train-run');
+  const cache = join(dir, 'train-judge.sqlite');
+  const args = [
+    'train',
+    '--slippery',
+    '--iters',
+    '2',
+    '--groups',
+    '2',
+    '--group-size',
+    '3',
+    '--seed',
+    '4',
+    '--reward',
+    `rubric:${file}`,
+    '--judge-cache',
+    cache,
+    '--json',
+  ];
+  const r = await inProcess([...args, '--out', out], dir);
+  assert.equal(r.code, 0, r.stderr);
+  const report = JSON.parse(r.stdout) as { reward: Record<string, unknown>; last: Record<string, number> };
+  assert.equal(j.seen.length, 12, '2 iterations × 2 groups × 3 samples, one pointwise call each');
+  assert.equal(report.reward.trajectories, 12);
+  assert.equal(report.reward.judgeCalls, 12);
+  assert.equal(report.reward.judgeErrors, 1, "the judge's rambling first answer");
+  assert.equal(report.reward.missing, 1);
+  assert.equal((report.reward.totals as { requests: number }).requests, 12);
+  assert.ok('reward/mean' in report.last && 'reward/used' in report.last);
+  // What the rubric gave each trajectory is in the run store, beside it.
+  const { RunStore } = await import('../../src/store/sqlite.ts');
+  const store = new RunStore(join(out, 'run.sqlite'), 'run', true);
+  const js = store
+    .judgements('train')
+    .map((x) => x.data as { score: number | null; calls: { response: string }[] });
+  store.close();
+  assert.equal(js.length, 12);
+  assert.equal(js.filter((x) => x.score === null).length, 1);
+  assert.ok(js.every((x) => x.calls.length === 1 && typeof x.calls[0].response === 'string'));
+  // The same run again answers from the judge cache: the judge is not asked, the bytes are the same.
+  const again = await inProcess([...args, '--out', join(dir, 'train-run-2')], dir);
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(j.seen.length, 12, 'answered from --judge-cache');
+  const r2 = JSON.parse(again.stdout) as { last: Record<string, number> };
+  assert.deepEqual(r2.last['reward/mean'], report.last['reward/mean']);
+});
+
+test('train --reward: bad input refused in one line before any work', async () => {
+  const j = await judge('train-2');
+  const file = rubric('train-bad.json', j.url, 'train-2');
+  const cases: [string[], RegExp][] = [
+    [['--reward', 'judge.json'], /^turnwise: --reward: got "judge.json"; expected rubric:FILE\.json/],
+    [
+      ['--reward', `rubric:${join(dir, 'absent.json')}`],
+      /^turnwise: --reward: got ".*absent\.json"; cannot read the file/,
+    ],
+    [['--judge-cache', join(dir, 'c.sqlite')], /^turnwise: --judge-cache: .*give --reward rubric:FILE/],
+    [
+      ['--reward', `rubric:${file}`, '--shaping', 'progress'],
+      /^turnwise: config.reward: got "rubric:.*"; cannot go with shaping progress/,
+    ],
+  ];
+  for (const [extra, pattern] of cases) {
+    const out = join(dir, `bad-${extra.join('-').replace(/[^a-z]/g, '')}`);
+    const r = await inProcess(['train', '--slippery', '--iters', '1', ...extra, '--out', out], dir);
+    assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, pattern);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.equal(existsSync(out), false, 'no run directory made');
+  }
+  assert.equal(j.seen.length, 0, 'the judge was never asked');
+});

@@ -18,10 +18,19 @@ import { trainPolicyGradient } from '../../train/loop.ts';
 import { RunDir } from '../../train/run-dir.ts';
 import { parseShapingFlag, type ShapingConfig, showShaping } from '../../train/shaping.ts';
 import { fmt, interactive, json, out, Progress, table, warn } from '../io.ts';
+import { CACHE_HELP, totalsLine } from '../openai-flags.ts';
 import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seedRange } from '../options.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
 import { checkQueueFlag } from '../queue.ts';
 import { openQueue } from '../queue-run.ts';
+import {
+  checkRubricFor,
+  judgeTotals,
+  type OpenedRubric,
+  openRubric,
+  rubricPath,
+  toolsSideEffects,
+} from '../rubric.ts';
 import { ABOUT } from './about.ts';
 
 type TrainFlags = EnvFlags &
@@ -35,6 +44,8 @@ type TrainFlags = EnvFlags &
     queue?: string;
     json?: boolean;
     vsUnshaped?: boolean;
+    judgeCache?: string;
+    reward?: string;
   };
 
 /** `tabular`, `mlp[:hidden=64x64,activation=relu,budgetAware=1]` (policies/spec.ts reads it), or a
@@ -69,6 +80,7 @@ export const TRAIN_FLAGS = paramFlags(TrainConfigSchema, {
   '--train-seeds': { parse: seeds('--train-seeds'), show: showSeeds },
   '--test-seeds': { parse: seeds('--test-seeds'), show: showSeeds },
   '--shaping': { parse: (raw) => parseShapingFlag(raw) },
+  '--reward': { parse: (raw) => `rubric:${rubricPath(raw)}` },
 });
 
 /** The config file (if any), then the flags, then `--set`, validated. */
@@ -139,6 +151,7 @@ export function registerTrain(program: Command): void {
       '--vs-unshaped',
       'with --shaping: also train the unshaped run of the same config and seed (in memory) and report the gap in true success',
     )
+    .option('--judge-cache <file.sqlite>', `with --reward: the judges' ${CACHE_HELP}`)
     .option('--json', 'machine-readable output');
   addParamOptions(cmd, TRAIN_FLAGS)
     .addHelpText('after', PRECEDENCE)
@@ -150,7 +163,7 @@ export function registerTrain(program: Command): void {
         // Every other option configures a run; a resumed run has its own config.
         const extra = cmd.options.find(
           (o) =>
-            !['resume', 'restart', 'json', 'queue', 'vsUnshaped'].includes(o.attributeName()) &&
+            !['resume', 'restart', 'json', 'queue', 'vsUnshaped', 'judgeCache'].includes(o.attributeName()) &&
             f[o.attributeName()] !== undefined,
         );
         if (extra !== undefined)
@@ -184,6 +197,17 @@ export function registerTrain(program: Command): void {
           f.queue,
           'cannot go with algo es (its fitness evaluations run in worker threads of this process)',
         );
+      if (f.judgeCache !== undefined && config.reward === undefined)
+        throw new InputError(
+          '--judge-cache',
+          f.judgeCache,
+          "records --reward's judge calls; give --reward rubric:FILE",
+        );
+      // The rubric read and its judges reached (or refused, in one line) before any work.
+      const reward =
+        config.reward === undefined
+          ? undefined
+          : await openTrainRubric(config, f.reward === undefined ? 'reward' : '--reward', f.judgeCache);
       // Redis reached (or refused, in one line) before anything of a run is touched.
       const queue = await openQueue(f.queue, 'train');
       const progress = new Progress('train', config.iters);
@@ -194,7 +218,14 @@ export function registerTrain(program: Command): void {
         else if ((iter + 1) % config.logEvery === 0 || iter + 1 === iters)
           warn(`iter ${iter + 1}/${iters} ${line}`);
       };
-      const options = { config, envs, out: outDir, resume: f.resume !== undefined && !f.restart, onIter };
+      const options = {
+        config,
+        envs,
+        out: outDir,
+        resume: f.resume !== undefined && !f.restart,
+        onIter,
+        ...(reward === undefined ? {} : { reward: { ...reward, sideEffects: toolsSideEffects } }),
+      };
       let result: Awaited<ReturnType<typeof trainPolicyGradient>>;
       try {
         // Deliberately: the old run's files go (under its lock: a live run is refused), a new run starts.
@@ -204,8 +235,10 @@ export function registerTrain(program: Command): void {
           : trainPolicyGradient(f.queue === undefined ? options : { ...options, queue }));
       } finally {
         await queue.close();
+        reward?.cache?.close();
       }
       progress.done();
+      const rewardSummary = reward && rubricReport(reward, result.metrics);
       const shaping = config.shaping && (await shapingReport(config, result.final, f.vsUnshaped === true));
       const last = result.metrics.at(-1);
       const report = {
@@ -217,6 +250,7 @@ export function registerTrain(program: Command): void {
         out: outDir,
         last: last?.values ?? null,
         ...(shaping ? { shaping } : {}),
+        ...(rewardSummary ? { reward: rewardSummary } : {}),
       };
       if (f.json) return json(report);
       const fin = result.final;
@@ -253,6 +287,7 @@ export function registerTrain(program: Command): void {
           );
       }
       if (shaping) for (const line of shapingLines(shaping)) out(line);
+      if (rewardSummary) for (const line of rubricLines(rewardSummary)) out(line);
       out(`policy: ${outDir}/policy.safetensors (use --policy ${outDir})`);
     });
 }
@@ -307,5 +342,68 @@ function shapingLines(r: ShapingReport): string[] {
     lines.push(
       `unshaped run, same seed: true success ${fmt(r.unshaped.success)}; gap (${name} − unshaped) ${r.gap === null || r.gap === undefined ? '-' : `${r.gap >= 0 ? '+' : ''}${fmt(r.gap)}`}`,
     );
+  return lines;
+}
+
+/** --reward's rubric, checked against the run's env and groups, its judges reached (with --judge-cache,
+ * recording there). */
+async function openTrainRubric(
+  config: TrainConfig,
+  field: string,
+  judgeCache: string | undefined,
+): Promise<OpenedRubric> {
+  return await openRubric(rubricPath(config.reward as string, field), {
+    field,
+    ...(judgeCache === undefined ? {} : { cacheFile: judgeCache, cacheField: '--judge-cache' }),
+    check: (rubric) => checkRubricFor(rubric, [config.env.env], config.groupSize, 'groupSize'),
+  });
+}
+
+/** What a rubric-rewarded run adds to the report, over the iterations of this call. */
+interface RubricReport {
+  rubric: string;
+  iterations: number;
+  /** The mean score at the first and the last iteration of this call. */
+  first: number | null;
+  last: number | null;
+  trajectories: number;
+  missing: number;
+  judgeErrors: number;
+  used: number;
+  droppedGroups: number;
+  judgeCalls: number;
+  totals?: ReturnType<typeof judgeTotals>;
+}
+
+function rubricReport(
+  opened: OpenedRubric,
+  metrics: readonly { values: Record<string, number> }[],
+): RubricReport {
+  const sum = (k: string) => metrics.reduce((s, m) => s + (m.values[k] ?? 0), 0);
+  const meanAt = (m: { values: Record<string, number> } | undefined) => {
+    const v = m?.values['reward/mean'];
+    return v === undefined || Number.isNaN(v) ? null : v;
+  };
+  const totals = judgeTotals(opened);
+  return {
+    rubric: opened.rubric.file,
+    iterations: metrics.length,
+    first: meanAt(metrics[0]),
+    last: meanAt(metrics.at(-1)),
+    trajectories: sum('reward/scored') + sum('reward/missing'),
+    missing: sum('reward/missing'),
+    judgeErrors: sum('reward/judge_errors'),
+    used: sum('reward/used'),
+    droppedGroups: sum('reward/dropped_groups'),
+    judgeCalls: sum('reward/judge_calls'),
+    ...(totals === undefined ? {} : { totals }),
+  };
+}
+
+function rubricLines(r: RubricReport): string[] {
+  const lines = [
+    `reward rubric ${r.rubric}: mean score ${fmt(r.first)} at the first iteration, ${fmt(r.last)} at the last (${r.iterations} iterations); ${r.trajectories} trajectories scored, ${r.missing} without a score (${r.judgeErrors} by a judge error), ${r.used} used by the updates, ${r.droppedGroups} groups left without two scores; ${r.judgeCalls} judge calls (every judgement in run.sqlite)`,
+  ];
+  if (r.totals !== undefined) lines.push(`judge ${totalsLine(r.totals)}`);
   return lines;
 }
