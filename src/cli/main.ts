@@ -17,6 +17,14 @@ export async function program(argv?: string[]): Promise<Command> {
     if (argv === undefined || c.name === wanted) for (const register of await c.load()) register(p);
     else p.command(c.name).description(ABOUT[c.name].description);
   }
+  // An OpenEnv server given as --env openenv:URL is read before the command runs: its env's spec (the
+  // action space, the tools) is what the command's synchronous checks and policies need.
+  // `env describe openenv:URL` names it as an argument.
+  p.hook('preAction', async (_p, action) => {
+    const named = [action.opts().env, ...action.args];
+    const env = named.find((x): x is string => typeof x === 'string' && x.startsWith('openenv:'));
+    if (env !== undefined) await (await import('../envs/index.ts')).prepareEnv(env);
+  });
   const help = new Help();
   p.configureHelp({
     // A command listed by name has no options yet: its term is the one the full command would show.

@@ -11,6 +11,15 @@ import {
 } from './code/index.ts';
 import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
 import {
+  describeOpenEnv,
+  describeOpenEnvText,
+  loadOpenEnv,
+  makeOpenEnv,
+  openEnvParams,
+  openEnvTaskSpec,
+  parseOpenEnvId,
+} from './openenv/index.ts';
+import {
   describeSearch,
   describeSearchText,
   makeSearchEnv,
@@ -100,18 +109,43 @@ const ENVS: Record<string, EnvEntry> = {
   },
 };
 
+/** The envs of this process: what ENV_IDS lists, envs a trajectory file can be checked and rebuilt
+ * against without a server. */
 export const ENV_IDS: readonly string[] = Object.keys(ENVS);
 
+/** `openenv`: an OpenEnv server's env (`--env openenv:URL[#name]`, envs/openenv/), read at start by
+ * prepareEnv. Not in ENV_IDS: its spec needs the server. */
+const OPENENV: EnvEntry = {
+  id: 'openenv',
+  summary: "any OpenEnv server's env over its HTTP and WebSocket protocol: --env openenv:URL[#name]",
+  params: (raw) => ({ ...openEnvParams(raw) }),
+  make: (task) => makeOpenEnv(task) as unknown as Env<unknown, unknown>,
+  spec: openEnvTaskSpec,
+  describe: describeOpenEnv,
+  describeText: describeOpenEnvText,
+};
+
 export function envEntry(id: string, field = '--env'): EnvEntry {
+  if (id === OPENENV.id) return OPENENV;
   const entry = Object.hasOwn(ENVS, id) ? ENVS[id] : undefined;
-  if (entry === undefined) throw new InputError(field, id, `expected one of: ${ENV_IDS.join(', ')}`);
+  if (entry === undefined)
+    throw new InputError(field, id, `expected one of: ${ENV_IDS.join(', ')}, or openenv:URL[#name]`);
   return entry;
 }
 
-/** A validated env configuration (canonical params). */
+/** A validated env configuration (canonical params); `openenv:URL#name` gives {url, name} as params. */
 export function envConfig(id: string, rawParams: Record<string, unknown>): EnvConfig {
+  const remote = parseOpenEnvId(id);
+  if (remote !== undefined) return { env: OPENENV.id, params: OPENENV.params({ ...rawParams, ...remote }) };
   const entry = envEntry(id);
   return { env: entry.id, params: entry.params(rawParams) };
+}
+
+/** What an env id needs before its spec can be read: an OpenEnv server is asked for its schema (refused
+ * in one line, an InputError, when it does not answer as OpenEnv). Nothing for the built-in envs. */
+export async function prepareEnv(id: string, rawParams: Record<string, unknown> = {}): Promise<void> {
+  const remote = parseOpenEnvId(id);
+  if (remote !== undefined) await loadOpenEnv({ ...rawParams, ...remote });
 }
 
 export function makeEnv(task: Task): Env<unknown, unknown> {

@@ -66,6 +66,11 @@ export const ABOUT = {
     description:
       'serve an in-process policy as an OpenAI-compatible endpoint (/v1/models, /v1/chat/completions with streaming, /v1/completions for scoring, /health)',
   },
+  'serve-env': {
+    term: 'serve-env [options]',
+    description:
+      "serve an env over OpenEnv's protocol (HTTP /reset /step /state /schema /health, WebSocket /ws sessions)",
+  },
   ui: {
     term: 'ui [options]',
     description:

@@ -30,6 +30,7 @@ export const COMMANDS: { name: CommandName; load: () => Promise<Register[]> }[] 
   { name: 'report', load: async () => [(await import('./report.ts')).registerReport] },
   { name: 'schema', load: async () => [(await import('./schema.ts')).registerSchema] },
   { name: 'serve', load: async () => [(await import('./serve.ts')).registerServe] },
+  { name: 'serve-env', load: async () => [(await import('./serve-env.ts')).registerServeEnv] },
   { name: 'ui', load: async () => [(await import('./ui.ts')).registerUi] },
   { name: 'probe', load: async () => [(await import('./probe.ts')).registerProbe] },
   { name: 'mcp', load: async () => [(await import('./mcp.ts')).registerMcp] },

@@ -1,0 +1,203 @@
+// One session with an OpenEnv server: a WebSocket to its /ws, as OpenEnv's own client holds it
+// (src/openenv/core/env_client.py's EnvClient): one message sent, the next one received as its answer,
+// an {"type": "error"} answer raised — with the reference client's timeouts (10 s to connect, 60 s per
+// answer). A connection that ends while an answer is awaited (the server died) rejects it.
+//
+// Capacity: the reference server takes max_concurrent_envs sessions (1 unless configured) and tells the
+// next connection CAPACITY_REACHED with the maximum. Sessions to one server are therefore opened through a
+// Gate: after such an answer, at most that many of this process's sessions are open at once, and a
+// refused opening waits for one of them to close, then tries again — on that event, never on a timer. A
+// server full of other clients' sessions (none of ours open) is an error.
+import { CLOSE, connectWebSocket, type WebSocketConnection } from '../../core/websocket.ts';
+
+export const CONNECT_TIMEOUT_MS = 10_000;
+export const MESSAGE_TIMEOUT_MS = 60_000;
+/** The reference client's max_message_size_mb default: 100 MB. */
+const MAX_MESSAGE_BYTES = 100 * 1024 * 1024;
+
+export type Reply = { type: string; data?: unknown };
+
+/** An {"type": "error"} answer, with its code (types.py's WSErrorCode). */
+export class ServerError extends Error {
+  readonly code: string;
+  readonly data: Record<string, unknown>;
+  constructor(data: Record<string, unknown>) {
+    super(
+      `Server error: ${String(data.message ?? 'Unknown error')} (code: ${String(data.code ?? 'UNKNOWN')})`,
+    );
+    this.code = String(data.code ?? 'UNKNOWN');
+    this.data = data;
+  }
+}
+
+/** How many sessions this process may hold on one server, and who waits for one. */
+export class Gate {
+  limit = Number.POSITIVE_INFINITY;
+  open = 0;
+  /** Sessions closed so far (their connections gone). */
+  closes = 0;
+  private waiting: (() => void)[] = [];
+
+  async enter(): Promise<void> {
+    while (this.open >= this.limit) await new Promise<void>((r) => this.waiting.push(r));
+    this.open++;
+  }
+
+  leave(): void {
+    this.open--;
+    this.closes++;
+    this.waiting.shift()?.();
+  }
+}
+
+const GATES = new Map<string, Gate>();
+export const gateOf = (url: string): Gate => {
+  let g = GATES.get(url);
+  if (g === undefined) {
+    g = new Gate();
+    GATES.set(url, g);
+  }
+  return g;
+};
+
+export class Session {
+  private readonly ws: WebSocketConnection;
+  private inbox: Reply[] = [];
+  private waiter: { resolve: (r: Reply) => void; reject: (e: Error) => void } | undefined;
+  private gone: Error | undefined;
+  /** Resolves when the connection is gone (the gate is left then, not when close() is called: the
+   * server counts a session until it has closed it). */
+  readonly ended: Promise<void>;
+
+  private constructor(ws: WebSocketConnection, gate: Gate, url: string) {
+    this.ws = ws;
+    let ended!: () => void;
+    this.ended = new Promise((r) => (ended = r));
+    ws.on('message', (data: string | Buffer) => {
+      let reply: Reply;
+      try {
+        reply = JSON.parse(String(data)) as Reply;
+      } catch {
+        reply = {
+          type: 'error',
+          data: { message: `not JSON: ${String(data).slice(0, 80)}`, code: 'INVALID_JSON' },
+        };
+      }
+      const w = this.waiter;
+      this.waiter = undefined;
+      if (w !== undefined) w.resolve(reply);
+      else this.inbox.push(reply);
+    });
+    ws.on('close', (code: number) => {
+      this.gone = new Error(
+        `the OpenEnv server at ${url} closed the session (WebSocket ${code}${code === CLOSE.abnormal ? ': the connection dropped' : ''})`,
+      );
+      gate.leave();
+      ended();
+      const w = this.waiter;
+      this.waiter = undefined;
+      w?.reject(this.gone);
+    });
+  }
+
+  /** Opens a session on the server at `url` (http://…), waiting at its gate; retries a CAPACITY_REACHED
+   * refusal each time one of this process's sessions on it closes. `first` is sent at once and its
+   * answer returned (a refusal arrives as the answer to the first message). */
+  static async open(
+    url: string,
+    first: Record<string, unknown>,
+  ): Promise<{ session: Session; reply: Reply }> {
+    const gate = gateOf(url);
+    for (;;) {
+      await gate.enter();
+      const closes = gate.closes;
+      let ws: WebSocketConnection;
+      try {
+        ws = await connectWebSocket(`${url}/ws`, {
+          timeoutMs: CONNECT_TIMEOUT_MS,
+          maxMessageBytes: MAX_MESSAGE_BYTES,
+        });
+      } catch (e) {
+        gate.leave();
+        throw new Error(
+          `cannot open a session at ${url}/ws: ${(e as Error).message || (e as NodeJS.ErrnoException).code}`,
+        );
+      }
+      const session = new Session(ws, gate, url);
+      let reply: Reply;
+      try {
+        reply = await session.raw(first);
+      } catch (e) {
+        session.close();
+        throw e;
+      }
+      const data = (reply.data ?? {}) as Record<string, unknown>;
+      if (reply.type !== 'error' || data.code !== 'CAPACITY_REACHED') return { session, reply };
+      session.close();
+      await session.ended;
+      // The server counts every client's sessions; ours are what we can wait for. None of ours open, and
+      // none closed since we connected (but the refused one): the server is full of others'.
+      if (gate.open === 0 && gate.closes === closes + 1) throw new ServerError(data);
+      const max = typeof data.max_sessions === 'number' ? data.max_sessions : 1;
+      gate.limit = Math.max(1, Math.min(gate.limit, max, gate.open));
+    }
+  }
+
+  /** Sends a message and returns the next one received, an error answer included. */
+  private raw(message: Record<string, unknown>): Promise<Reply> {
+    if (this.gone !== undefined) return Promise.reject(this.gone);
+    const queued = this.inbox.shift();
+    try {
+      this.ws.send(JSON.stringify(message));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (queued !== undefined) return Promise.resolve(queued);
+    return new Promise<Reply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiter = undefined;
+        reject(new Error(`no answer from the OpenEnv server within ${MESSAGE_TIMEOUT_MS / 1000} s`));
+        this.close();
+      }, MESSAGE_TIMEOUT_MS);
+      this.waiter = {
+        resolve: (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+    });
+  }
+
+  /** Sends a message and returns its answer; an error answer throws a ServerError. */
+  async request(message: Record<string, unknown>): Promise<Reply> {
+    return answer(await this.raw(message));
+  }
+
+  /** Whether the connection still stands. */
+  get alive(): boolean {
+    return this.gone === undefined && this.ws.open;
+  }
+
+  /** {"type": "close"}, then the closing handshake (EnvClient.disconnect); a server that does not end
+   * the connection within the connect timeout is cut off. */
+  close(): void {
+    if (!this.ws.open) return;
+    try {
+      this.ws.send(JSON.stringify({ type: 'close' }));
+    } catch {
+      // best effort, as the reference client's
+    }
+    this.ws.close();
+    setTimeout(() => this.ws.destroy(), CONNECT_TIMEOUT_MS).unref();
+  }
+}
+
+/** An answer as the reference client takes it: an error raised, anything else returned. */
+export function answer(reply: Reply): Reply {
+  if (reply.type === 'error') throw new ServerError((reply.data ?? {}) as Record<string, unknown>);
+  return reply;
+}
