@@ -141,6 +141,7 @@ export class WebSocketConnection extends EventEmitter {
   private closeSent = false;
   private closed = false;
   private peerClose: { code: number; reason: string } | undefined;
+  private reading = false;
 
   constructor(socket: Duplex, role: 'client' | 'server', options: WebSocketOptions = {}, head?: Buffer) {
     super();
@@ -148,14 +149,27 @@ export class WebSocketConnection extends EventEmitter {
     this.role = role;
     this.maxMessage = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE;
     this.parser = new FrameParser(this.maxMessage);
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('close', () =>
       this.finish(this.peerClose?.code ?? CLOSE.abnormal, this.peerClose?.reason ?? ''),
     );
     socket.on('error', () => socket.destroy());
-    // Bytes that came with the handshake are the first frames; 'data' is emitted asynchronously, so the
-    // caller's listeners are attached before they arrive.
+    // Bytes that came with the handshake are the first frames. Frames are read from when the first
+    // 'message' listener is attached: a socket emits what it has on the next tick, before a caller that
+    // awaited this connection could attach one, and a message nobody hears would be lost.
+    // Closing starts reading too: the peer's close frame and end must be read for the socket to close.
     if (head !== undefined && head.length > 0) socket.unshift(head);
+    this.on('newListener', this.listening);
+  }
+
+  private readonly listening = (event: string | symbol) => {
+    if (event === 'message') this.start();
+  };
+
+  private start(): void {
+    if (this.reading) return;
+    this.reading = true;
+    this.off('newListener', this.listening);
+    this.socket.on('data', (chunk: Buffer) => this.receive(chunk));
   }
 
   /** Whether send() still reaches the peer (no close sent or received). */
@@ -176,6 +190,7 @@ export class WebSocketConnection extends EventEmitter {
   /** Starts the closing handshake (§7.1.2); the socket ends when the peer answers (or ends itself). */
   close(code: number = CLOSE.normal, reason = ''): void {
     if (this.closeSent || this.closed) return;
+    this.start();
     this.closeSent = true;
     const r = Buffer.from(reason, 'utf8').subarray(0, 123);
     const payload = Buffer.alloc(2 + r.length);

@@ -137,6 +137,8 @@ export function envEntry(id: string, field = '--env'): EnvEntry {
 export function envConfig(id: string, rawParams: Record<string, unknown>): EnvConfig {
   const remote = parseOpenEnvId(id);
   if (remote !== undefined) return { env: OPENENV.id, params: OPENENV.params({ ...rawParams, ...remote }) };
+  if (id === OPENENV.id && rawParams.url === undefined)
+    throw new InputError('--env', id, 'expected openenv:URL[#name], e.g. openenv:http://127.0.0.1:8000');
   const entry = envEntry(id);
   return { env: entry.id, params: entry.params(rawParams) };
 }

@@ -682,6 +682,20 @@ function specs(valid: () => string): Spec[] {
       },
     },
     {
+      path: ['serve-env'],
+      base: ['--env', 'frozenlake', '--port', '0'],
+      flags: {
+        ...ENV_FLAGS,
+        '--env': PASS_FLAGS['--env'],
+        '--protocol': badEnum(['openenv']),
+        '--port': badInt(0, 65535),
+        '--budget': badInt(1, 1_000_000),
+        '--seed': badInt(0),
+        '--max-sessions': badInt(1, 100_000),
+        '--max-body-mb': badInt(1, 4096),
+      },
+    },
+    {
       path: ['bench', 'serve'],
       base: ['--seconds', '0.1'],
       flags: {

@@ -5,9 +5,10 @@
 //
 // Capacity: the reference server takes max_concurrent_envs sessions (1 unless configured) and tells the
 // next connection CAPACITY_REACHED with the maximum. Sessions to one server are therefore opened through a
-// Gate: after such an answer, at most that many of this process's sessions are open at once, and a
-// refused opening waits for one of them to close, then tries again — on that event, never on a timer. A
-// server full of other clients' sessions (none of ours open) is an error.
+// Gate: after a refusal, at most as many connections as this process holds accepted sessions are open at
+// once, and the refused opening waits for one of them to close, then tries again — on that event, never
+// on a timer. A refusal while none of ours is held and none was released since we connected (the server
+// is full of other clients' sessions) is an error: there is no event of ours to wait for.
 import { CLOSE, connectWebSocket, type WebSocketConnection } from '../../core/websocket.ts';
 
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -30,12 +31,14 @@ export class ServerError extends Error {
   }
 }
 
-/** How many sessions this process may hold on one server, and who waits for one. */
+/** How many connections this process may have open to one server, and who waits for one. */
 export class Gate {
   limit = Number.POSITIVE_INFINITY;
+  /** Connections open or opening. */
   open = 0;
-  /** Sessions closed so far (their connections gone). */
-  closes = 0;
+  /** Accepted sessions open, and how many accepted sessions have closed so far. */
+  held = 0;
+  released = 0;
   private waiting: (() => void)[] = [];
 
   async enter(): Promise<void> {
@@ -43,9 +46,13 @@ export class Gate {
     this.open++;
   }
 
-  leave(): void {
+  /** A connection is gone; `accepted`: it had been a session. */
+  leave(accepted: boolean): void {
     this.open--;
-    this.closes++;
+    if (accepted) {
+      this.held--;
+      this.released++;
+    }
     this.waiting.shift()?.();
   }
 }
@@ -65,6 +72,8 @@ export class Session {
   private inbox: Reply[] = [];
   private waiter: { resolve: (r: Reply) => void; reject: (e: Error) => void } | undefined;
   private gone: Error | undefined;
+  /** The server took this connection as a session (it did not refuse it at capacity). */
+  private accepted = false;
   /** Resolves when the connection is gone (the gate is left then, not when close() is called: the
    * server counts a session until it has closed it). */
   readonly ended: Promise<void>;
@@ -92,7 +101,7 @@ export class Session {
       this.gone = new Error(
         `the OpenEnv server at ${url} closed the session (WebSocket ${code}${code === CLOSE.abnormal ? ': the connection dropped' : ''})`,
       );
-      gate.leave();
+      gate.leave(this.accepted);
       ended();
       const w = this.waiter;
       this.waiter = undefined;
@@ -110,7 +119,7 @@ export class Session {
     const gate = gateOf(url);
     for (;;) {
       await gate.enter();
-      const closes = gate.closes;
+      const released = gate.released;
       let ws: WebSocketConnection;
       try {
         ws = await connectWebSocket(`${url}/ws`, {
@@ -118,7 +127,7 @@ export class Session {
           maxMessageBytes: MAX_MESSAGE_BYTES,
         });
       } catch (e) {
-        gate.leave();
+        gate.leave(false);
         throw new Error(
           `cannot open a session at ${url}/ws: ${(e as Error).message || (e as NodeJS.ErrnoException).code}`,
         );
@@ -132,27 +141,34 @@ export class Session {
         throw e;
       }
       const data = (reply.data ?? {}) as Record<string, unknown>;
-      if (reply.type !== 'error' || data.code !== 'CAPACITY_REACHED') return { session, reply };
+      if (reply.type !== 'error' || data.code !== 'CAPACITY_REACHED') {
+        session.accepted = true;
+        gate.held++;
+        return { session, reply };
+      }
       session.close();
       await session.ended;
-      // The server counts every client's sessions; ours are what we can wait for. None of ours open, and
-      // none closed since we connected (but the refused one): the server is full of others'.
-      if (gate.open === 0 && gate.closes === closes + 1) throw new ServerError(data);
+      if (gate.held === 0 && gate.released === released) throw new ServerError(data);
       const max = typeof data.max_sessions === 'number' ? data.max_sessions : 1;
-      gate.limit = Math.max(1, Math.min(gate.limit, max, gate.open));
+      gate.limit = Math.max(1, Math.min(gate.limit, max, gate.held));
     }
   }
 
-  /** Sends a message and returns the next one received, an error answer included. */
+  /** Sends a message and returns the next one received, an error answer included. A message that came
+   * before this one was sent is its answer (the reference client reads so: a refusal sent on connecting,
+   * the connection closed after it, is the answer to the first message). */
   private raw(message: Record<string, unknown>): Promise<Reply> {
-    if (this.gone !== undefined) return Promise.reject(this.gone);
     const queued = this.inbox.shift();
+    if (queued !== undefined) {
+      if (this.ws.open) this.ws.send(JSON.stringify(message));
+      return Promise.resolve(queued);
+    }
+    if (this.gone !== undefined) return Promise.reject(this.gone);
     try {
       this.ws.send(JSON.stringify(message));
     } catch (e) {
       return Promise.reject(e);
     }
-    if (queued !== undefined) return Promise.resolve(queued);
     return new Promise<Reply>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiter = undefined;
