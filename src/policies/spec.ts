@@ -37,8 +37,15 @@ const KINDS: Record<string, PolicyKind> = {
   random: {
     summary: 'uniform over the actions (tool envs: over the menu of valid tool calls)',
     params: {},
-    make: (_p, env) => {
+    make: (_p, env, id) => {
       if (env.scripted === true) return new ScriptedRandomPolicy() as AnyPolicy;
+      // Text actions without a menu of valid calls (an OpenEnv server's tool env): nothing to draw from.
+      if (typeof env.actions !== 'number')
+        throw new InputError(
+          '--policy',
+          id,
+          `env ${env.id} has neither discrete actions nor a menu of valid tool calls`,
+        );
       discreteActions(env);
       return new RandomPolicy() as AnyPolicy;
     },

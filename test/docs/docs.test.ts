@@ -7,10 +7,11 @@
 // npm, node, curl) but is no `$ ` command fails the test, unless the block is marked (below).
 //
 // Running. The commands of a page run in order, through /bin/sh, in a fresh temporary directory of
-// the page's own (nothing is written into the repository; node_modules and examples/ are linked in,
-// as in a checkout, so `npx tsx examples/…` runs), with stderr merged into stdout in the order written
-// (what a terminal shows), NO_COLOR=1, no OPENAI_* variables, and `turnwise` on PATH (a shim running
-// this checkout's bin/turnwise.js, what `npm link` gives a reader). Each command must exit 0; a page
+// the page's own (nothing is written into the repository; node_modules, examples/ and test/fixtures/
+// are linked in, as in a checkout, so `npx tsx examples/…` and `python3 test/fixtures/…` run), with
+// stderr merged into stdout in the order written (what a terminal shows), NO_COLOR=1, no OPENAI_*
+// variables, and `turnwise` on PATH (a shim running this checkout's bin/turnwise.js, what `npm link`
+// gives a reader). Each command must exit 0; a page
 // shows a refusal as `$ turnwise … ; echo "exit $?"`, so its exit code is part of its output.
 // A command ending in ` &` is a server: it is started, and once it has written its "listening on"
 // line (an event, never a sleep) and as many lines as the page shows (serve --json: its JSON line),
@@ -97,6 +98,8 @@ function workdir(page: string): string {
   const dir = mkdtempSync(join(scratch, `${page.replace(/\W/g, '-')}-`));
   symlinkSync(join(REPO, 'node_modules'), join(dir, 'node_modules'));
   symlinkSync(join(REPO, 'examples'), join(dir, 'examples'));
+  mkdirSync(join(dir, 'test'));
+  symlinkSync(join(REPO, 'test', 'fixtures'), join(dir, 'test', 'fixtures'));
   return realpathSync(dir);
 }
 

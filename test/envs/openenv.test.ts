@@ -13,6 +13,7 @@ import { after, test } from 'node:test';
 import { InputError } from '../../src/core/errors.ts';
 import { Rng } from '../../src/core/rng.ts';
 import type { EnvConfig, Policy, Task, Trajectory } from '../../src/core/types.ts';
+import { connectWebSocket } from '../../src/core/websocket.ts';
 import { envConfig, envSpec, envs, makeTasks, prepareEnv } from '../../src/envs/index.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { TabularPolicy } from '../../src/policies/tabular.ts';
@@ -173,6 +174,33 @@ test('a server at capacity (max_concurrent_envs 1): eight episodes in flight wai
   const remoteRun = await play(served, () => makePolicy('random', envSpec({ ...served, seed: 0 })), o);
   assertSameTrajectories(local, remoteRun);
   assert.ok(remoteRun.every((t) => t.outcome.end !== 'error'));
+});
+
+test("a server full of another client's sessions: each episode ends as error at once, none waits for ever", async () => {
+  const config = envConfig('frozenlake', { map: '4x4' });
+  const url = await serve(config, { maxSessions: 1 });
+  const served = await remote(url);
+  // Another client holds the one session (its reset answered: the server counts it).
+  const other = await connectWebSocket(`${url}/ws`);
+  const answered = new Promise((r) => other.once('message', r));
+  other.send(JSON.stringify({ type: 'reset', data: {} }));
+  await answered;
+  const o = { tasks: 2, samples: 3, budget: 10, seed: 0, concurrency: 4 };
+  const policy = () => makePolicy('random', envSpec({ ...served, seed: 0 }));
+  const refused = await play(served, policy, o);
+  assert.equal(refused.length, 6);
+  for (const t of refused) {
+    assert.deepEqual([t.outcome.failure, t.turns.length], ['error', 0]);
+    assert.match(
+      t.outcome.error ?? '',
+      /Server at capacity: 1\/1 sessions active.*\(code: CAPACITY_REACHED\)/,
+    );
+  }
+  const gone = new Promise((r) => other.once('close', r));
+  other.close();
+  await gone;
+  const after = await play(served, policy, o);
+  assert.ok(after.every((t) => t.outcome.end !== 'error'));
 });
 
 test('refused at start, one line naming --env: nothing listening, not OpenEnv, the wrong env, a malformed URL', async () => {

@@ -58,13 +58,21 @@ export function mcpCommand(
   o: { runSeed: number; budget: number; revealBudget: boolean; store: string },
 ): string {
   const { budget, revealBudget, store } = o;
+  // An OpenEnv server's env is named by its URL (`openenv:URL#name`); its other params go as JSON.
+  const { url, name, ...rest } = task.params as { url?: string; name?: string };
+  const env =
+    task.env === 'openenv'
+      ? [
+          `openenv:${url}${name === undefined ? '' : `#${name}`}`,
+          ...(Object.keys(rest).length > 0 ? ['--env-params', JSON.stringify(rest)] : []),
+        ]
+      : [task.env, ...paramFlags(task.params)];
   const words = [
     process.execPath,
     BIN,
     'mcp',
     '--env',
-    task.env,
-    ...paramFlags(task.params),
+    ...env,
     '--task-seed',
     String(task.seed),
     '--seed',

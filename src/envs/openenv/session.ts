@@ -5,10 +5,11 @@
 //
 // Capacity: the reference server takes max_concurrent_envs sessions (1 unless configured) and tells the
 // next connection CAPACITY_REACHED with the maximum. Sessions to one server are therefore opened through a
-// Gate: after a refusal, at most as many connections as this process holds accepted sessions are open at
-// once, and the refused opening waits for one of them to close, then tries again — on that event, never
-// on a timer. A refusal while none of ours is held and none was released since we connected (the server
-// is full of other clients' sessions) is an error: there is no event of ours to wait for.
+// Gate: after a refusal, no more of this process's connections than the server takes are open at once,
+// and the refused opening waits until one of our sessions ends, then tries again — on that event, never
+// on a timer. A refusal while none of our sessions is open or may be (a connection whose answer is not
+// read yet), and none has ended since we connected, means the server is full of other clients'
+// sessions: an error, there is no event of ours to wait for.
 import { CLOSE, connectWebSocket, type WebSocketConnection } from '../../core/websocket.ts';
 
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -31,29 +32,53 @@ export class ServerError extends Error {
   }
 }
 
-/** How many connections this process may have open to one server, and who waits for one. */
+/** This process's connections to one server: how many may be open, and who waits for what. */
 export class Gate {
   limit = Number.POSITIVE_INFINITY;
-  /** Connections open or opening. */
+  /** Connections open or opening (what the limit counts). */
   open = 0;
-  /** Accepted sessions open, and how many accepted sessions have closed so far. */
-  held = 0;
+  /** Connections whose first answer is not read yet: each may turn out to hold a session. */
+  pending = 0;
+  /** Sessions (connections the server accepted) open, and how many have ended so far. */
+  sessions = 0;
   released = 0;
-  private waiting: (() => void)[] = [];
+  private slots: (() => void)[] = [];
+  private watchers: (() => void)[] = [];
 
+  /** Waits for a free slot under the limit; the connection is then pending. */
   async enter(): Promise<void> {
-    while (this.open >= this.limit) await new Promise<void>((r) => this.waiting.push(r));
+    while (this.open >= this.limit) await new Promise<void>((r) => this.slots.push(r));
     this.open++;
+    this.pending++;
   }
 
-  /** A connection is gone; `accepted`: it had been a session. */
-  leave(accepted: boolean): void {
+  /** The first answer was read: a session (accepted) or a refusal. */
+  answered(accepted: boolean): void {
+    this.pending--;
+    if (accepted) this.sessions++;
+    this.changed();
+  }
+
+  /** A connection is gone (`session`: the server had accepted it). */
+  leave(session: boolean): void {
     this.open--;
-    if (accepted) {
-      this.held--;
+    if (session) {
+      this.sessions--;
       this.released++;
     }
-    this.waiting.shift()?.();
+    this.slots.shift()?.();
+    this.changed();
+  }
+
+  /** Resolves at the next answer or departure. */
+  next(): Promise<void> {
+    return new Promise((r) => this.watchers.push(r));
+  }
+
+  private changed(): void {
+    const w = this.watchers;
+    this.watchers = [];
+    for (const r of w) r();
   }
 }
 
@@ -127,6 +152,7 @@ export class Session {
           maxMessageBytes: MAX_MESSAGE_BYTES,
         });
       } catch (e) {
+        gate.answered(false);
         gate.leave(false);
         throw new Error(
           `cannot open a session at ${url}/ws: ${(e as Error).message || (e as NodeJS.ErrnoException).code}`,
@@ -137,20 +163,26 @@ export class Session {
       try {
         reply = await session.raw(first);
       } catch (e) {
+        gate.answered(false);
         session.close();
         throw e;
       }
       const data = (reply.data ?? {}) as Record<string, unknown>;
-      if (reply.type !== 'error' || data.code !== 'CAPACITY_REACHED') {
-        session.accepted = true;
-        gate.held++;
-        return { session, reply };
-      }
+      const refused = reply.type === 'error' && data.code === 'CAPACITY_REACHED';
+      // A connection already gone has left the gate as no session (the answer came before its end).
+      session.accepted = !refused && session.gone === undefined;
+      gate.answered(session.accepted);
+      if (!refused) return { session, reply };
       session.close();
       await session.ended;
-      if (gate.held === 0 && gate.released === released) throw new ServerError(data);
       const max = typeof data.max_sessions === 'number' ? data.max_sessions : 1;
-      gate.limit = Math.max(1, Math.min(gate.limit, max, gate.held));
+      gate.limit = Math.max(1, Math.min(gate.limit, max));
+      // Tried again once a session of ours has ended since we connected; while none has, and none is
+      // open or may be (a connection whose answer is not read), the server is full of others' sessions.
+      while (gate.released === released) {
+        if (gate.sessions === 0 && gate.pending === 0) throw new ServerError(data);
+        await gate.next();
+      }
     }
   }
 
