@@ -235,6 +235,9 @@ function randomWalkSuccess(n: number, T: number): number {
   return reached;
 }
 
+/** The CLI on a command line of words without spaces (the temporary paths have none). */
+const run = (line: string) => turnwise(line.split(' '));
+
 const readTrajectories = (file: string): Trajectory[] =>
   readFileSync(file, 'utf8')
     .trim()
@@ -250,19 +253,9 @@ test("turnwise rollout and eval on the Python reference server: actions by the s
   const replay = join(dir, 'grid.jsonl');
   writeFileSync(replay, `${JSON.stringify({ task: 0, sample: 0, actions: [1, 1, 3, 3] })}\n`);
   const out = join(dir, 'replayed.jsonl');
-  const r = await turnwise([
-    'rollout',
-    '--env',
-    `openenv:${url}#GridWorldEnvironment`,
-    '--policy',
-    `replay:${replay}`,
-    '--episodes',
-    '1',
-    '--budget',
-    '10',
-    '--out',
-    out,
-  ]);
+  const r = await run(
+    `rollout --env openenv:${url}#GridWorldEnvironment --policy replay:${replay} --episodes 1 --budget 10 --out ${out}`,
+  );
   assert.equal(r.code, 0, r.stderr);
   const [t] = readTrajectories(out);
   assert.deepEqual(
@@ -281,21 +274,9 @@ test("turnwise rollout and eval on the Python reference server: actions by the s
   // A random policy over 256 episodes: the success rate within T = 6 against the exact random walk.
   const T = 6;
   const many = join(dir, 'random.jsonl');
-  const rr = await turnwise([
-    'rollout',
-    '--env',
-    `openenv:${url}`,
-    '--policy',
-    'random',
-    '--tasks',
-    '2',
-    '--samples',
-    '128',
-    '--budget',
-    String(T),
-    '--out',
-    many,
-  ]);
+  const rr = await run(
+    `rollout --env openenv:${url} --policy random --tasks 2 --samples 128 --budget ${T} --out ${many}`,
+  );
   assert.equal(rr.code, 0, rr.stderr);
   const ts = readTrajectories(many);
   assert.equal(ts.length, 256);
@@ -308,22 +289,9 @@ test("turnwise rollout and eval on the Python reference server: actions by the s
   );
   // eval: Pass@(K,T) over the same server; its successes per task are those of the rollout above
   // (same run seed, tasks and samples: the same episodes), read within each T.
-  const ev = await turnwise([
-    'eval',
-    '--env',
-    `openenv:${url}`,
-    '--policy',
-    'random',
-    '--tasks',
-    '2',
-    '--samples',
-    '128',
-    '--K',
-    '1,8',
-    '--T',
-    `4,${T}`,
-    '--json',
-  ]);
+  const ev = await run(
+    `eval --env openenv:${url} --policy random --tasks 2 --samples 128 --K 1,8 --T 4,${T} --json`,
+  );
   assert.equal(ev.code, 0, ev.stderr);
   const report = JSON.parse(ev.stdout) as {
     perTask: { task: { seed: number }; successWithin: Record<string, number> }[];
@@ -334,21 +302,7 @@ test("turnwise rollout and eval on the Python reference server: actions by the s
       mine.filter((x) => x.outcome.firstSuccessTurn !== null && x.outcome.firstSuccessTurn <= b).length;
     assert.deepEqual(p.successWithin, { 4: within(4), [T]: within(T) });
   }
-  const text = await turnwise([
-    'eval',
-    '--env',
-    `openenv:${url}`,
-    '--policy',
-    'random',
-    '--tasks',
-    '2',
-    '--samples',
-    '8',
-    '--K',
-    '1',
-    '--T',
-    '4,6',
-  ]);
+  const text = await run(`eval --env openenv:${url} --policy random --tasks 2 --samples 8 --K 1 --T 4,6`);
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /^random on openenv \{"url":"http:\/\/127\.0\.0\.1:\d+"\}: 2 tasks × 8 samples/);
   assert.match(text.stdout, /Pass@\(K,T\) with 95% bootstrap intervals over tasks/);
@@ -362,23 +316,9 @@ test('the Python server dies mid-episode (at its 25th step): that episode ends a
   const server = pythonServer(['--size', '5', '--die-after', '25']);
   const url = await server.ready;
   const out = join(dir, 'dying.jsonl');
-  const r = await turnwise([
-    'rollout',
-    '--env',
-    `openenv:${url}`,
-    '--policy',
-    'random',
-    '--tasks',
-    '3',
-    '--samples',
-    '2',
-    '--budget',
-    '20',
-    '--concurrency',
-    '1',
-    '--out',
-    out,
-  ]);
+  const r = await run(
+    `rollout --env openenv:${url} --policy random --tasks 3 --samples 2 --budget 20 --concurrency 1 --out ${out}`,
+  );
   assert.equal(r.code, 0, r.stderr);
   assert.equal(await server.exited, 1);
   const ts = readTrajectories(out);

@@ -16,7 +16,7 @@ if (skip) process.stderr.write(`openenv-models.test.ts: skipped: ${skip}\n`);
 const lake = envSpec({ ...envConfig('frozenlake', { map: '4x4' }), seed: 0 });
 const sql = envSpec({ ...envConfig('sql', {}), seed: 0 });
 
-const PYTHON = String.raw`
+const PYTHON = `
 import json, sys
 from typing import Any, Dict, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError

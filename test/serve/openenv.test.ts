@@ -62,25 +62,24 @@ async function peer(base: string): Promise<Peer> {
     return m !== undefined ? Promise.resolve(m) : new Promise<Msg>((r) => waiting.push(r));
   };
   const url = `${base.replace('http:', 'ws:')}/ws`;
+  // Either client as {send, close} with its messages pushed and its close code.
+  let c: { send(t: string): void; close(): void };
+  let closed: Promise<number>;
   if (wsPackage !== undefined) {
-    const c = new wsPackage.WebSocket(url);
-    c.on('message', (d) => push(d.toString()));
-    const closed = new Promise<number>((r) => c.on('close', (code) => r(code)));
+    const w = new wsPackage.WebSocket(url);
+    w.on('message', (d) => push(d.toString()));
+    closed = new Promise<number>((r) => w.on('close', (code) => r(code)));
     await new Promise((r, j) => {
-      c.once('open', r);
-      c.once('error', j);
+      w.once('open', r);
+      w.once('error', j);
     });
-    return {
-      send: (m) => c.send(JSON.stringify(m)),
-      sendRaw: (t) => c.send(t),
-      next,
-      closed,
-      close: () => c.close(),
-    };
+    c = w;
+  } else {
+    const w = await connectWebSocket(url);
+    w.on('message', (d: string) => push(d));
+    closed = new Promise<number>((r) => w.on('close', (code: number) => r(code)));
+    c = w;
   }
-  const c = await connectWebSocket(url);
-  c.on('message', (d: string) => push(d));
-  const closed = new Promise<number>((r) => c.on('close', (code: number) => r(code)));
   return {
     send: (m) => c.send(JSON.stringify(m)),
     sendRaw: (t) => c.send(t),
