@@ -13,6 +13,7 @@ import { readTrajectories } from '../../src/store/jsonl.ts';
 import { type RowColumns, unpackTrajectory } from '../../src/store/pack.ts';
 import { RunStore } from '../../src/store/sqlite.ts';
 import { inProcess, turnwise } from '../cli/run.ts';
+import { chipText, tokenText } from '../fixtures/token-text.ts';
 import { findAll, hasClass, parseXml, textOf, type XNode } from '../report/xml.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-run-report-'));
@@ -297,23 +298,9 @@ test('--trajectory of a transformer run: token chips show the text of each token
   // tokenizer has it (the policy loader's reading, not the page's code).
   const { readSavedTransformer } = await import('../../src/policies/transformer.ts');
   const tok = readSavedTransformer(at('runs/tf'))!.tokenizer;
-  const unseen = (label: string) =>
-    label
-      .replace(/·/g, ' ')
-      .replace(/↵/g, '\n')
-      .replace(/⇥/g, '\t')
-      .replace(/\\x([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
-  const decoded = (bytes: Uint8Array) => {
-    try {
-      return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    } catch {
-      return String.fromCharCode(...bytes);
-    }
-  };
   chips.forEach((c, i) => {
     const id = ids[i];
-    const want = tok.isSpecial(id) ? tok.tokenText(id) : decoded(tok.tokenBytes(id));
-    assert.equal(tok.isSpecial(id) ? textOf(c) : unseen(textOf(c)), want, `chip ${i} (id ${id})`);
+    assert.equal(chipText(tok, id, textOf(c)), tokenText(tok, id), `chip ${i} (id ${id})`);
     assert.match(c.attrs.title ?? '', new RegExp(`\\(id ${id}\\)`));
   });
   assert.ok(
