@@ -28,7 +28,14 @@ export interface FogGrid {
 }
 
 /** A belief computation beyond a stated limit (the caller turns it into an input error). */
-export class FogLimitError extends Error {}
+export class FogLimitError extends Error {
+  /** Which limit: the hidden cells of the map, or the belief DP's states. */
+  readonly limit: 'cells' | 'states';
+  constructor(limit: 'cells' | 'states', message: string) {
+    super(message);
+    this.limit = limit;
+  }
+}
 
 const MOVES: readonly (readonly [number, number])[] = [
   [0, -1], // Left
@@ -107,6 +114,7 @@ export class FogBelief {
     this.free = free;
     if (free.length > MAX_FREE_CELLS)
       throw new FogLimitError(
+        'cells',
         `${free.length} hidden cells: the exact belief enumerates 2^${free.length} maps; at most ${MAX_FREE_CELLS} hidden cells (a 4x4 map has 14)`,
       );
     let truth = 0;
@@ -280,6 +288,7 @@ export class FogBelief {
       if (hit !== undefined) return hit;
       if (++states > MAX_BELIEF_STATES)
         throw new FogLimitError(
+          'states',
           `the belief DP passed ${MAX_BELIEF_STATES} states (cell, revealed cells, contents, turns left); lower the budget or the map`,
         );
       let best = 0;

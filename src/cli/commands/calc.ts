@@ -259,7 +259,10 @@ export function registerCalc(program: Command): void {
     .description(
       'FrozenLake under fog by exact DP: the Bayes-optimal success that sees only the revealed map (the belief MDP over the hidden cells) and the fully observed oracle, an upper bound (docs/methods-measured.md)',
     )
-    .option('--size <n>', 'side of the random map: S top left, G bottom right (default 4; at most 4)')
+    .option(
+      '--size <n>',
+      'side of the random map: S top left, G bottom right (default 4; at most 20 hidden cells, so at most 4)',
+    )
     .option(
       '--p <p>',
       "the prior: each hidden cell frozen with probability p, given a valid map (the generator's; default 0.8)",
@@ -277,7 +280,7 @@ export function registerCalc(program: Command): void {
         slippery?: boolean;
         json?: boolean;
       }) => {
-        const size = flags.size === undefined ? 4 : int('--size', flags.size, 2, 4);
+        const size = flags.size === undefined ? 4 : int('--size', flags.size, 2, 64);
         const p =
           flags.p === undefined
             ? 0.8
@@ -288,7 +291,10 @@ export function registerCalc(program: Command): void {
         try {
           report = fogReport(size, radius, p, budget, flags.slippery === true);
         } catch (e) {
-          if (e instanceof FogLimitError) throw new InputError('--budget', budget, e.message);
+          if (e instanceof FogLimitError)
+          throw e.limit === 'cells'
+            ? new InputError('--size', flags.size ?? String(size), e.message)
+            : new InputError('--budget', flags.budget ?? String(budget), e.message);
           throw e;
         }
         if (flags.json) return json(report);
@@ -300,7 +306,8 @@ export function registerCalc(program: Command): void {
             ['', 'success'],
             ['under fog (belief MDP, exact)', fmt(report.fog, 6)],
             ['fully observed oracle (upper bound)', fmt(report.oracle, 6)],
-            ['the price of the fog', fmt(report.oracle - report.fog, 6)],
+            // The bound minus the value; float dust below 1e-12 is 0, not −0.000000.
+          ['the price of the fog', fmt(Math.max(0, report.oracle - report.fog), 6)],
           ]),
         );
         out(
