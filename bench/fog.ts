@@ -49,7 +49,14 @@ const r4 = (x: number) => Number(x.toFixed(4));
 const heldOut = makeTasks(envConfig('frozenlake', params), Math.ceil(episodes / 4), 50_000_000);
 
 async function evaluate(policy: Parameters<typeof rollout>[0]['policy']) {
-  const ts: Trajectory[] = await rollout({ tasks: heldOut, samples: 4, policy, makeEnv, budget, runSeed: 777 });
+  const ts: Trajectory[] = await rollout({
+    tasks: heldOut,
+    samples: 4,
+    policy,
+    makeEnv,
+    budget,
+    runSeed: 777,
+  });
   const wins = ts.filter((t) => t.outcome.success);
   return {
     success: wins.length / ts.length,
@@ -58,7 +65,10 @@ async function evaluate(policy: Parameters<typeof rollout>[0]['policy']) {
   };
 }
 
-const arms: Record<string, { success: number; turns: number; turnsOnSuccess: number; infoBits: number; seconds: number }[]> = {
+const arms: Record<
+  string,
+  { success: number; turns: number; turnsOnSuccess: number; infoBits: number; seconds: number }[]
+> = {
   plain: [],
   infoGain: [],
 };
@@ -87,9 +97,24 @@ const mean = (arm: string, k: 'success' | 'turns' | 'turnsOnSuccess' | 'infoBits
 const exact = fogReport(SIZE, FOG, P, budget, false);
 console.log(
   JSON.stringify({
-    setting: { size: SIZE, fog: FOG, p: P, budget, slippery: false, policy: 'mlp:hidden=64', iters, weight, seeds, heldOutEpisodes: heldOut.length * 4 },
+    setting: {
+      size: SIZE,
+      fog: FOG,
+      p: P,
+      budget,
+      slippery: false,
+      policy: 'mlp:hidden=64',
+      iters,
+      weight,
+      seeds,
+      heldOutEpisodes: heldOut.length * 4,
+    },
     exact: { underFog: r4(exact.fog), fullyObserved: r4(exact.oracle) },
-    plain: { success: mean('plain', 'success'), turns: mean('plain', 'turns'), turnsOnSuccess: mean('plain', 'turnsOnSuccess') },
+    plain: {
+      success: mean('plain', 'success'),
+      turns: mean('plain', 'turns'),
+      turnsOnSuccess: mean('plain', 'turnsOnSuccess'),
+    },
     infoGain: {
       success: mean('infoGain', 'success'),
       turns: mean('infoGain', 'turns'),

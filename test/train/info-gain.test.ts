@@ -43,14 +43,19 @@ test('the learner’s copy gets r + W·g: h(0.2) bits for the reveal, 0 for the 
   const { learnt, bits } = new InfoGain(0.5).apply([traj], () => env);
   assert.equal(JSON.stringify(traj), before);
   const expected = [0.5 * h2(0.2), 0, 0, 0, 1];
-  learnt[0].turns.forEach((t, i) => assert.ok(Math.abs(t.reward - expected[i]) < 1e-12, `turn ${i}: ${t.reward}`));
+  learnt[0].turns.forEach((t, i) => {
+    assert.ok(Math.abs(t.reward - expected[i]) < 1e-12, `turn ${i}: ${t.reward}`);
+  });
   assert.ok(Math.abs(learnt[0].outcome.return - (1 + 0.5 * h2(0.2))) < 1e-12);
   assert.ok(Math.abs(bits - h2(0.2)) < 1e-12);
 });
 
 test('--info-gain is refused without fog, with shaping, and outside (0, 1]', () => {
   const base = { env: { env: 'frozenlake', params: { map: '4x4' } }, iters: 1 };
-  assert.throws(() => parseTrainConfig({ ...base, infoGain: 0.1 }), (e) => e instanceof InputError && /--fog/.test(e.message));
+  assert.throws(
+    () => parseTrainConfig({ ...base, infoGain: 0.1 }),
+    (e) => e instanceof InputError && /--fog/.test(e.message),
+  );
   const fogged = { ...base, env: cfg };
   assert.throws(
     () => parseTrainConfig({ ...fogged, infoGain: 0.1, shaping: { kind: 'novelty', coef: 0.1 } }),

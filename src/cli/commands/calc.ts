@@ -292,9 +292,9 @@ export function registerCalc(program: Command): void {
           report = fogReport(size, radius, p, budget, flags.slippery === true);
         } catch (e) {
           if (e instanceof FogLimitError)
-          throw e.limit === 'cells'
-            ? new InputError('--size', flags.size ?? String(size), e.message)
-            : new InputError('--budget', flags.budget ?? String(budget), e.message);
+            throw e.limit === 'cells'
+              ? new InputError('--size', flags.size ?? String(size), e.message)
+              : new InputError('--budget', flags.budget ?? String(budget), e.message);
           throw e;
         }
         if (flags.json) return json(report);
@@ -307,7 +307,7 @@ export function registerCalc(program: Command): void {
             ['under fog (belief MDP, exact)', fmt(report.fog, 6)],
             ['fully observed oracle (upper bound)', fmt(report.oracle, 6)],
             // The bound minus the value; float dust below 1e-12 is 0, not −0.000000.
-          ['the price of the fog', fmt(Math.max(0, report.oracle - report.fog), 6)],
+            ['the price of the fog', fmt(Math.max(0, report.oracle - report.fog), 6)],
           ]),
         );
         out(

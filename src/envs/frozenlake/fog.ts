@@ -68,7 +68,7 @@ export function checkFogMap(cells: number, radius: number, field = '--fog'): voi
   if (cells > MAX_FOG_CELLS)
     throw new InputError(
       field,
-      radius,
+      String(radius),
       `fog needs a map of at most ${MAX_FOG_CELLS} cells (the revealed cells are a bitmask in the observation); this map has ${cells}`,
     );
 }
