@@ -102,6 +102,10 @@ export function envOptions(cmd: Command): Command {
     .option('--map <map>', 'FrozenLake map: 4x4, 8x8 or rows such as SFFF,FHFH,FFFH,HFFG (default 4x4)')
     .option('--slippery', 'slippery ice (Gymnasium is_slippery)')
     .option('--success-rate <p>', 'probability of moving the intended way on slippery ice (default 1/3)')
+    .option(
+      '--fog <R>',
+      'FrozenLake fog: only cells within Chebyshev distance R are seen, a cell stays revealed once seen (default 0: no fog)',
+    )
     .option('--random', 'a random valid map per task (task seed = --seed + task index)')
     .option('--size <n>', 'side of random maps (default 8, Gymnasium)')
     .option('--p <p>', 'probability that a random cell is frozen (default 0.8)')
@@ -123,6 +127,7 @@ export interface EnvFlags {
   map?: string;
   slippery?: boolean;
   successRate?: string;
+  fog?: string;
   random?: boolean;
   size?: string;
   p?: string;
@@ -153,6 +158,7 @@ export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
   if (flags.map !== undefined) raw.map = flags.map;
   if (flags.slippery) raw.slippery = true;
   if (flags.successRate !== undefined) raw.successRate = probability('--success-rate', flags.successRate);
+  if (flags.fog !== undefined) raw.fog = int('--fog', flags.fog, 0, 64);
   if (flags.random) raw.random = true;
   if (flags.size !== undefined) raw.size = int('--size', flags.size, 2, 64);
   if (flags.p !== undefined) raw.p = num('--p', flags.p, (x) => x > 0 && x <= 1, 'a probability in (0, 1]');
@@ -169,7 +175,17 @@ export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
 }
 
 /** The env parameters that envOptions' flags set (`successRate` by `--success-rate`, …). */
-const ENV_PARAMS = new Set(['map', 'slippery', 'successRate', 'random', 'size', 'p', 'level', 'domain']);
+const ENV_PARAMS = new Set([
+  'map',
+  'slippery',
+  'successRate',
+  'fog',
+  'random',
+  'size',
+  'p',
+  'level',
+  'domain',
+]);
 const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 /**

@@ -9,7 +9,13 @@ import {
   describeCodeText,
   makeCodeTaskEnv,
 } from './code/index.ts';
-import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
+import {
+  frozenLakeParams,
+  frozenLakeSpec,
+  frozenLakeWorld,
+  makeFrozenLake,
+  transitionTable,
+} from './frozenlake/index.ts';
 import {
   describeSearch,
   describeSearchText,
@@ -48,7 +54,7 @@ const ENVS: Record<string, EnvEntry> = {
       'Gymnasium FrozenLake-v1 (built-in, custom or random maps; slippery or not) with an exact oracle',
     params: (raw) => ({ ...frozenLakeParams(raw) }),
     make: (task) => makeFrozenLake(task) as Env<unknown, unknown>,
-    spec: (task) => frozenLakeWorld(task).spec,
+    spec: (task) => frozenLakeSpec(task),
     describe: (task) => {
       const world = frozenLakeWorld(task);
       return { desc: [...world.desc], nS: world.nS, nA: world.nA, P: transitionTable(world.config) };
