@@ -111,12 +111,17 @@ export function envOptions(cmd: Command): Command {
     .option('--p <p>', 'probability that a random cell is frozen (default 0.8)')
     .option(
       '--level <n>',
-      'sql, code, tools: difficulty 1, 2, 3; search: hops 1, 2, 3; or mixed (default mixed)',
+      'sql, code, tools, web: difficulty 1, 2, 3; search: hops 1, 2, 3; or mixed (default mixed)',
     )
     .option(
       '--domain <d>',
-      'sql: shop, school, library; tools: files, bank, tickets, all; code: string, array, arithmetic, parsing; or mixed (default mixed)',
+      'sql: shop, school, library; tools: files, bank, tickets, all; code: string, array, arithmetic, parsing; web: shop, booking, admin; or mixed (default mixed)',
     )
+    .option(
+      '--variant <n>',
+      'web: the apps with other labels, widgets, layout and flow order: 0 (canonical, default), any N, or mixed (each task its own)',
+    )
+    .option('--browser', "web: serve the apps over loopback HTTP and drive them in Debian's chromium")
     .option(
       '--env-params <json>',
       'more env params as a JSON object, under the flags above, e.g. code: {"reward":"visible"} (docs/reward-hacking.md)',
@@ -133,6 +138,8 @@ export interface EnvFlags {
   p?: string;
   level?: string;
   domain?: string;
+  variant?: string;
+  browser?: boolean;
   envParams?: string;
 }
 
@@ -165,6 +172,9 @@ export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
   if (flags.level !== undefined)
     raw.level = flags.level === 'mixed' ? 'mixed' : int('--level', flags.level, 1, 3);
   if (flags.domain !== undefined) raw.domain = flags.domain;
+  if (flags.variant !== undefined)
+    raw.variant = flags.variant === 'mixed' ? 'mixed' : int('--variant', flags.variant, 0, 1_000_000);
+  if (flags.browser) raw.browser = true;
   // The keys --env-params gave that no flag replaced: an env's refusal of one of them names --env-params.
   const jsonKeys = Object.keys(fromJson).filter((k) => raw[k] === fromJson[k]);
   try {
@@ -185,6 +195,8 @@ const ENV_PARAMS = new Set([
   'p',
   'level',
   'domain',
+  'variant',
+  'browser',
 ]);
 const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 

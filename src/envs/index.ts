@@ -25,6 +25,7 @@ import {
 } from './search/index.ts';
 import { describeSql, exportSqlDatabase, makeSqlEnv, sqlParams, sqlSpec } from './sql/index.ts';
 import { describeTools, describeToolsText, makeToolsEnv, toolsParams, toolsSpec } from './tools/index.ts';
+import { describeWeb, describeWebText, makeWebEnv, webEnvParams, webSpec } from './web/index.ts';
 
 export interface EnvEntry {
   id: string;
@@ -103,6 +104,16 @@ const ENVS: Record<string, EnvEntry> = {
       const r = await benchCode({ steps, seed, params: task.params });
       return { sandboxTestRunsPerSecond: r.testRunsPerSecond, sandboxLive: r.liveSandboxes };
     },
+  },
+  web: {
+    id: 'web',
+    summary:
+      'WebArena/BrowserGym-like: a shop, a booking form and an admin table, pages as accessibility trees with element ids, goals checked on the app state (level 1–3, --variant, --browser)',
+    params: (raw) => ({ ...webEnvParams(raw) }),
+    make: (task) => makeWebEnv(task) as unknown as Env<unknown, unknown>,
+    spec: () => webSpec(),
+    describe: (task, options) => describeWeb(task, options?.gold === true),
+    describeText: describeWebText,
   },
 };
 
