@@ -172,8 +172,12 @@ export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
   if (flags.level !== undefined)
     raw.level = flags.level === 'mixed' ? 'mixed' : int('--level', flags.level, 1, 3);
   if (flags.domain !== undefined) raw.domain = flags.domain;
-  if (flags.variant !== undefined)
-    raw.variant = flags.variant === 'mixed' ? 'mixed' : int('--variant', flags.variant, 0, 1_000_000);
+  if (flags.variant !== undefined) {
+    const v = flags.variant.trim();
+    if (v !== 'mixed' && !(/^\d{1,7}$/.test(v) && Number(v) <= 1_000_000))
+      throw new InputError('--variant', flags.variant, 'expected an integer from 0 to 1000000, or mixed');
+    raw.variant = v === 'mixed' ? 'mixed' : Number(v);
+  }
   if (flags.browser) raw.browser = true;
   // The keys --env-params gave that no flag replaced: an env's refusal of one of them names --env-params.
   const jsonKeys = Object.keys(fromJson).filter((k) => raw[k] === fromJson[k]);

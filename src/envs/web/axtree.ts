@@ -61,7 +61,7 @@ const IGNORED_PROPERTIES = new Set([
 /** Python's repr of a str, bool or number (BrowserGym prints names and values with repr). */
 export function pyRepr(v: AxValue): string {
   if (typeof v === 'boolean') return v ? 'True' : 'False';
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(v);
+  if (typeof v === 'number') return String(v);
   const quote = v.includes("'") && !v.includes('"') ? '"' : "'";
   let out = quote;
   for (const ch of v) {
@@ -235,14 +235,20 @@ export function axFromDoc(doc: Doc, fields: Fields): AxNode {
   return node('RootWebArea', doc.title, undefined, kids(doc.root));
 }
 
+/** CDP's `Accessibility.AXValue` (its type, and the value itself when it has one). */
+interface CdpAxValue {
+  type?: string;
+  value?: unknown;
+}
+
 /** The parts of a CDP `Accessibility.AXNode` read here. */
 export interface CdpAxNode {
   nodeId: string;
   ignored?: boolean;
-  role?: { value?: unknown };
-  name?: { value?: unknown };
-  value?: { value?: unknown };
-  properties?: { name: string; value?: { value?: unknown } }[];
+  role?: CdpAxValue;
+  name?: CdpAxValue;
+  value?: CdpAxValue;
+  properties?: { name: string; value?: CdpAxValue }[];
   childIds?: string[];
   backendDOMNodeId?: number;
 }

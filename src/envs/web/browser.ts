@@ -1,6 +1,7 @@
 // Browser mode: the env's app served over loopback HTTP by hono's node server (127.0.0.1, a free port)
 // and driven in Debian's chromium through playwright-core, which downloads nothing. Each env has its own
-// server and browser, started at its first reset and closed by close(). The page text is chromium's own
+// server and browser tab (a context of the process's one chromium), started at its first reset and
+// closed by close(). The page text is chromium's own
 // accessibility tree (CDP `Accessibility.getFullAXTree`), each node's element id read from the `bid`
 // attribute of its DOM node (`DOM.getDocument`), flattened by the same function as in process.
 //
@@ -61,7 +62,6 @@ export function requireChromium(): string {
 }
 
 interface Running {
-  browser: Browser;
   page: Page;
   cdp: CDPSession;
   origin: string;
@@ -69,6 +69,49 @@ interface Running {
 }
 
 const sel = (bid: string) => `[bid="${bid}"]`;
+
+/** One chromium for the process's browser envs (each has its own context, page and server), launched
+ * by the first and closed when the last one closes: eight episodes in flight are eight tabs, not eight
+ * browsers. */
+let shared: { launched: Promise<Browser>; users: number } | undefined;
+
+async function acquireBrowser(executablePath: string): Promise<Browser> {
+  if (shared === undefined) {
+    const { chromium } = await import('playwright-core');
+    // Another env may have launched while this one imported.
+    shared ??= {
+      launched: chromium.launch({
+        executablePath,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+        ],
+      }),
+      users: 0,
+    };
+  }
+  const mine = shared;
+  mine.users++;
+  return mine.launched;
+}
+
+async function releaseBrowser(): Promise<void> {
+  const mine = shared;
+  if (mine === undefined) return;
+  mine.users--;
+  if (mine.users > 0) return;
+  shared = undefined;
+  // A launch that failed has nothing to close (its acquirers were told).
+  await mine.launched.then(
+    (b) => b.close(),
+    () => {},
+  );
+}
 
 interface DomNode {
   backendNodeId: number;
@@ -93,11 +136,7 @@ export class BrowserDriver implements WebDriver {
 
   private async launch(): Promise<Running> {
     const executablePath = requireChromium();
-    const [{ Hono }, { serve }, { chromium }] = await Promise.all([
-      import('hono'),
-      import('@hono/node-server'),
-      import('playwright-core'),
-    ]);
+    const [{ Hono }, { serve }] = await Promise.all([import('hono'), import('@hono/node-server')]);
     const app = new Hono();
     app.all('*', async (c) => {
       const u = new URL(c.req.url);
@@ -117,37 +156,30 @@ export class BrowserDriver implements WebDriver {
         server.close(() => done());
         if ('closeAllConnections' in server) server.closeAllConnections();
       });
-    let browser: Browser;
     try {
-      browser = await chromium.launch({
-        executablePath,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          '--no-first-run',
-        ],
-      });
+      const browser = await acquireBrowser(executablePath);
+      try {
+        const context = await browser.newContext();
+        const page = await context.newPage();
+        const cdp = await context.newCDPSession(page);
+        return {
+          page,
+          cdp,
+          origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+          stop: async () => {
+            await context.close();
+            await releaseBrowser();
+            await closeServer();
+          },
+        };
+      } catch (e) {
+        await releaseBrowser();
+        throw e;
+      }
     } catch (e) {
       await closeServer();
       throw e;
     }
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    return {
-      browser,
-      page,
-      cdp,
-      origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      stop: async () => {
-        await browser.close();
-        await closeServer();
-      },
-    };
   }
 
   private static here(r: Running): string {
