@@ -2,8 +2,11 @@
 // found on PATH as the report's browser tests find it: without it they skip with a one-line notice,
 // unless CI is set, where they are required (.ci/run installs chromium) and each fails naming what is
 // missing.
-import { accessSync, constants, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 
 const executable = (file: string) => {
@@ -48,4 +51,31 @@ export function launch(): Promise<Browser> {
       '--no-first-run',
     ],
   });
+}
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Runs a browser test file as a user would (`node --test`, TAP) on a machine without chromium: a PATH
+ * that holds no chromium, CI set or not. Resolves with the exit code and everything it wrote. */
+export function runWithoutChromium(
+  testFile: string,
+  ci: boolean,
+): Promise<{ code: number | null; out: string }> {
+  const empty = mkdtempSync(join(tmpdir(), 'turnwise-no-chromium-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: empty };
+  delete env.CI;
+  delete env.NODE_TEST_CONTEXT;
+  if (ci) env.CI = 'true';
+  return new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', testFile], {
+      cwd: REPO,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out }));
+  }).finally(() => rmSync(empty, { recursive: true, force: true }));
 }
