@@ -103,6 +103,9 @@ export interface WebApp {
   oracle(state: unknown, view: PageView): ToolCall;
   /** Texts the random policy's menu types into text boxes. */
   readonly texts: readonly string[];
+  /** Answers the menu offers in this state: "Done." and a report of each order or booking made (the
+   * oracle's answer is one of them). */
+  answers(state: unknown): string[];
   /** The task's data and goal as plain data (env describe). */
   describe(): Record<string, unknown>;
 }

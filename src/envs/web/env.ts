@@ -505,7 +505,7 @@ export class WebEnv implements Env<WebObservation, ToolCall>, WebHost {
   /** Valid actions on the current page (the random policy's menu): a click on each link, button,
    * checkbox and radio the page shows, each option not chosen of each combobox, each of the app's texts
    * typed into each text box, back() when a page is behind, submit() when a form field was used, and
-   * answer("done"). */
+   * the app's answers ("Done.", a report of each order or booking made). */
   menu(): ToolCall[] {
     const out: ToolCall[] = [];
     const shown = bidsShown(this.obs.page);
@@ -528,7 +528,7 @@ export class WebEnv implements Env<WebObservation, ToolCall>, WebHost {
     const form = focused === undefined ? undefined : this.doc.formOf.get(focused);
     if (form !== undefined && defaultButton(this.doc, form) !== undefined)
       out.push({ name: 'submit', arguments: {} });
-    out.push({ name: 'answer', arguments: { text: 'done' } });
+    for (const text of this.app.answers(this.appState)) out.push({ name: 'answer', arguments: { text } });
     return out;
   }
 }

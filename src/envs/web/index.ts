@@ -79,10 +79,10 @@ export function describeWeb(task: Task, gold = false): Record<string, unknown> {
 /** The description as lines of text (turnwise env describe). */
 export function describeWebText(d: Record<string, unknown>): string[] {
   const data = d.data as Record<string, unknown>;
-  const lines = [
-    `${d.app} (level ${d.level}, variant ${d.variant}): ${JSON.stringify(data.variant)}`,
-    `goal: ${d.goal}`,
-  ];
+  const choices = Object.entries(data.variant as Record<string, string>)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('; ');
+  const lines = [`${d.app}, level ${d.level}, variant ${d.variant} (${choices})`, `goal: ${d.goal}`];
   if (d.app === 'shop') {
     lines.push(`${data.shop}, ${(data.products as unknown[]).length} products:`);
     for (const p of data.products as { id: string; name: string; color: string; price: string }[])

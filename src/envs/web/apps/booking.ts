@@ -520,6 +520,7 @@ export function buildBooking(rng: Rng, level: 1 | 2 | 3, skin: Skin): WebApp {
     b.breakfast === goal.breakfast &&
     norm(b.name) === norm(goal.name);
 
+  const report = (b: Booking) => `The booking reference is ${b.ref}.`;
   const progress = (state: unknown, view: PageView, answer?: string): Progress => {
     const s = state as BookingState;
     const b = s.bookings[0];
@@ -564,8 +565,7 @@ export function buildBooking(rng: Rng, level: 1 | 2 | 3, skin: Skin): WebApp {
   const oracle = (state: unknown, view: PageView): ToolCall => {
     const s = state as BookingState;
     const b = s.bookings[0];
-    if (b !== undefined)
-      return call('answer', { text: goal.report ? `The booking reference is ${b.ref}.` : 'Done.' });
+    if (b !== undefined) return call('answer', { text: goal.report ? report(b) : 'Done.' });
     const homeLink = clickKey(view, 'nav:home') as ToolCall;
     const q = view.query;
     const stayRight = stayFills.every(([k, v]) => q.get(k) === v);
@@ -618,6 +618,7 @@ export function buildBooking(rng: Rng, level: 1 | 2 | 3, skin: Skin): WebApp {
         : `booking ${b.ref} was made with another room, dates, guests, breakfast or name than asked`;
     },
     oracle,
+    answers: (state) => ['Done.', ...(state as BookingState).bookings.map(report)],
     texts: [goal.checkin, goal.checkout, String(goal.guests), goal.name, addDays(goal.checkin, 1), '2'],
     describe: () => ({
       hotel,

@@ -46,6 +46,7 @@ const MATERIALS: Record<string, readonly string[]> = {
   scarf: ['Wool', 'Cashmere', 'Cotton', 'Knit', 'Silk'],
   notebook: ['Dotted', 'Ruled', 'Pocket', 'Sketch', 'Spiral'],
 };
+const PLURAL: Record<string, string> = { scarf: 'Scarves' };
 const COLORS = ['red', 'blue', 'green', 'black', 'white', 'yellow'] as const;
 export const CITIES = ['Busan', 'Seoul', 'Lyon', 'Porto', 'Oslo', 'Kyoto', 'Austin', 'Leeds'] as const;
 export const PEOPLE = [
@@ -277,7 +278,7 @@ export function buildShop(rng: Rng, level: 1 | 2 | 3, skin: Skin): WebApp {
     shell(
       skin,
       'shop',
-      `${title} — ${shopName}`,
+      title === shopName ? title : `${title} — ${shopName}`,
       kind,
       skin.order('shop.nav', [
         link('nav:home', '/', words.home),
@@ -377,7 +378,7 @@ export function buildShop(rng: Rng, level: 1 | 2 | 3, skin: Skin): WebApp {
               {},
               [...new Set(products.map((p) => p.category))]
                 .sort()
-                .map((c) => link(`cat:${c}`, href('/search', { q: c }), `${cap(c)}s`)),
+                .map((c) => link(`cat:${c}`, href('/search', { q: c }), PLURAL[c] ?? `${cap(c)}s`)),
             ),
           ]),
         }),
@@ -675,6 +676,7 @@ export function buildShop(rng: Rng, level: 1 | 2 | 3, skin: Skin): WebApp {
     norm(o.city) === norm(goal.city) &&
     o.shipping === goal.shipping;
 
+  const report = (o: Order) => `The order number is ${o.number}.`;
   const progress = (state: unknown, view: PageView, answer?: string): Progress => {
     const s = state as ShopState;
     const o = s.orders[0];
@@ -764,6 +766,7 @@ export function buildShop(rng: Rng, level: 1 | 2 | 3, skin: Skin): WebApp {
         : `order ${o.number} was placed with other items, address or shipping than asked`;
     },
     oracle,
+    answers: (state) => ['Done.', ...(state as ShopState).orders.map(report)],
     texts: [
       goal.name,
       goal.street,
