@@ -3,27 +3,15 @@
 // unless CI is set, where they are required (.ci/run installs chromium) and each fails naming what is
 // missing.
 import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, chromiumOnPath } from '../../src/envs/web/browser.ts';
 
-const executable = (file: string) => {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-};
-
-/** The first executable file named chromium on PATH. */
-export const CHROMIUM = (process.env.PATH ?? '')
-  .split(delimiter)
-  .filter((d) => d !== '')
-  .map((d) => join(d, 'chromium'))
-  .find(executable);
+/** The first executable file named chromium on PATH (as the web env looks for it first). */
+export const CHROMIUM = chromiumOnPath();
 
 /** What `whose` browser tests say when chromium is missing (other suites' browser tests reuse it). */
 export const missingFor = (whose: string) =>
@@ -36,21 +24,10 @@ export const skipFor = (whose: string): string | false =>
 export const MISSING = missingFor("the dashboard's");
 export const SKIP = skipFor("the dashboard's");
 
-/** Headless chromium that reaches for nothing on the network by itself. */
+/** Headless chromium that reaches for nothing on the network by itself (the web env's flags). */
 export function launch(): Promise<Browser> {
   if (CHROMIUM === undefined) throw new Error(MISSING);
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  return chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
 }
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));

@@ -9,6 +9,7 @@
 // asynchronous. So the routes are matched by hono's router and answered by plain functions; browser
 // mode's hono server (browser.ts) reads the body and calls the same function.
 import { TrieRouter } from 'hono/router/trie-router';
+import type { Rng } from '../../core/rng.ts';
 import type { ToolCall } from '../../core/types.ts';
 import {
   bidOf,
@@ -115,6 +116,21 @@ export const norm = (s: string | undefined): string => (s ?? '').trim().replace(
 
 export const money = (cents: number): string => `$${(cents / 100).toFixed(2)}`;
 
+export const cap = (s: string): string => s[0].toUpperCase() + s.slice(1);
+
+/** A uniformly drawn element. */
+export const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[rng.int(xs.length)];
+
+/** A uniformly drawn permutation (Fisher–Yates). */
+export function shuffled<T>(rng: Rng, xs: readonly T[]): T[] {
+  const out = [...xs];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
 /** A path with a query, urlencoded as a browser encodes a form (empty values left out). */
 export function href(path: string, query: Record<string, string | number | undefined> = {}): string {
   const q = new URLSearchParams();
@@ -180,24 +196,13 @@ export function flagField(
 ): VElement {
   if (kind === 'checkbox')
     return h('input', { type: 'checkbox', name, value: 'yes', 'aria-label': label, checked: on });
+  // A radio's own name says which question it answers ("Breakfast: Yes").
+  const say = (answer: string) => (kind === 'radio' ? `${label}: ${answer}` : answer);
   const yesNo = [
-    { value: 'yes', label: 'Yes' },
-    { value: 'no', label: 'No' },
+    { value: 'yes', label: say('Yes') },
+    { value: 'no', label: say('No') },
   ];
-  if (kind === 'select') return choiceField('select', name, label, yesNo, on ? 'yes' : 'no');
-  return h(
-    'div',
-    { role: 'radiogroup', 'aria-label': label },
-    yesNo.map((o) =>
-      h('input', {
-        type: 'radio',
-        name,
-        value: o.value,
-        'aria-label': `${label}: ${o.label}`,
-        checked: (o.value === 'yes') === on,
-      }),
-    ),
-  );
+  return choiceField(kind, name, label, yesNo, on ? 'yes' : 'no');
 }
 
 export const button = (key: string, label: string, attrs: Record<string, string> = {}): VElement =>

@@ -39,15 +39,31 @@ const executable = (file: string) => {
   }
 };
 
-/** Debian's chromium: the first executable named chromium on PATH, else /usr/bin/chromium if there. */
-export function findChromium(): string | undefined {
-  const onPath = (process.env.PATH ?? '')
+/** The first executable file named chromium on PATH. */
+export function chromiumOnPath(): string | undefined {
+  return (process.env.PATH ?? '')
     .split(delimiter)
     .filter((d) => d !== '')
     .map((d) => join(d, 'chromium'))
     .find(executable);
-  return onPath ?? (executable('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined);
 }
+
+/** Debian's chromium: the first executable named chromium on PATH, else /usr/bin/chromium if there. */
+export function findChromium(): string | undefined {
+  return chromiumOnPath() ?? (executable('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined);
+}
+
+/** Headless chromium that reaches for nothing on the network by itself (no updates, sync or first-run
+ * pages). */
+export const CHROMIUM_ARGS: readonly string[] = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 /** Refuses browser mode (as the `browser` param) where chromium is missing. */
 export function requireChromium(): string {
@@ -80,18 +96,7 @@ async function acquireBrowser(executablePath: string): Promise<Browser> {
     const { chromium } = await import('playwright-core');
     // Another env may have launched while this one imported.
     shared ??= {
-      launched: chromium.launch({
-        executablePath,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          '--no-first-run',
-        ],
-      }),
+      launched: chromium.launch({ executablePath, args: [...CHROMIUM_ARGS] }),
       users: 0,
     };
   }

@@ -32,6 +32,7 @@ import type {
   ToolCall,
   Turn,
 } from '../../core/types.ts';
+import { stateHash } from '../state-hash.ts';
 import { toolEnvSpec } from '../tool-call.ts';
 import type { PageView } from './app.ts';
 import { bidsShown } from './axtree.ts';
@@ -85,18 +86,6 @@ interface WebSnapshot {
   misuse: number;
   done: boolean;
   obs: WebObservation;
-}
-
-/** FNV-1a (two 32-bit lanes) of a string, as 16 hex digits. */
-function hash(s: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193) >>> 0;
-    b = Math.imul(b ^ c ^ (a >>> 7), 0x5bd1e995) >>> 0;
-  }
-  return a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0');
 }
 
 const isPromise = <T>(x: MaybePromise<T>): x is Promise<T> =>
@@ -169,7 +158,7 @@ export class WebEnv implements Env<WebObservation, ToolCall>, WebHost {
 
   private observe(page: string, last: WebLastAction | null): WebObservation {
     const key = JSON.stringify([this.appState, this.url, this.fields, this.done]);
-    return { goal: this.app.goal, url: this.url, page, last, state: hash(key) };
+    return { goal: this.app.goal, url: this.url, page, last, state: stateHash(key) };
   }
 
   private live(): void {

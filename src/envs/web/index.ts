@@ -1,6 +1,9 @@
 // The web env as a registered env: params (browser mode refused where chromium is missing), tasks →
 // worlds (cached), env construction, and the task's description (with the oracle's path as `gold`).
 import type { StepResult, Task, ToolCall } from '../../core/types.ts';
+import type { User } from './apps/admin.ts';
+import type { Room } from './apps/booking.ts';
+import type { Product } from './apps/shop.ts';
 import { requireChromium } from './browser.ts';
 import { WebEnv, type WebObservation } from './env.ts';
 import { type WebParams, webParams, webWorld } from './task.ts';
@@ -76,6 +79,9 @@ export function describeWeb(task: Task, gold = false): Record<string, unknown> {
   return out;
 }
 
+/** An app's record as describe() gives it: the price as text. */
+type Priced<T> = Omit<T, 'price'> & { price: string };
+
 /** The description as lines of text (turnwise env describe). */
 export function describeWebText(d: Record<string, unknown>): string[] {
   const data = d.data as Record<string, unknown>;
@@ -85,31 +91,18 @@ export function describeWebText(d: Record<string, unknown>): string[] {
   const lines = [`${d.app}, level ${d.level}, variant ${d.variant} (${choices})`, `goal: ${d.goal}`];
   if (d.app === 'shop') {
     lines.push(`${data.shop}, ${(data.products as unknown[]).length} products:`);
-    for (const p of data.products as { id: string; name: string; color: string; price: string }[])
+    for (const p of data.products as Priced<Product>[])
       lines.push(`  ${p.id} ${p.name}, ${p.color}, ${p.price}`);
   } else if (d.app === 'booking') {
     const win = data.window as string[];
     lines.push(`${data.hotel}, stays from ${win[0]} to ${win[1]}:`);
-    for (const r of data.rooms as {
-      id: string;
-      name: string;
-      sleeps: number;
-      price: string;
-      soldOut: string[];
-    }[])
+    for (const r of data.rooms as Priced<Room>[])
       lines.push(
         `  ${r.id} ${r.name}, sleeps ${r.sleeps}, ${r.price} a night${r.soldOut.length > 0 ? `, sold out ${r.soldOut.join(' ')}` : ''}`,
       );
   } else {
     lines.push('users:');
-    for (const u of data.users as {
-      id: string;
-      name: string;
-      email: string;
-      city: string;
-      plan: string;
-      status: string;
-    }[])
+    for (const u of data.users as User[])
       lines.push(`  ${u.id} ${u.name} <${u.email}> ${u.city} ${u.plan} ${u.status}`);
   }
   const gold = d.gold as { path: { text: string; target?: string }[]; subgoals: string[] } | undefined;

@@ -16,6 +16,7 @@ import type { ToolCall } from '../../../core/types.ts';
 import {
   button,
   call,
+  cap,
   choiceField,
   clickKey,
   fillAll,
@@ -28,8 +29,10 @@ import {
   notFoundPage,
   type PageView,
   type Progress,
+  pick,
   Routes,
   shell,
+  shuffled,
   table,
   textField,
   type WebApp,
@@ -104,17 +107,6 @@ export interface AdminGoal {
   deletes: string[];
   /** What the oracle types into the search box to find each target (the goal's own words). */
   terms: Record<string, string>;
-}
-
-const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[rng.int(xs.length)];
-const cap = (s: string) => s[0].toUpperCase() + s.slice(1);
-function shuffled<T>(rng: Rng, xs: readonly T[]): T[] {
-  const out = [...xs];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
 }
 
 function usersOf(rng: Rng): User[] {

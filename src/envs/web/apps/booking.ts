@@ -33,8 +33,10 @@ import {
   type PageView,
   type Progress,
   pageValues,
+  pick,
   Routes,
   shell,
+  shuffled,
   table,
   textField,
   type WebApp,
@@ -98,27 +100,21 @@ interface BookingState {
   nextRef: number;
 }
 
-export interface BookingGoal {
-  room: string;
-  checkin: string;
-  checkout: string;
-  guests: number;
-  breakfast: boolean;
-  name: string;
-  report: boolean;
-}
+/** The booking the goal asks for, and whether it asks for the reference in the answer. */
+export type BookingGoal = Omit<Booking, 'ref' | 'total'> & { report: boolean };
 
-const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[rng.int(xs.length)];
 const iso = (d: Date) => d.toISOString().slice(0, 10);
 const addDays = (day: string, n: number) => iso(new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000));
-const longDate = (day: string) => {
+/** A date as the goal writes it ("14 July 2025") or as a date list shows it ("Mon 14 Jul"). */
+const dateText = (day: string, form: 'long' | 'short') => {
   const d = new Date(`${day}T00:00:00Z`);
-  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+  const month = MONTHS[d.getUTCMonth()];
+  return form === 'long'
+    ? `${d.getUTCDate()} ${month} ${d.getUTCFullYear()}`
+    : `${DAYS[d.getUTCDay()]} ${d.getUTCDate()} ${month.slice(0, 3)}`;
 };
-const shortDate = (day: string) => {
-  const d = new Date(`${day}T00:00:00Z`);
-  return `${DAYS[d.getUTCDay()]} ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()].slice(0, 3)}`;
-};
+const longDate = (day: string) => dateText(day, 'long');
+const shortDate = (day: string) => dateText(day, 'short');
 /** The nights of a stay: the dates from check-in up to the day before check-out. */
 const nightsOf = (checkin: string, checkout: string) => {
   const out: string[] = [];
@@ -130,11 +126,7 @@ const nightsOf = (checkin: string, checkout: string) => {
 function hotelAndGoal(rng: Rng, level: 1 | 2 | 3): { rooms: Room[]; start: string; goal: BookingGoal } {
   const start = addDays('2025-06-02', 7 * rng.int(16));
   const window = Array.from({ length: WINDOW }, (_, i) => addDays(start, i));
-  const types = [...ROOM_TYPES];
-  for (let i = types.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [types[i], types[j]] = [types[j], types[i]];
-  }
+  const types = shuffled(rng, ROOM_TYPES);
   const prices = new Set<number>();
   const rooms: Room[] = types.slice(0, 5).map((t) => {
     let p = (60 + 5 * rng.int(37)) * 100;

@@ -16,6 +16,7 @@ import type { ToolCall } from '../../../core/types.ts';
 import {
   button,
   call,
+  cap,
   choiceField,
   clickKey,
   fillAll,
@@ -29,8 +30,10 @@ import {
   notFoundPage,
   type PageView,
   type Progress,
+  pick,
   Routes,
   shell,
+  shuffled,
   table,
   textField,
   type WebApp,
@@ -126,16 +129,6 @@ export interface ShopGoal {
 }
 
 const ADDRESS = ['name', 'street', 'city'] as const;
-const cap = (s: string) => s[0].toUpperCase() + s.slice(1);
-const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[rng.int(xs.length)];
-function shuffled<T>(rng: Rng, xs: readonly T[]): T[] {
-  const out = [...xs];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
-}
 
 /** 4 of the 6 categories, 3–4 products each, distinct prices. */
 function catalog(rng: Rng): Product[] {
