@@ -96,6 +96,13 @@ const then = <T, U>(x: MaybePromise<T>, f: (v: T) => MaybePromise<U>): MaybeProm
 
 const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 
+/** A typed path as a browser reads it (the URL standard: `a b` → `a%20b`, `/x/../` → `/`), so that
+ * both drivers ask for, and show, the same URL. */
+const asPath = (typed: string): string => {
+  const u = new URL(typed, 'http://app.invalid');
+  return u.pathname + u.search;
+};
+
 export class WebEnv implements Env<WebObservation, ToolCall>, WebHost {
   readonly spec: EnvSpec = webSpec();
   readonly world: WebWorld;
@@ -228,7 +235,7 @@ export class WebEnv implements Env<WebObservation, ToolCall>, WebHost {
             'not-a-path',
             'invalid-action',
           );
-        return this.navigate(this.driver.load(call.url), true, tool, text);
+        return this.navigate(this.driver.load(asPath(call.url)), true, tool, text);
       case 'back': {
         const prev = this.history.pop();
         if (prev === undefined)

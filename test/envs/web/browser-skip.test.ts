@@ -23,10 +23,10 @@ test('without chromium under CI: every web browser test fails, naming chromium',
   const r = await runWithoutChromium(BROWSER_TEST, true);
   assert.equal(r.code, 1, r.out);
   assert.doesNotMatch(r.out, /# SKIP/);
-  assert.match(r.out, /^# fail 3$/m);
+  assert.match(r.out, /^# fail 4$/m);
   assert.equal(
     (r.out.match(/error: "chromium not found on PATH: [^"]*apt-get install chromium[^"]*"/g) ?? []).length,
-    3,
+    4,
     r.out,
   );
 });

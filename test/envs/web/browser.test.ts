@@ -87,6 +87,30 @@ describe('the web env in headless chromium', { skip: skipFor(WHOSE) }, () => {
     assert.deepEqual([...kinds].sort(), ['answer', 'back', 'click', 'select', 'submit', 'type']);
   });
 
+  test('actions the menu never takes — goto with spaces, dot segments and unknown paths, bad ids — the same in both modes', async () => {
+    needChromium();
+    const t = { ...envConfig('web', { domain: 'shop', misuse: 10 }), seed: 5 };
+    const script: ToolCall[] = [
+      { name: 'goto', arguments: { url: '/search?q=red shirt&color=' } },
+      { name: 'goto', arguments: { url: '/cart/../product/P101' } },
+      { name: 'goto', arguments: { url: '/nowhere?x=1' } },
+      { name: 'click', arguments: { id: '99999' } },
+      { name: 'back', arguments: {} },
+      { name: 'submit', arguments: {} },
+      { name: 'goto', arguments: { url: '//elsewhere.example/' } },
+    ];
+    const local = makeEnv(t) as unknown as WebEnv;
+    const remote = makeEnv({ ...t, params: { ...t.params, browser: true } }) as unknown as WebEnv;
+    try {
+      assert.deepEqual(await remote.reset(0), local.reset(0));
+      for (const a of script) assert.deepEqual(await remote.step(a), local.step(a), JSON.stringify(a));
+      // submit() sent the product page's only form: P101 is in the cart.
+      assert.equal(local.view().url, '/cart');
+    } finally {
+      await remote.close();
+    }
+  });
+
   test('a restore brings chromium to the restored page with the restored values', async () => {
     needChromium();
     const t = { ...envConfig('web', { domain: 'shop', level: 1 }), seed: 2 };
