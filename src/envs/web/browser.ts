@@ -113,7 +113,7 @@ async function releaseBrowser(): Promise<void> {
   shared = undefined;
   // A launch that failed has nothing to close (its acquirers were told).
   await mine.launched.then(
-    (b) => b.close(),
+    (b) => b.close().catch(() => {}),
     () => {},
   );
 }
@@ -171,8 +171,10 @@ export class BrowserDriver implements WebDriver {
           page,
           cdp,
           origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+          // Each part is closed whatever happened to the others: a tab or a browser that crashed
+          // mid-episode (that episode ended as `error`) has nothing left to close.
           stop: async () => {
-            await context.close();
+            await context.close().catch(() => {});
             await releaseBrowser();
             await closeServer();
           },
