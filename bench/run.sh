@@ -15,3 +15,4 @@ echo "{\"bench\":\"memory\",\"result\":[$(node --import tsx bench/memory.ts --sc
 echo "{\"bench\":\"summary\",\"result\":$(node --import tsx bench/summary.ts --episodes 40000)}"
 echo "{\"bench\":\"ui\",\"result\":$(tw bench ui --json)}"
 echo "{\"bench\":\"queue\",\"result\":$(tw bench queue --json)}"
+echo "{\"bench\":\"fog\",\"result\":$(node --import tsx bench/fog.ts)}"

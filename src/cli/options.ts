@@ -102,17 +102,26 @@ export function envOptions(cmd: Command): Command {
     .option('--map <map>', 'FrozenLake map: 4x4, 8x8 or rows such as SFFF,FHFH,FFFH,HFFG (default 4x4)')
     .option('--slippery', 'slippery ice (Gymnasium is_slippery)')
     .option('--success-rate <p>', 'probability of moving the intended way on slippery ice (default 1/3)')
+    .option(
+      '--fog <R>',
+      'FrozenLake fog: only cells within Chebyshev distance R are seen, a cell stays revealed once seen (default 0: no fog)',
+    )
     .option('--random', 'a random valid map per task (task seed = --seed + task index)')
     .option('--size <n>', 'side of random maps (default 8, Gymnasium)')
     .option('--p <p>', 'probability that a random cell is frozen (default 0.8)')
     .option(
       '--level <n>',
-      'sql, code, tools: difficulty 1, 2, 3; search: hops 1, 2, 3; or mixed (default mixed)',
+      'sql, code, tools, web: difficulty 1, 2, 3; search: hops 1, 2, 3; or mixed (default mixed)',
     )
     .option(
       '--domain <d>',
-      'sql: shop, school, library; tools: files, bank, tickets, all; code: string, array, arithmetic, parsing; or mixed (default mixed)',
+      'sql: shop, school, library; tools: files, bank, tickets, all; code: string, array, arithmetic, parsing; web: shop, booking, admin; or mixed (default mixed)',
     )
+    .option(
+      '--variant <n>',
+      'web: the apps with other labels, widgets, layout and flow order: 0 (canonical, default), any N, or mixed (each task its own)',
+    )
+    .option('--browser', "web: serve the apps over loopback HTTP and drive them in Debian's chromium")
     .option(
       '--env-params <json>',
       'more env params as a JSON object, under the flags above, e.g. code: {"reward":"visible"} (docs/reward-hacking.md)',
@@ -123,11 +132,14 @@ export interface EnvFlags {
   map?: string;
   slippery?: boolean;
   successRate?: string;
+  fog?: string;
   random?: boolean;
   size?: string;
   p?: string;
   level?: string;
   domain?: string;
+  variant?: string;
+  browser?: boolean;
   envParams?: string;
 }
 
@@ -153,12 +165,20 @@ export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
   if (flags.map !== undefined) raw.map = flags.map;
   if (flags.slippery) raw.slippery = true;
   if (flags.successRate !== undefined) raw.successRate = probability('--success-rate', flags.successRate);
+  if (flags.fog !== undefined) raw.fog = int('--fog', flags.fog, 0, 64);
   if (flags.random) raw.random = true;
   if (flags.size !== undefined) raw.size = int('--size', flags.size, 2, 64);
   if (flags.p !== undefined) raw.p = num('--p', flags.p, (x) => x > 0 && x <= 1, 'a probability in (0, 1]');
   if (flags.level !== undefined)
     raw.level = flags.level === 'mixed' ? 'mixed' : int('--level', flags.level, 1, 3);
   if (flags.domain !== undefined) raw.domain = flags.domain;
+  if (flags.variant !== undefined) {
+    const v = flags.variant.trim();
+    if (v !== 'mixed' && !(/^\d{1,7}$/.test(v) && Number(v) <= 1_000_000))
+      throw new InputError('--variant', flags.variant, 'expected an integer from 0 to 1000000, or mixed');
+    raw.variant = v === 'mixed' ? 'mixed' : Number(v);
+  }
+  if (flags.browser) raw.browser = true;
   // The keys --env-params gave that no flag replaced: an env's refusal of one of them names --env-params.
   const jsonKeys = Object.keys(fromJson).filter((k) => raw[k] === fromJson[k]);
   try {
@@ -169,7 +189,19 @@ export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
 }
 
 /** The env parameters that envOptions' flags set (`successRate` by `--success-rate`, …). */
-const ENV_PARAMS = new Set(['map', 'slippery', 'successRate', 'random', 'size', 'p', 'level', 'domain']);
+const ENV_PARAMS = new Set([
+  'map',
+  'slippery',
+  'successRate',
+  'fog',
+  'random',
+  'size',
+  'p',
+  'level',
+  'domain',
+  'variant',
+  'browser',
+]);
 const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 /**

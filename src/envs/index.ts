@@ -9,7 +9,13 @@ import {
   describeCodeText,
   makeCodeTaskEnv,
 } from './code/index.ts';
-import { frozenLakeParams, frozenLakeWorld, makeFrozenLake, transitionTable } from './frozenlake/index.ts';
+import {
+  frozenLakeParams,
+  frozenLakeSpec,
+  frozenLakeWorld,
+  makeFrozenLake,
+  transitionTable,
+} from './frozenlake/index.ts';
 import {
   describeOpenEnv,
   describeOpenEnvText,
@@ -28,6 +34,7 @@ import {
 } from './search/index.ts';
 import { describeSql, exportSqlDatabase, makeSqlEnv, sqlParams, sqlSpec } from './sql/index.ts';
 import { describeTools, describeToolsText, makeToolsEnv, toolsParams, toolsSpec } from './tools/index.ts';
+import { describeWeb, describeWebText, makeWebEnv, webEnvParams, webSpec } from './web/index.ts';
 
 export interface EnvEntry {
   id: string;
@@ -57,7 +64,7 @@ const ENVS: Record<string, EnvEntry> = {
       'Gymnasium FrozenLake-v1 (built-in, custom or random maps; slippery or not) with an exact oracle',
     params: (raw) => ({ ...frozenLakeParams(raw) }),
     make: (task) => makeFrozenLake(task) as Env<unknown, unknown>,
-    spec: (task) => frozenLakeWorld(task).spec,
+    spec: (task) => frozenLakeSpec(task),
     describe: (task) => {
       const world = frozenLakeWorld(task);
       return { desc: [...world.desc], nS: world.nS, nA: world.nA, P: transitionTable(world.config) };
@@ -106,6 +113,16 @@ const ENVS: Record<string, EnvEntry> = {
       const r = await benchCode({ steps, seed, params: task.params });
       return { sandboxTestRunsPerSecond: r.testRunsPerSecond, sandboxLive: r.liveSandboxes };
     },
+  },
+  web: {
+    id: 'web',
+    summary:
+      'WebArena/BrowserGym-like: a shop, a booking form and an admin table, pages as accessibility trees with element ids, goals checked on the app state (level 1–3, --variant, --browser)',
+    params: (raw) => ({ ...webEnvParams(raw) }),
+    make: (task) => makeWebEnv(task) as unknown as Env<unknown, unknown>,
+    spec: () => webSpec(),
+    describe: (task, options) => describeWeb(task, options?.gold === true),
+    describeText: describeWebText,
   },
 };
 

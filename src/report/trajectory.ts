@@ -147,14 +147,20 @@ export function toolResult(result: { tool?: unknown; ok?: unknown; [k: string]: 
 }
 
 /** A text policy's action tokens, each coloured by its probability (viridis: dark = unlikely) and
- * labelled with its id; the log-prob in its tooltip. */
-export function tokenStrip(logprobs: readonly number[], ids?: readonly number[]): string {
+ * labelled with its text where `labels` has its id (what the tokenizer saved with the policy makes of
+ * it: ui/tokens.ts), else with its id; the id and log-prob in its tooltip. */
+export function tokenStrip(
+  logprobs: readonly number[],
+  ids?: readonly number[],
+  labels?: Readonly<Record<string, string>>,
+): string {
   return `<div>${logprobs
     .map((lp, i) => {
       const p = Math.exp(lp);
       const bg = sequential(Number.isFinite(p) ? p : 0);
       const id = ids?.[i];
-      return `<span class="tok" style="background:${bg};color:${contrastText(bg)}" title="token ${i}${id === undefined ? '' : ` (id ${id})`}: log-prob ${formatNumber(lp, 4)}, p ${formatNumber(p, 3)}">${id ?? i}</span>`;
+      const label = id === undefined ? undefined : labels?.[id];
+      return `<span class="tok" style="background:${bg};color:${contrastText(bg)}" title="token ${i}${id === undefined ? '' : ` (id ${id})`}: log-prob ${formatNumber(lp, 4)}, p ${formatNumber(p, 3)}">${label === undefined ? (id ?? i) : escapeText(label)}</span>`;
     })
     .join('')}</div>`;
 }
@@ -167,8 +173,13 @@ export interface TurnView {
   /** The action in a few words (the credit table's column): `Left (0)`, `execute_sql(query: …)`. */
   actionText: string;
   logp: number;
-  /** A text policy's per-token log-probs (and token ids), where recorded. */
-  tokens?: { logprobs: readonly number[]; ids?: readonly number[] };
+  /** A text policy's per-token log-probs (and token ids, and their text where the tokenizer is known),
+   * where recorded. */
+  tokens?: {
+    logprobs: readonly number[];
+    ids?: readonly number[];
+    labels?: Readonly<Record<string, string>>;
+  };
   reward: number;
   info: Record<string, unknown>;
   forced?: boolean;
@@ -242,7 +253,7 @@ function turnCard(t: TurnView, credit: readonly CreditColumn[], limits: readonly
     `<h3>Turn ${t.t}</h3>`,
     '<div class="turn-body">',
     `<div class="seen">${t.observation}</div>`,
-    `<div class="done">${t.action}${t.tokens === undefined ? '' : tokenStrip(t.tokens.logprobs, t.tokens.ids)}<dl class="kv">${pairs.join('')}</dl></div>`,
+    `<div class="done">${t.action}${t.tokens === undefined ? '' : tokenStrip(t.tokens.logprobs, t.tokens.ids, t.tokens.labels)}<dl class="kv">${pairs.join('')}</dl></div>`,
     '</div>',
     '</div>',
   ].join('');

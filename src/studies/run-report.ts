@@ -30,7 +30,9 @@ import type { SpacesOf } from '../store/outcomes.ts';
 import { RunStore } from '../store/sqlite.ts';
 import { type CreditOf, creditColumns } from '../ui/credit.ts';
 import { type FoundRun, readJson, runAt, storeMetrics } from '../ui/runs.ts';
+import { tokenTextOf } from '../ui/tokens.ts';
 import { findTrajectory, outcomeRows, trajectoryAt } from '../ui/trajectories.ts';
+import { uiVocabularies } from './ui-policies.ts';
 
 /** The credit columns of a trajectory page: GRPO (every env) and the exact advantage (where the env
  * has an oracle and the policy an explicit distribution). */
@@ -197,7 +199,7 @@ function toolObservation(o: Record<string, unknown>, previous: Record<string, un
 
 /** Each turn drawn for its env: a registered discrete env through its text view (FrozenLake as a
  * board), a tool env's observation and call as such, anything else as text or JSON. */
-function turnViews(t: Trajectory): TurnView[] {
+function turnViews(t: Trajectory, labels?: Readonly<Record<string, string>>): TurnView[] {
   const registered = ENV_IDS.includes(t.task.env);
   const spec = registered ? envSpec(t.task) : undefined;
   const discrete = spec !== undefined && typeof spec.actions === 'number';
@@ -250,7 +252,10 @@ function turnViews(t: Trajectory): TurnView[] {
         action,
         actionText,
         logp: turn.logp,
-        tokens: trace?.logprobs === undefined ? undefined : { logprobs: trace.logprobs, ids: trace.tokens },
+        tokens:
+          trace?.logprobs === undefined
+            ? undefined
+            : { logprobs: trace.logprobs, ids: trace.tokens, ...(labels === undefined ? {} : { labels }) },
         reward: turn.reward,
         info: turn.info as Record<string, unknown>,
         forced: turn.forced,
@@ -301,6 +306,14 @@ export function trajectoryReportPage(
       notes.push(`No ${m} column: ${e.message.replace(/^credit: (got "[^"]*"; )?/, '')}`);
     }
   }
+  // Token chips as text where the run saved its transformer's tokenizer (ui/tokens.ts, as the dashboard).
+  const text = tokenTextOf(found, t, uiVocabularies());
+  if (text !== null)
+    notes.push(
+      text.from === null
+        ? `Token chips show ids: ${text.reason}.`
+        : `Token chips show each token's text (whitespace as · ↵ ⇥, bytes of a partial character as \\xNN), from the tokenizer in ${text.from}; the id is in each chip's tooltip.`,
+    );
   const out = t.outcome;
   return trajectoryPage({
     title: `Trajectory ${t.id}`,
@@ -323,7 +336,7 @@ export function trajectoryReportPage(
       ['failure', out.failure],
       ...(out.error === undefined ? [] : [['error', out.error] as [string, SummaryValue]]),
     ],
-    turns: turnViews(t),
+    turns: turnViews(t, text?.from === null ? undefined : text?.labels),
     credit,
     notes,
   });

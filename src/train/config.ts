@@ -32,6 +32,7 @@ import {
   PpoSchema,
   seedRange,
 } from './config-sections.ts';
+import { InfoGainSchema } from './info-gain.ts';
 import { SHAPING_ENVS, ShapingSchema, showShaping } from './shaping.ts';
 
 export const TrainConfigSchema = z
@@ -89,6 +90,11 @@ export const TrainConfigSchema = z
       flag: '--shaping <kind[:c]>',
       description:
         'the learner sees r + F, F a reward shaping (potential | distance | progress | novelty | step-penalty, c default 0.1; docs/shaping.md); stored trajectories, metrics and the final evaluation stay on the true reward (FrozenLake)',
+    }),
+    infoGain: InfoGainSchema.optional().meta({
+      flag: '--info-gain <W>',
+      description:
+        "the learner sees r + W·g, g the bits of the hidden map's entropy a step took off, over the hidden cells on some shortest path to the goal (FrozenLake under --fog; docs/methods-measured.md); stored trajectories, metrics and the final evaluation stay on the true reward",
     }),
     reward: z
       .string()
@@ -237,6 +243,23 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
       `reads the cell before and after each step of ${SHAPING_ENVS.join(', ')}; env.env is ${c.env.env}`,
     );
   }
+  if (c.infoGain !== undefined) {
+    const fog = (c.env.params as { fog?: number }).fog;
+    const refuse = (why: string): never => {
+      throw new InputError(name('infoGain'), c.infoGain, why);
+    };
+    if (c.env.env !== 'frozenlake' || fog === undefined || fog < 1)
+      refuse('pays for what a step reveals of a hidden map: needs FrozenLake under fog (--fog R, R ≥ 1)');
+    if (c.shaping !== undefined || c.reward !== undefined)
+      refuse("cannot go with shaping or a rubric reward: each rewrites the learner's reward; give one");
+    if (c.algo === 'es') refuse("is the policy-gradient learner's reward; algo es ranks by the env's reward");
+  }
+  if (c.shaping !== undefined && (c.env.params as { fog?: number }).fog !== undefined)
+    throw new InputError(
+      name('shaping'),
+      showShaping(c.shaping),
+      'reads cells, and a fogged observation is (cell, revealed cells): drop --fog, or use --info-gain',
+    );
   if (c.reward !== undefined) checkReward(c, c.reward, name);
   checkUnread(c, name);
   return c;

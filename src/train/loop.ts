@@ -7,6 +7,7 @@
 //   reward           with a rubric (config.reward), the learner's copy of the batch on its scores,
 //                    each trajectory's judgement stored beside it                    train/reward.ts
 //   shape            with config.shaping, the learner's copy of the batch on r + F   train/shaping.ts
+//                    (with config.infoGain, on r + W·g                             train/info-gain.ts)
 //   advantages       credit (any method of credit/; GAE reads the critic)            train/update.ts
 //   update           clipped policy-gradient epochs over minibatches of the policy's own units
 //                    (+ critic regression for GAE)
@@ -28,6 +29,7 @@ import type { TrainConfig } from './config.ts';
 import { type FinalEval, finalEval } from './final.ts';
 import { PrefixGuide } from './guidance.ts';
 import { hackMetrics } from './hack-metrics.ts';
+import { InfoGain } from './info-gain.ts';
 import type { Learner, ViewOf } from './learner.ts';
 import { type RewardSource, rewardBatch } from './reward.ts';
 import { checkpointDue, openRun, type Resumed, type RunDir, runSeconds } from './run-dir.ts';
@@ -186,11 +188,11 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
       o.queue.where,
       `cannot go with ${config.crossPolicy.q > 0 ? 'cross-policy sampling (crossPolicy.q > 0)' : `guidance (${config.guidance.mode})`}: only the learner's own weights travel to the workers`,
     );
-  if (o.queue !== undefined && config.shaping !== undefined)
+  if (o.queue !== undefined && (config.shaping !== undefined || config.infoGain !== undefined))
     throw new InputError(
       '--queue',
       o.queue.where,
-      "cannot go with --shaping: the workers' envs do not record the cell after each step that shaping reads",
+      `cannot go with ${config.shaping !== undefined ? '--shaping' : '--info-gain'}: the workers' envs do not record the cell after each step that it reads`,
     );
   if ((config.reward === undefined) !== (o.reward === undefined))
     throw new Error(
@@ -199,6 +201,7 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
         : `config.reward ${config.reward} needs its opened rubric (TrainOptions.reward)`,
     );
   const s = setup(config, o.envs, o.init, o.learner);
+  const info = config.infoGain === undefined ? undefined : new InfoGain(config.infoGain);
   const r: Run = {
     s,
     config,
@@ -246,12 +249,14 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
           : await rewardBatch(o.reward, config, batch, viewOf, (task) => s.envs.spec(task));
       // The learner's reward: the batch itself, its shaped copy, or its scored trajectories (the batch
       // stays true for the rest). Shaping and a rubric never go together (train/config.ts).
-      const learnt = rubric?.learnt ?? r.shaper?.shape(batch, viewOf) ?? batch;
+      const gained = info?.apply(batch, viewOf);
+      const learnt = rubric?.learnt ?? r.shaper?.shape(batch, viewOf) ?? gained?.learnt ?? batch;
       const { adv, values } = advantages(r, learnt, viewOf);
       const updated = update(r, iter, rubric === undefined ? batch : learnt, adv, values, viewOf);
       const scalars = iterationMetrics(r, batch, first, refills, replayed.guided, viewOf, updated);
       if (rubric !== undefined) Object.assign(scalars, rubric.values);
       else if (learnt !== batch) Object.assign(scalars, shapingMetrics(batch, learnt));
+      if (gained !== undefined) scalars['train/info_gain'] = gained.bits;
       metrics.push({ iter, values: scalars });
       state = record(r, run, iter, state, batch, scalars, rubric?.judgements);
       o.onIter?.(iter, config.iters, scalars);

@@ -452,6 +452,16 @@ function specs(valid: () => string): Spec[] {
       },
     },
     {
+      path: ['calc', 'fog'],
+      base: ['--size', '3', '--budget', '3'],
+      flags: {
+        '--size': fc.oneof(badInt(2, 64), pick('5', '8')),
+        '--p': badNum((x) => x > 0 && x <= 1),
+        '--fog': badInt(1, 64),
+        '--budget': badInt(1, 100),
+      },
+    },
+    {
       path: ['calc', 'tokens'],
       base: ['--per-trajectory', '100', '--batch', '8', '--steps', '10'],
       flags: {
@@ -561,6 +571,7 @@ function specs(valid: () => string): Spec[] {
         '--train-seeds': badSeeds,
         '--out': badOutDir,
         '--queue': badQueue,
+        '--info-gain': pick('', 'x', '0', '-0.1', '1.5', 'NaN', 'Infinity'),
         '--shaping': pick(
           '',
           'bogus',

@@ -37,6 +37,8 @@
 //     left out). TURNWISE_DOCS_HEAVY=1 runs and compares them here too (=SCRIPT: those of SCRIPT).
 //   <!-- docs-test: output varies — reason -->  run, and must exit 0, but its output (timings of a
 //     benchmark) cannot be compared: the block shows no output, so no stale figure poses as real.
+//   <!-- docs-test: chromium — reason -->  run as any block where Debian's chromium is on PATH (or CI is
+//     set: required there, as the browser tests are, test/ui/chromium.ts); skipped with the notice else.
 //   <!-- docs-test: not run — reason -->  illustrative only (a GPU model server, a hosted key).
 //
 // Links: a relative link of any page to a file, folder or heading anchor that does not exist fails;
@@ -64,12 +66,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { skipFor } from '../ui/chromium.ts';
 import { type Command, type Page, parsePage } from './pages.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /** '1': run every heavy command too; a script's path: those it runs. */
 const HEAVY = process.env.TURNWISE_DOCS_HEAVY;
 const UPDATE = process.env.TURNWISE_DOCS_UPDATE === '1';
+/** Why blocks marked `chromium` are skipped here, or false where they run. */
+const NO_CHROMIUM = skipFor("the docs'");
 const ONLY = process.env.TURNWISE_DOCS_PAGES?.split(',');
 const README_MAX_LINES = 250;
 /** How many lines TURNWISE_DOCS_UPDATE writes into a head (…) that shows none yet. */
@@ -199,6 +204,10 @@ async function runPage(t: import('node:test').TestContext, page: Page) {
   for (const cmd of page.commands) {
     const label = `${page.name}:${cmd.line} $ ${cmd.text.split('\n')[0]}`;
     if (cmd.marker.kind === 'not run') continue;
+    if (cmd.marker.kind === 'chromium' && NO_CHROMIUM !== false) {
+      await t.test(label, { skip: NO_CHROMIUM }, () => {});
+      continue;
+    }
     if (cmd.marker.kind === 'heavy') {
       const { script } = cmd.marker;
       const file = join(REPO, script);

@@ -13,6 +13,9 @@ chmod +x "$dir/bin/turnwise"
 export PATH="$dir/bin:$PATH" NO_COLOR=1
 cd "$dir"
 mkdir runs
+# As in a checkout: examples/ and node_modules/ (npx tsx examples/…).
+ln -s "$repo/examples" examples
+ln -s "$repo/node_modules" node_modules
 
 # README.md and docs/study.md: the quick study, and what reads its run.
 turnwise study budget --profile quick 2>/dev/null
@@ -34,7 +37,14 @@ turnwise bc --random --size 4 --p 0.8 --slippery --expert oracle:horizon=100 \
 turnwise train --env code --env-params '{"mode":"choose","reward":"visible"}' --policy mlp:hidden=32 --iters 40 --groups 32 --budget 2 --train-seeds 0:100000 --test-seeds 100000:100200 --eval-episodes 200 --seed 1 --out runs/visible 2>/dev/null
 turnwise train --env code --env-params '{"mode":"choose"}' --policy mlp:hidden=32 --iters 40 --groups 32 --budget 2 --train-seeds 0:100000 --test-seeds 100000:100200 --eval-episodes 200 --seed 1 --out runs/hidden 2>/dev/null
 turnwise compare --env code --env-params '{"mode":"choose","reward":"visible"}' --a runs/visible --b runs/hidden --seed 100000 --tasks 200 --samples 4 --K 1,4 --T 2
-turnwise study hacking 2>/dev/null
+# The study with its judge arm: the stand-in judge served on loopback for the study's length, waited
+# for by its "listening on" line.
+mkfifo judge.out
+npx tsx examples/judges/detector-judge.ts --port 8000 >judge.out &
+judge=$!
+read -r _ <judge.out
+turnwise study hacking --judge openai:http://127.0.0.1:8000/v1#detector 2>/dev/null
+kill "$judge"
 # docs/shaping.md: tabular training under each shaping, judged on the true reward (≈ 10 CPU-minutes).
 turnwise study shaping --map 4x4 --slippery --seeds 0,1,2,3,4 2>/dev/null
 turnwise study shaping --map 4x4 --slippery --algo ppo 2>/dev/null

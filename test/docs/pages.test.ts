@@ -93,3 +93,15 @@ test('a block whose output varies is run and shows nothing; its stray command li
   );
   assert.deepEqual(p.unrun, [{ line: 3, text: 'turnwise bench env' }]);
 });
+
+test('a block marked chromium is read as commands to run (where chromium is); its stray command lines count', () => {
+  const p = parsePage(
+    'docs/w.md',
+    '<!-- docs-test: chromium — browser mode -->\n```\nturnwise rollout --browser\n$ turnwise rollout --env web --browser\nok\n```\n',
+  );
+  assert.deepEqual(
+    p.commands.map((c) => [c.text, c.marker.kind, p.lines.slice(c.outStart, c.outEnd)]),
+    [['turnwise rollout --env web --browser', 'chromium', ['ok']]],
+  );
+  assert.deepEqual(p.unrun, [{ line: 3, text: 'turnwise rollout --browser' }]);
+});

@@ -3,11 +3,13 @@
 
 /** A marker on the line before a fenced block: `<!-- docs-test: heavy SCRIPT — reason -->` (not run in
  * the suite; SCRIPT runs each command), `<!-- docs-test: output varies — reason -->` (run, must exit 0,
- * shows no output: timings) or `<!-- docs-test: not run — reason -->` (illustrative). */
+ * shows no output: timings), `<!-- docs-test: chromium — reason -->` (run where Debian's chromium is, as
+ * the browser tests are) or `<!-- docs-test: not run — reason -->` (illustrative). */
 export type Marker =
   | { kind: 'run' }
   | { kind: 'heavy'; script: string }
   | { kind: 'output varies' }
+  | { kind: 'chromium' }
   | { kind: 'not run' };
 
 export interface Command {
@@ -47,8 +49,9 @@ function parseMarker(text: string, where: string): Marker {
   if (heavy) return { kind: 'heavy', script: heavy[1] };
   if (/^not run — .+/.test(text)) return { kind: 'not run' };
   if (/^output varies — .+/.test(text)) return { kind: 'output varies' };
+  if (/^chromium — .+/.test(text)) return { kind: 'chromium' };
   throw new Error(
-    `${where}: marker "${text}": expected "heavy SCRIPT — reason", "output varies — reason" or "not run — reason"`,
+    `${where}: marker "${text}": expected "heavy SCRIPT — reason", "output varies — reason", "chromium — reason" or "not run — reason"`,
   );
 }
 
@@ -106,7 +109,10 @@ function readBlock(page: Page, start: number, end: number, marker: Marker) {
   const { lines } = page;
   let i = start;
   while (i < end && !lines[i].startsWith('$ ')) {
-    if ((marker.kind === 'run' || marker.kind === 'output varies') && LOOKS_LIKE_COMMAND.test(lines[i]))
+    if (
+      (marker.kind === 'run' || marker.kind === 'output varies' || marker.kind === 'chromium') &&
+      LOOKS_LIKE_COMMAND.test(lines[i])
+    )
       page.unrun.push({ line: i + 1, text: lines[i] });
     i++;
   }

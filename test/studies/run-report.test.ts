@@ -13,6 +13,7 @@ import { readTrajectories } from '../../src/store/jsonl.ts';
 import { type RowColumns, unpackTrajectory } from '../../src/store/pack.ts';
 import { RunStore } from '../../src/store/sqlite.ts';
 import { inProcess, turnwise } from '../cli/run.ts';
+import { chipText, tokenText } from '../fixtures/token-text.ts';
 import { findAll, hasClass, parseXml, textOf, type XNode } from '../report/xml.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-run-report-'));
@@ -272,4 +273,52 @@ test('bad input: one line, exit 2, nothing written', async () => {
   assert.equal(r.code, 2);
   assert.equal(r.stderr.split('\n').length, 2, r.stderr);
   assert.match(r.stderr, /run train row 0: holds the outcome only \(stored without turns\)$/m);
+});
+
+test('--trajectory of a transformer run: token chips show the text of each token, from the tokenizer its checkpoint holds', async () => {
+  await cli(
+    'bc --map 4x4 --slippery --policy transformer:layers=1,d=16,heads=2,ctx=1024,seed=3 --train-seeds 0:1 --test-seeds 1000000:1000001 --epochs 1 --eval-samples 1 --budget 3 --out lm'.split(
+      ' ',
+    ),
+  );
+  await cli(
+    'train --map 4x4 --slippery --policy lm --iters 1 --groups 1 --group-size 2 --budget 3 --eval-episodes 2 --store-trajectories --out runs/tf'.split(
+      ' ',
+    ),
+  );
+  const store = new RunStore(at('runs/tf/run.sqlite'), 'run', true);
+  const [t] = store.trajectories('train');
+  store.close();
+  const { doc } = await report(['runs/tf', '--trajectory', t.id]);
+  const chips = findAll(doc, (n) => n.name === 'span' && hasClass(n, 'tok'));
+  const ids = t.turns.flatMap((u) => u.trace?.tokens ?? []);
+  assert.ok(ids.length > 0);
+  assert.equal(chips.length, ids.length);
+  // Each chip's text, whitespace and \xNN written back, is its token's text as the checkpoint's
+  // tokenizer has it (the policy loader's reading, not the page's code).
+  const { readSavedTransformer } = await import('../../src/policies/transformer.ts');
+  const tok = readSavedTransformer(at('runs/tf'))!.tokenizer;
+  chips.forEach((c, i) => {
+    const id = ids[i];
+    assert.equal(chipText(tok, id, textOf(c)), tokenText(tok, id), `chip ${i} (id ${id})`);
+    assert.match(c.attrs.title ?? '', new RegExp(`\\(id ${id}\\)`));
+  });
+  assert.ok(
+    findAll(doc, (n) => n.name === 'p' || n.name === 'li').some((n) =>
+      textOf(n).includes('from the tokenizer in policy.safetensors'),
+    ),
+    'the page says where the text comes from',
+  );
+  // A trajectory file of the same policy records ids only: the chips keep them, and the page says why.
+  await cli(
+    'rollout --map 4x4 --slippery --policy lm --tasks 1 --samples 1 --budget 2 --out lm.jsonl'.split(' '),
+  );
+  const [u] = lines('lm.jsonl');
+  const file = await report(['lm.jsonl', '--trajectory', u.id]);
+  const fileChips = findAll(file.doc, (n) => n.name === 'span' && hasClass(n, 'tok')).map((c) => textOf(c));
+  assert.deepEqual(
+    fileChips,
+    u.turns.flatMap((x) => (x.trace?.tokens ?? []).map(String)),
+  );
+  assert.match(file.html, /Token chips show ids: a trajectory file records token ids, not the tokenizer\./);
 });

@@ -24,6 +24,7 @@ import { promisify } from 'node:util';
 import { readSavedTransformer } from '../../src/policies/transformer.ts';
 import { DirLock } from '../../src/store/lock.ts';
 import { RunStore } from '../../src/store/sqlite.ts';
+import { chipText, tokenText } from '../fixtures/token-text.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-ui-'));
@@ -612,26 +613,9 @@ test("token chips: labelled by the tokenizer the transformer's checkpoint holds;
   );
   // What each label spells, whitespace and \xNN written back, is the token's text: its bytes as UTF-8,
   // or byte by byte where they are a piece of a character.
-  const unseen = (label: string) =>
-    label
-      .replace(/·/g, ' ')
-      .replace(/↵/g, '\n')
-      .replace(/⇥/g, '\t')
-      .replace(/\\x([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
-  const textOf = (bytes: Uint8Array) => {
-    try {
-      return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    } catch {
-      return String.fromCharCode(...bytes);
-    }
-  };
   for (const id of ids) {
     const label = a.tokenText.labels[id];
-    assert.equal(
-      tok.isSpecial(id) ? label : unseen(label),
-      tok.isSpecial(id) ? tok.tokenText(id) : textOf(tok.tokenBytes(id)),
-      `token ${id}`,
-    );
+    assert.equal(chipText(tok, id, label), tokenText(tok, id), `token ${id}`);
   }
   // A rollout file of the same policy records ids only: said so, nothing labelled.
   const file = (await get('/api/trajectories/lm.jsonl/0')).body as unknown as typeof a;

@@ -3,40 +3,12 @@
 // missing chromium fails each of them. Run as a user would, `node --test` on the file, with a PATH that
 // holds no chromium.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { runWithoutChromium } from './chromium.ts';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BROWSER_TEST = fileURLToPath(new URL('./browser.test.ts', import.meta.url));
-const EMPTY = mkdtempSync(join(tmpdir(), 'turnwise-ui-no-chromium-'));
-after(() => rmSync(EMPTY, { recursive: true, force: true }));
-
-function run(ci: boolean): Promise<{ code: number | null; out: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, PATH: EMPTY };
-  delete env.CI;
-  delete env.NODE_TEST_CONTEXT;
-  if (ci) env.CI = 'true';
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--test', '--test-reporter=tap', BROWSER_TEST],
-      {
-        cwd: REPO,
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out }));
-  });
-}
+const run = (ci: boolean) => runWithoutChromium(BROWSER_TEST, ci);
 
 test('without chromium and without CI: one line says why the dashboard tests skip, and they pass', async () => {
   const r = await run(false);

@@ -1,11 +1,13 @@
 // turnwise calc compound | dead-groups | tokens — the seeds' closed forms (docs/methods.md §1), each with an
 // optional seeded Monte-Carlo check (--simulate [N]); calc shaping — reward shaping measured by exact DP on
-// FrozenLake (docs/shaping.md).
+// FrozenLake (docs/shaping.md); calc fog — the belief MDP's exact value under fog and the fully observed
+// bound (docs/methods-measured.md).
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { Rng } from '../../core/rng.ts';
 import { DEFAULT_SUCCESS_RATE, FrozenLakeWorld, REGISTERED_LIMIT } from '../../envs/frozenlake/env.ts';
 import { generateRandomMap, parseMap } from '../../envs/frozenlake/map.ts';
+import { FogLimitError, fogReport } from '../../theory/fog.ts';
 import {
   compound,
   DEFAULT_BASELINE_TOKENS,
@@ -249,6 +251,68 @@ export function registerCalc(program: Command): void {
           ]);
         }
         out(table(rows));
+      },
+    );
+
+  calc
+    .command('fog')
+    .description(
+      'FrozenLake under fog by exact DP: the Bayes-optimal success that sees only the revealed map (the belief MDP over the hidden cells) and the fully observed oracle, an upper bound (docs/methods-measured.md)',
+    )
+    .option(
+      '--size <n>',
+      'side of the random map: S top left, G bottom right (default 4; at most 20 hidden cells, so at most 4)',
+    )
+    .option(
+      '--p <p>',
+      "the prior: each hidden cell frozen with probability p, given a valid map (the generator's; default 0.8)",
+    )
+    .option('--fog <R>', 'the fog radius: cells within Chebyshev distance R are seen (default 1)')
+    .option('--budget <T>', 'turn budget (default 8)')
+    .option('--slippery', 'slippery ice (success rate 1/3)')
+    .option('--json', 'machine-readable output')
+    .action(
+      (flags: {
+        size?: string;
+        p?: string;
+        fog?: string;
+        budget?: string;
+        slippery?: boolean;
+        json?: boolean;
+      }) => {
+        const size = flags.size === undefined ? 4 : int('--size', flags.size, 2, 64);
+        const p =
+          flags.p === undefined
+            ? 0.8
+            : num('--p', flags.p, (x) => x > 0 && x <= 1, 'a probability in (0, 1]');
+        const radius = flags.fog === undefined ? 1 : int('--fog', flags.fog, 1, 64);
+        const budget = flags.budget === undefined ? 8 : int('--budget', flags.budget, 1, 100);
+        let report: ReturnType<typeof fogReport>;
+        try {
+          report = fogReport(size, radius, p, budget, flags.slippery === true);
+        } catch (e) {
+          if (e instanceof FogLimitError)
+            throw e.limit === 'cells'
+              ? new InputError('--size', flags.size ?? String(size), e.message)
+              : new InputError('--budget', flags.budget ?? String(budget), e.message);
+          throw e;
+        }
+        if (flags.json) return json(report);
+        out(
+          `${size}x${size} random maps (p ${p}, ${report.hidden} hidden cells, ${report.maps} valid maps)${report.slippery ? ' slippery' : ''}, fog ${radius}, budget ${budget}`,
+        );
+        out(
+          table([
+            ['', 'success'],
+            ['under fog (belief MDP, exact)', fmt(report.fog, 6)],
+            ['fully observed oracle (upper bound)', fmt(report.oracle, 6)],
+            // The bound minus the value; float dust below 1e-12 is 0, not −0.000000.
+            ['the price of the fog', fmt(Math.max(0, report.oracle - report.fog), 6)],
+          ]),
+        );
+        out(
+          `belief entropy after the first window: ${fmt(report.entropy, 3)} bits; ${report.states} belief states`,
+        );
       },
     );
 }

@@ -9,6 +9,7 @@ import {
   HACKING_DEFAULTS,
   HACKING_FIGURES,
   type HackingStudy,
+  openJudge,
   runHackingStudy,
 } from '../../studies/hacking.ts';
 import { fmt, json, out, table, warn } from '../io.ts';
@@ -21,6 +22,7 @@ interface HackingFlags {
   groups?: string;
   window?: string;
   every?: string;
+  judge?: string;
   json?: boolean;
 }
 
@@ -28,13 +30,17 @@ export function registerStudyHacking(study: Command): void {
   study
     .command('hacking')
     .description(
-      'reward hacking in the code env: GRPO on candidate programs under the visible reward and its mitigations (hidden-test sample, detector penalty), curves of visible/hidden pass, gap and detector rate',
+      'reward hacking in the code env: GRPO on candidate programs under the visible reward and its mitigations (hidden-test sample, detector penalty, with --judge a judge), curves of visible/hidden pass, gap and detector rate',
     )
     .option('--seeds <list>', 'training seeds, comma-separated, the same for every arm (default 1,2,3,4,5)')
     .option('--iters <n>', `iterations per run (default ${HACKING_DEFAULTS.iters})`)
     .option('--groups <n>', `tasks per iteration (default ${HACKING_DEFAULTS.groups})`)
     .option('--window <n>', `last iterations averaged in the summary (default ${HACKING_DEFAULTS.window})`)
     .option('--every <n>', 'print every n-th iteration of the curves (default 10)')
+    .option(
+      '--judge <spec>',
+      "adds the judge arm: the visible reward gated by this judge's verdict on the submitted program (openai:URL#MODEL[,…]; docs/reward-hacking.md)",
+    )
     .option('--json', 'the whole study (every iteration) as JSON')
     .action(async (flags: HackingFlags) => {
       const iters =
@@ -51,8 +57,13 @@ export function registerStudyHacking(study: Command): void {
       };
       const every = flags.every === undefined ? 10 : int('--every', flags.every, 1, 10_000);
       if (options.seeds.length > 11) throw new InputError('--seeds', flags.seeds, 'at most 11 seeds');
-      const study = await runHackingStudy(options, (arm, seed, s) =>
-        warn(`hacking: ${arm} seed ${seed} done in ${s.toFixed(1)} s`),
+      // The judge reached (or refused, in one line) before any run.
+      const judge =
+        flags.judge === undefined ? undefined : await openJudge(flags.judge, process.env.OPENAI_API_KEY);
+      const study = await runHackingStudy(
+        flags.judge === undefined ? options : { ...options, judge: flags.judge },
+        (arm, seed, s) => warn(`hacking: ${arm} seed ${seed} done in ${s.toFixed(1)} s`),
+        judge,
       );
       if (flags.json) return json(study);
       out(hackingText(study, every));

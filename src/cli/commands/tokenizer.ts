@@ -31,7 +31,7 @@ interface CommonFlags extends EnvFlags {
 /** The flags both subcommands share: the env, and the expert episodes that make the transcripts. */
 function transcriptOptions(cmd: Command, episodes: string): Command {
   return envOptions(cmd)
-    .requiredOption('--env <id>', 'environment id (frozenlake, sql, tools, code, search)')
+    .requiredOption('--env <id>', 'environment id (frozenlake, sql, tools, code, search, web)')
     .option('--episodes <n>', 'expert episodes, one per task (task seeds --seed, --seed+1, …)', episodes)
     .option('--eps <p>', "the expert's exploration: oracle:eps=p (a uniformly drawn other action)", '0.1')
     .option('--seed <n>', 'run seed and first task seed', '0')

@@ -96,7 +96,7 @@ export function configFromFlags(f: TrainFlags): TrainConfig {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
       throw new InputError('--config', f.config, 'expected a JSON object');
   }
-  const envGiven = [f.env, f.map, f.slippery, f.successRate, f.random, f.size, f.p].some(
+  const envGiven = [f.env, f.map, f.slippery, f.successRate, f.fog, f.random, f.size, f.p].some(
     (x) => x !== undefined,
   );
   if (envGiven || raw.env === undefined) raw.env = envConfigFromFlags(f.env ?? 'frozenlake', f);

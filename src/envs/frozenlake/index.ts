@@ -4,9 +4,11 @@ import { InputError } from '../../core/errors.ts';
 import type { Task } from '../../core/types.ts';
 import { fromZod } from '../../core/validate.ts';
 import { DEFAULT_SUCCESS_RATE, type FrozenLakeConfig, FrozenLakeEnv, FrozenLakeWorld } from './env.ts';
+import { checkFogMap, FogFrozenLakeEnv, fogSpec } from './fog.ts';
 import { generateRandomMap, parseMap } from './map.ts';
 
 export * from './env.ts';
+export * from './fog.ts';
 export * from './map.ts';
 
 const ParamsSchema = z
@@ -17,6 +19,13 @@ const ParamsSchema = z
     p: z.number().gt(0).lte(1).optional().describe('probability that a random cell is frozen'),
     slippery: z.boolean().optional(),
     successRate: z.number().min(0).max(1).optional(),
+    fog: z
+      .number()
+      .int()
+      .min(0)
+      .max(64)
+      .optional()
+      .describe('fog radius R: only cells within Chebyshev distance R are seen (0 or absent: no fog)'),
   })
   .strict();
 
@@ -44,6 +53,12 @@ export function frozenLakeParams(raw: Record<string, unknown>): FrozenLakeParams
     if (!out.slippery)
       throw new InputError('--success-rate', p.successRate, '--success-rate goes with --slippery');
     out.successRate = p.successRate;
+  }
+  // fog 0 is no fog: the params (and so every trajectory's bytes) stay today's.
+  if (p.fog !== undefined && p.fog > 0) {
+    const cells = out.random ? (out.size ?? 8) ** 2 : parseMap(out.map ?? '4x4').join('').length;
+    checkFogMap(cells, p.fog);
+    out.fog = p.fog;
   }
   return out;
 }
@@ -88,6 +103,15 @@ export function frozenLakeWorld(task: Task): FrozenLakeWorld {
   return world;
 }
 
-export function makeFrozenLake(task: Task): FrozenLakeEnv {
-  return new FrozenLakeEnv(frozenLakeWorld(task));
+export function makeFrozenLake(task: Task): FrozenLakeEnv | FogFrozenLakeEnv {
+  const fog = (task.params as FrozenLakeParams).fog;
+  const world = frozenLakeWorld(task);
+  return fog !== undefined && fog > 0 ? new FogFrozenLakeEnv(world, fog) : new FrozenLakeEnv(world);
+}
+
+/** The spec of a task's env: the world's, or the fog view's (no oracle, (cell, revealed) observations). */
+export function frozenLakeSpec(task: Task) {
+  const fog = (task.params as FrozenLakeParams).fog;
+  const world = frozenLakeWorld(task);
+  return fog !== undefined && fog > 0 ? fogSpec(world, fog) : world.spec;
 }

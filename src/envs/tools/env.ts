@@ -18,6 +18,7 @@
 // `info.quality` after every call: the share of the goal's changed attributes satisfied minus the share
 // destroyed.
 import type { Env, EnvSpec, ScriptedView, StepInfo, StepResult, ToolCall, Turn } from '../../core/types.ts';
+import { stateHash as hash } from '../state-hash.ts';
 import { toolEnvSpec } from '../tool-call.ts';
 import { type ApiState, canonical, cloneState, execute } from './apis.ts';
 import { destroyed, quality, responseChecker, stateChecker } from './checkers.ts';
@@ -56,18 +57,6 @@ interface ToolsSnapshot {
   misuse: number;
   done: boolean;
   obs: ToolsObservation;
-}
-
-/** FNV-1a (two 32-bit lanes) of a string, as 16 hex digits. */
-function hash(s: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193) >>> 0;
-    b = Math.imul(b ^ c ^ (a >>> 7), 0x5bd1e995) >>> 0;
-  }
-  return a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0');
 }
 
 export class ToolsEnv implements Env<ToolsObservation, ToolCall> {
