@@ -138,7 +138,7 @@ test('bad input: one line, exit 2, before any episode, nothing written', async (
     [[...train, '--vocab', '300'], /^turnwise: required option '--out <file.json>' not specified$/],
     [
       ['tokenizer', 'train', '--env', 'chess', '--vocab', '300', '--out', out],
-      /^turnwise: --env: got "chess"; expected one of: frozenlake, sql, tools, search, code, web$/,
+      /^turnwise: --env: got "chess"; expected one of: frozenlake, sql, tools, search, code, web, or openenv:URL\[#name\]$/,
     ],
     [
       [...train, '--vocab', '300', '--out', join(dir, 'no', 'such', 'dir', 'x.json')],

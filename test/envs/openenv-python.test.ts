@@ -1,9 +1,10 @@
 // OpenEnv's protocol from the other side, in Python (3.11 standard library only): a client written from
 // OpenEnv's own client code (test/fixtures/openenv/openenv_client.py) plays episodes against `turnwise
-// serve-env --protocol openenv` for frozenlake and sql, and a server written from OpenEnv's http_server.py
-// (test/fixtures/openenv/openenv_server.py, hosting OpenEnv's grid_world env) is run by `turnwise rollout
-// --env openenv:URL` and `turnwise eval` — and killed mid-run: the episode in flight ends as `error`, the
-// run completes, no episode lost or counted twice. Skipped with a notice where python3 is absent.
+// serve-env --protocol openenv` for frozenlake, sql and web, and a server written from OpenEnv's
+// http_server.py (test/fixtures/openenv/openenv_server.py, hosting OpenEnv's grid_world env) is run by
+// `turnwise rollout --env openenv:URL` and `turnwise eval` — and killed mid-run: the episode in flight
+// ends as `error`, the run completes, no episode lost or counted twice. Skipped with a notice where
+// python3 is absent.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,9 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Trajectory } from '../../src/core/types.ts';
-import { describeEnv, envConfig } from '../../src/envs/index.ts';
+import { describeEnv, envConfig, envSpec, envs } from '../../src/envs/index.ts';
+import { makePolicy } from '../../src/policies/spec.ts';
+import { rollout } from '../../src/rollout/batch.ts';
 import { turnwise } from '../cli/run.ts';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/openenv/', import.meta.url));
@@ -182,6 +185,40 @@ test('Python client vs serve-env sql: list_tools, tool calls as CallToolAction, 
   );
   assert.deepEqual([r[5].step_count, r[5].seed], [3, 3]);
   assert.equal(((r[6].body as { result: { tools: unknown[] } }).result.tools as unknown[]).length, 4);
+  server.child.kill('SIGTERM');
+  assert.equal(await server.exited, 0);
+});
+
+test("Python client vs serve-env web: the oracle's clicks and typing, observation for observation as in process", {
+  skip,
+}, async () => {
+  const server = serveEnv(['--env', 'web']);
+  const url = await server.ready;
+  const config = envConfig('web', {});
+  const spec = envSpec({ ...config, seed: 0 });
+  const [local] = await rollout({
+    tasks: [{ ...config, seed: 2 }],
+    samples: 1,
+    budget: spec.maxTurns ?? 40,
+    runSeed: 0,
+    policy: makePolicy('oracle', spec),
+    makeEnv: (t) => envs.make(t),
+  });
+  assert.equal(local.outcome.success, true);
+  const calls = local.turns.map((t): Op => {
+    const a = t.action as { name: string; arguments: Record<string, unknown> };
+    return ['a', 'step', { type: 'call_tool', tool_name: a.name, arguments: a.arguments }];
+  });
+  const r = await client(url, [['a', 'reset', { seed: 2 }], ...calls]);
+  assert.deepEqual(obs(r[0]).observation, local.turns[0].observation);
+  local.turns.forEach((t, i) => {
+    const step = r[i + 1];
+    assert.equal(step.reward, t.reward, `turn ${i}`);
+    assert.deepEqual(obs(step).info, t.info, `turn ${i}`);
+    if (i + 1 < local.turns.length) assert.deepEqual(obs(step).observation, local.turns[i + 1].observation);
+  });
+  const last = r[r.length - 1];
+  assert.deepEqual([last.done, (obs(last).info as { success: boolean }).success], [true, true]);
   server.child.kill('SIGTERM');
   assert.equal(await server.exited, 0);
 });

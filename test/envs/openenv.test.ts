@@ -99,32 +99,36 @@ test('round trip, FrozenLake: random maps on slippery ice, a non-uniform table p
   );
 });
 
-test('round trip, sql: a replayed oracle:eps=0.3 run with tool misuse mixed in — byte for byte', async () => {
-  const config = envConfig('sql', {});
-  const served = await remote(await serve(config));
-  const o = { tasks: 5, samples: 2, budget: 20, seed: 10 };
-  const sqlSpec = envSpec({ ...config, seed: 0 });
-  const recorded = await play(config, () => makePolicy('oracle:eps=0.3', sqlSpec), o);
-  // The replay file: the recorded actions, with a call of a tool that does not exist and one with bad
-  // arguments put in front of every other episode (the env judges them: valid=false observations).
-  const lines = recorded.map((t, i) => {
-    const actions = t.turns.map((x) => x.action);
-    if (i % 2 === 0)
-      actions.unshift({ name: 'drop_table', arguments: {} }, { name: 'describe_table', arguments: { t: 1 } });
-    return JSON.stringify({ task: t.task.seed, sample: Number(t.id.split('-').pop()), actions });
+for (const id of ['sql', 'web'])
+  test(`round trip, ${id}: a replayed oracle:eps=0.3 run with tool misuse mixed in — byte for byte`, async () => {
+    const config = envConfig(id, {});
+    const served = await remote(await serve(config));
+    const localSpec = envSpec({ ...config, seed: 0 });
+    const o = { tasks: 5, samples: 2, budget: localSpec.maxTurns ?? 20, seed: 10 };
+    const recorded = await play(config, () => makePolicy('oracle:eps=0.3', localSpec), o);
+    // The replay file: the recorded actions, with a call of a tool that does not exist and one with bad
+    // arguments put in front of every other episode (the env judges them: valid=false observations).
+    const lines = recorded.map((t, i) => {
+      const actions = t.turns.map((x) => x.action);
+      if (i % 2 === 0)
+        actions.unshift(
+          { name: 'drop_table', arguments: {} },
+          { name: 'describe_table', arguments: { t: 1 } },
+        );
+      return JSON.stringify({ task: t.task.seed, sample: Number(t.id.split('-').pop()), actions });
+    });
+    const file = join(dir, `${id}-replay.jsonl`);
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const local = await play(config, () => makePolicy(`replay:${file}`, localSpec), o);
+    const remoteRun = await play(
+      served,
+      () => makePolicy(`replay:${file}`, envSpec({ ...served, seed: 0 })),
+      o,
+    );
+    assertSameTrajectories(local, remoteRun);
+    assert.ok(local.some((t) => t.turns.some((x) => x.info.valid === false)));
+    assert.ok(local.some((t) => t.outcome.success));
   });
-  const file = join(dir, 'sql-replay.jsonl');
-  writeFileSync(file, `${lines.join('\n')}\n`);
-  const local = await play(config, () => makePolicy(`replay:${file}`, sqlSpec), o);
-  const remoteRun = await play(
-    served,
-    () => makePolicy(`replay:${file}`, envSpec({ ...served, seed: 0 })),
-    o,
-  );
-  assertSameTrajectories(local, remoteRun);
-  assert.ok(local.some((t) => t.turns.some((x) => x.info.valid === false)));
-  assert.ok(local.some((t) => t.outcome.success));
-});
 
 test("round trip, FrozenLake at the server's budget: truncation coincides; malformed actions (-1) are observations", async () => {
   const config = envConfig('frozenlake', { map: '4x4' });
