@@ -165,6 +165,7 @@ export function envConfig(id: string, rawParams: Record<string, unknown>): EnvCo
 export async function prepareEnv(id: string, rawParams: Record<string, unknown> = {}): Promise<void> {
   const remote = parseOpenEnvId(id);
   if (remote !== undefined) await loadOpenEnv({ ...rawParams, ...remote });
+  else if (id === OPENENV.id) await loadOpenEnv(rawParams);
 }
 
 export function makeEnv(task: Task): Env<unknown, unknown> {

@@ -6,7 +6,7 @@
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import { envSpec, envs } from '../../envs/index.ts';
+import { envSpec, envs, prepareEnv } from '../../envs/index.ts';
 import { makePolicy, openPolicy } from '../../policies/spec.ts';
 import { parseQueueUrl } from '../../rollout/queue-redis.ts';
 import { QueueWorker } from '../../rollout/queue-worker.ts';
@@ -72,6 +72,8 @@ export function registerWorker(program: Command): void {
         },
         {
           openPolicy: async (ref, task) => {
+            // A job's OpenEnv server is read once per process, as the producer's was at its start.
+            await prepareEnv(task.env, task.params);
             const spec = envSpec(task);
             if ('file' in ref) return makePolicy(ref.file, spec);
             return openPolicy(ref.spec, spec, 'policy', undefined, {
@@ -79,7 +81,10 @@ export function registerWorker(program: Command): void {
               env: { id: task.env, params: task.params },
             });
           },
-          makeEnv: envs.make,
+          makeEnv: async (task) => {
+            await prepareEnv(task.env, task.params);
+            return envs.make(task);
+          },
           agents,
         },
       );
