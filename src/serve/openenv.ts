@@ -425,7 +425,11 @@ export function startOpenEnvServer(o: OpenEnvServeOptions): Promise<RunningOpenE
     });
   });
 
+  // Upgraded sockets are no longer the HTTP server's to close: kept here for close().
+  const sockets = new Set<Duplex>();
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     // Starlette refuses a WebSocket on a route it does not have with a 403 during the handshake.
     if (path !== '/ws') return refuseUpgrade(socket, { status: 403, message: 'Forbidden' });
@@ -462,7 +466,10 @@ export function startOpenEnvServer(o: OpenEnvServeOptions): Promise<RunningOpenE
         port: info.port,
         sessions: () => sessions.size,
         close: async () => {
+          // Each session's close frame is sent and its env closed; a client that does not answer the
+          // close is not waited for.
           await Promise.all([...sessions].map((s) => s.end()));
+          for (const socket of sockets) socket.destroy();
           await new Promise<void>((done) => {
             server.close(() => done());
             server.closeAllConnections();

@@ -5,6 +5,7 @@
 // expected values are Gymnasium's 4x4 map (SFFF FHFH FFFH HFFG), not our env's code. The WebSocket
 // client is the `ws` package when node_modules has it (another implementation than ours), else ours.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, test } from 'node:test';
 import { connectWebSocket } from '../../src/core/websocket.ts';
 import { envConfig, envs, makeEnv } from '../../src/envs/index.ts';
@@ -412,4 +413,25 @@ test('a tool env: CallToolAction steps, a list_tools step, MCP tools/list over P
     error: { code: -32601, message: 'Method not found: tools/call', data: null },
   });
   p.close();
+});
+
+test('close() ends every session, a client that never answers the close frame included', async () => {
+  const s = await serve('frozenlake', LAKE);
+  const p = await peer(s.url);
+  await ask(p, { type: 'reset', data: {} });
+  // A raw socket that shakes hands and then reads nothing, answers nothing.
+  const mute = connect(s.port, '127.0.0.1');
+  const upgraded = new Promise<void>((r) => mute.once('data', () => r()));
+  mute.write(
+    'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+  );
+  await upgraded;
+  assert.equal(s.sessions(), 2);
+  const muteGone = new Promise<void>((r) => mute.once('close', () => r()));
+  mute.on('error', () => {});
+  await s.close();
+  running.splice(running.indexOf(s), 1);
+  assert.equal(await p.closed, 1000);
+  await muteGone;
+  assert.equal(s.sessions(), 0);
 });
