@@ -246,3 +246,37 @@ test('refused at start, one line naming --env: nothing listening, not OpenEnv, t
     /expected openenv:URL\[#name\], URL an http:\/\/ or https:\/\/ address/,
   );
 });
+
+test('training over OpenEnv: GRPO on a served FrozenLake learns the same table, iteration for iteration, as in process', async () => {
+  const { parseTrainConfig } = await import('../../src/train/config.ts');
+  const { trainPolicyGradient } = await import('../../src/train/loop.ts');
+  const config = envConfig('frozenlake', { map: '4x4', slippery: true });
+  const served = await remote(await serve(config));
+  const run = async (env: EnvConfig) =>
+    await trainPolicyGradient({
+      config: parseTrainConfig({
+        env: { env: env.env, params: env.params },
+        iters: 4,
+        groups: 4,
+        groupSize: 4,
+        budget: { kind: 'fixed', budget: 30 },
+        eval: { episodes: 16 },
+        seed: 7,
+      }),
+      envs,
+    });
+  const [local, remoteRun] = [await run(config), await run(served)];
+  // The learned tables, bit for bit.
+  const table = (r: Awaited<ReturnType<typeof run>>) =>
+    Array.from(r.learner.params[0][1].data as Float32Array);
+  assert.deepEqual(table(remoteRun), table(local));
+  assert.notDeepEqual(table(local), new Array(table(local).length).fill(0), 'training moved the table');
+  // Every metric that does not need the env's oracle (step quality and regret read Q*, which does
+  // not cross the wire), iteration for iteration.
+  const oracleFree = (r: Awaited<ReturnType<typeof run>>) =>
+    r.metrics.map((m) =>
+      Object.fromEntries(Object.entries(m.values).filter(([k]) => !/step_quality|step_regret/.test(k))),
+    );
+  assert.deepEqual(oracleFree(remoteRun), oracleFree(local));
+  assert.equal(remoteRun.final?.success, local.final?.success);
+});
