@@ -1,4 +1,4 @@
-// `turnwise serve` for tool envs (sql, code, tools, search): a scripted policy (policies/scripted.ts) or
+// `turnwise serve` for tool envs (sql, code, tools, search, web): a scripted policy (policies/scripted.ts) or
 // a text model (the transformer, a GGUF model: policies/text-model.ts) as an OpenAI-compatible chat
 // server that an agent drives exactly as it would drive a real model, its tools served by `turnwise mcp`
 // (serve/mcp.ts).

@@ -25,9 +25,9 @@ const readJsonl = (path: string) =>
     .map((l) => JSON.parse(l) as Trajectory);
 
 /** `turnwise harness run` of the example agent against `url`; its trajectories and the MCP episodes'. */
-async function harness(name: string, url: string, tasks: number, samples: number) {
+async function harness(name: string, url: string, tasks: number, samples: number, env = 'sql') {
   const out = join(root, name);
-  const args = ['harness', 'run', '--cmd', AGENT, '--env', 'sql', '--tasks', String(tasks)];
+  const args = ['harness', 'run', '--cmd', AGENT, '--env', env, '--tasks', String(tasks)];
   args.push('--samples', String(samples), '--budget', String(BUDGET), '--upstream', url, '--out', out);
   const child = spawn(process.execPath, [BIN, ...args, '--timeout', '120', '--json'], {
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -129,5 +129,41 @@ test('oracle:eps=0.2 served for sql: some episodes fail, the log-probs are the p
     }
   } finally {
     assert.equal(await serve.stop(), 0);
+  }
+});
+
+test('the same harness run with the sql env behind OpenEnv (serve-env): the same gold paths, the same verdicts', async () => {
+  const { startOpenEnvServer } = await import('../../src/serve/openenv.ts');
+  const { envConfig, envs } = await import('../../src/envs/index.ts');
+  const openenv = await startOpenEnvServer({
+    envs,
+    config: envConfig('sql', {}),
+    budget: BUDGET,
+    seed: 0,
+    maxSessions: 8,
+    metadata: { name: 'sql', description: 'sql served for the harness test' },
+  });
+  const serve = startServe([
+    '--policy',
+    'oracle',
+    '--env',
+    'sql',
+    '--tasks',
+    '2',
+    '--budget',
+    String(BUDGET),
+  ]);
+  try {
+    const url = await serve.ready;
+    const { ts, envs: episodes } = await harness('openenv', url, 2, 1, `openenv:${openenv.url}`);
+    consistent(ts, episodes);
+    for (const t of ts) {
+      assert.equal(t.task.env, 'openenv');
+      assert.equal(t.outcome.success, true, t.id);
+      assert.deepEqual(calls(t), goldPath({ ...envConfig('sql', {}), seed: t.task.seed }), t.id);
+    }
+  } finally {
+    assert.equal(await serve.stop(), 0);
+    await openenv.close();
   }
 });

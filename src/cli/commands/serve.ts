@@ -1,5 +1,5 @@
 // turnwise serve: an in-process policy as an OpenAI-compatible server (serve/openai.ts) until SIGINT or
-// SIGTERM. A tool env (sql, code, tools, search) is served by serve/tool-serve.ts over the tasks of
+// SIGTERM. A tool env (sql, code, tools, search, web) is served by serve/tool-serve.ts over the tasks of
 // --tasks/--seed (or --task-seeds), each episode opened as `turnwise mcp` opens it for the agent. A policy
 // that loads something (a gguf: model into llama.cpp) is connected before the server listens — a file
 // llama.cpp refuses is one line, exit 2 — and closed once the server has stopped.
@@ -167,7 +167,7 @@ bytes and id, the end token last (<|end|>, a GGUF model's end-of-generation toke
 the log-probs sum to the turn's logp in process); return_token_ids as vLLM; usage in model tokens.
 temperature and top_p are honoured (absent: the policy's own); max_tokens is capped at its reply limit.
 
-Tool envs (sql, code, tools, search) serve a scripted policy (oracle, oracle:eps=ε, random), a
+Tool envs (sql, code, tools, search, web) serve a scripted policy (oracle, oracle:eps=ε, random), a
 transformer or a GGUF model to an agent that takes its tools from \`turnwise mcp\`: the first user message must be the
 task's first observation as MCP observe returned it, the tool messages the MCP results verbatim. Each
 request replays the conversation's tool calls on that task's episode and answers the policy's next call
