@@ -78,17 +78,12 @@ function consistent(ts: Trajectory[], envs: Trajectory[]) {
   }
 }
 
+/** `turnwise serve` of the sql oracle (eps 0) on the first `tasks` tasks. */
+const servedOracle = (tasks: number) =>
+  startServe(['--policy', 'oracle', '--env', 'sql', '--tasks', String(tasks), '--budget', String(BUDGET)]);
+
 test('the oracle served for sql solves every task along its gold path', async () => {
-  const serve = startServe([
-    '--policy',
-    'oracle',
-    '--env',
-    'sql',
-    '--tasks',
-    '2',
-    '--budget',
-    String(BUDGET),
-  ]);
+  const serve = servedOracle(2);
   try {
     const { ts, envs } = await harness('oracle', await serve.ready, 2, 1);
     consistent(ts, envs);
@@ -143,16 +138,7 @@ test('the same harness run with the sql env behind OpenEnv (serve-env): the same
     maxSessions: 8,
     metadata: { name: 'sql', description: 'sql served for the harness test' },
   });
-  const serve = startServe([
-    '--policy',
-    'oracle',
-    '--env',
-    'sql',
-    '--tasks',
-    '2',
-    '--budget',
-    String(BUDGET),
-  ]);
+  const serve = servedOracle(2);
   try {
     const url = await serve.ready;
     const { ts, envs: episodes } = await harness('openenv', url, 2, 1, `openenv:${openenv.url}`);
