@@ -12,6 +12,7 @@ import { rollout } from '../src/rollout/batch.ts';
 import { fogReport } from '../src/theory/fog.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
+import { paired, r4 } from './paired.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,18 +33,6 @@ const FOG = 1;
 const P = 0.8;
 const params = { random: true, size: SIZE, p: P, fog: FOG };
 const env = { env: 'frozenlake', params };
-
-/** Two-sided 95% Student t quantiles by degrees of freedom (1–10), then the normal's. */
-const T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228];
-function paired(xs: number[]): { mean: number; lo: number; hi: number } {
-  const n = xs.length;
-  const mean = xs.reduce((a, b) => a + b, 0) / n;
-  if (n < 2) return { mean, lo: Number.NaN, hi: Number.NaN };
-  const sd = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1));
-  const half = (T95[n - 2] ?? 1.96) * (sd / Math.sqrt(n));
-  return { mean: r4(mean), lo: r4(mean - half), hi: r4(mean + half) };
-}
-const r4 = (x: number) => Number(x.toFixed(4));
 
 // Held-out maps: task seeds far from training's (trainSeeds default from 0).
 const heldOut = makeTasks(envConfig('frozenlake', params), Math.ceil(episodes / 4), 50_000_000);
