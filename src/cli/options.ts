@@ -156,9 +156,13 @@ function envParamsFlag(text: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
+export function envConfigFromFlags(
+  envId: string,
+  flags: EnvFlags,
+  base: Readonly<Record<string, unknown>> = {},
+): EnvConfig {
   const fromJson = flags.envParams === undefined ? {} : envParamsFlag(flags.envParams);
-  const raw: Record<string, unknown> = { ...fromJson };
+  const raw: Record<string, unknown> = { ...base, ...fromJson };
   // Rows are joined by commas: an empty row ("SFFF,,FFFG", a trailing comma) is a typo, not a row to drop.
   if (flags.map?.includes(',') && flags.map.split(',').some((row) => row.trim() === ''))
     throw new InputError('--map', flags.map, 'expected rows of S, F, H, G joined by commas, none empty');
@@ -186,6 +190,15 @@ export function envConfigFromFlags(envId: string, flags: EnvFlags): EnvConfig {
   } catch (e) {
     throw asFlagError(e, envId, raw, jsonKeys);
   }
+}
+
+/** Whether any flag of envOptions that sets an env parameter was given (--env itself aside). */
+export function envFlagsGiven(flags: EnvFlags): boolean {
+  const { map, slippery, successRate, fog, random, size, p, level, domain, variant, browser, envParams } =
+    flags;
+  return [map, slippery, successRate, fog, random, size, p, level, domain, variant, browser, envParams].some(
+    (x) => x !== undefined,
+  );
 }
 
 /** The env parameters that envOptions' flags set (`successRate` by `--success-rate`, …). */

@@ -19,7 +19,15 @@ import { RunDir } from '../../train/run-dir.ts';
 import { parseShapingFlag, type ShapingConfig, showShaping } from '../../train/shaping.ts';
 import { fmt, interactive, json, out, Progress, table, warn } from '../io.ts';
 import { CACHE_HELP, totalsLine } from '../openai-flags.ts';
-import { type EnvFlags, envConfigFromFlags, envOptions, int, intList, seedRange } from '../options.ts';
+import {
+  type EnvFlags,
+  envConfigFromFlags,
+  envFlagsGiven,
+  envOptions,
+  int,
+  intList,
+  seedRange,
+} from '../options.ts';
 import { addParamOptions, applyParamFlags, applySets, paramFlags, setOption } from '../params.ts';
 import { checkQueueFlag } from '../queue.ts';
 import { openQueue } from '../queue-run.ts';
@@ -96,10 +104,17 @@ export function configFromFlags(f: TrainFlags): TrainConfig {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
       throw new InputError('--config', f.config, 'expected a JSON object');
   }
-  const envGiven = [f.env, f.map, f.slippery, f.successRate, f.fog, f.random, f.size, f.p].some(
-    (x) => x !== undefined,
-  );
-  if (envGiven || raw.env === undefined) raw.env = envConfigFromFlags(f.env ?? 'frozenlake', f);
+  // The env: the file's, with the env flags' params over its own (precedence file < flags); --env naming
+  // another env starts from that env's defaults instead.
+  const fileEnv = raw.env as { env?: unknown; params?: unknown } | undefined;
+  if (fileEnv === undefined) raw.env = envConfigFromFlags(f.env ?? 'frozenlake', f);
+  else if (f.env !== undefined || (envFlagsGiven(f) && typeof fileEnv.env === 'string')) {
+    const same =
+      typeof fileEnv === 'object' && fileEnv !== null && (f.env === undefined || f.env === fileEnv.env);
+    const params =
+      same && typeof fileEnv.params === 'object' && fileEnv.params !== null ? fileEnv.params : {};
+    raw.env = envConfigFromFlags(f.env ?? String(fileEnv.env), f, params as Record<string, unknown>);
+  }
   applyParamFlags(TRAIN_FLAGS, f, raw);
   applySets(TrainConfigSchema, raw, f.set ?? []);
   checkHeldOut(raw);
