@@ -15,6 +15,7 @@
 import { ContextOverflow, InputError } from '../core/errors.ts';
 import type { Rng } from '../core/rng.ts';
 import { feed, KvCache } from './kv-cache.ts';
+import type { PrefixCache } from './prefix-cache.ts';
 import { noGrad } from './tensor.ts';
 import type { Transformer } from './transformer.ts';
 
@@ -41,6 +42,9 @@ export interface GenerateOptions extends SamplingOptions {
   /** Tokens that end a generation (the stop token is kept, with its log-prob): one list for all
    * prompts, or one per prompt. */
   stop?: readonly number[] | readonly (readonly number[])[];
+  /** Keys and values of earlier calls by token prefix (nn/prefix-cache.ts): a prompt starts from its
+   * longest stored prefix, and each sequence is stored at the end. The same bits as without. */
+  prefixCache?: PrefixCache;
 }
 
 export interface Generation {
@@ -196,7 +200,14 @@ export function generate(
   const w = new Float64Array(c.vocab);
   const order: number[] = [];
   let active = prompts.map((_, b) => b);
-  let logits = feed(model, cache, active, prompts, true);
+  const pc = opts.prefixCache;
+  let logits = feed(
+    model,
+    cache,
+    active,
+    pc === undefined ? prompts : startFromPrefixes(pc, cache, prompts),
+    true,
+  );
   while (active.length > 0) {
     const next: number[] = [];
     const fed: number[][] = [];
@@ -219,7 +230,29 @@ export function generate(
     active = next;
     if (active.length > 0) logits = feed(model, cache, active, fed, true);
   }
+  // What the cache holds of each sequence: its prompt and every generated token but the last (never fed).
+  if (pc !== undefined)
+    prompts.forEach((p, b) => {
+      pc.store(cache, b, [...Array.from(p), ...out[b].tokens.slice(0, -1)]);
+    });
   return out;
+}
+
+/** Loads each prompt's longest stored prefix (leaving at least its last token to feed, whose logits
+ * start the reply) into its empty sequence of `cache`; returns the tokens still to feed. */
+function startFromPrefixes(
+  pc: PrefixCache,
+  cache: KvCache,
+  prompts: readonly ArrayLike<number>[],
+): ArrayLike<number>[] {
+  pc.sync();
+  return prompts.map((p, b) => {
+    const hit = pc.lookup(p, p.length - 1);
+    if (hit !== undefined) pc.load(cache, b, hit.entry, hit.length);
+    const from = hit?.length ?? 0;
+    pc.stats.fed += p.length - from;
+    return Array.prototype.slice.call(p, from) as number[];
+  });
 }
 
 /**
@@ -291,12 +324,15 @@ export function scoreTokens(
   return scoreTokensTop(model, prompt, action, opts).logProbs;
 }
 
-/** scoreTokens with, when opts.top = k > 0, each position's k most probable tokens (as generate's). */
+/** scoreTokens with, when opts.top = k > 0, each position's k most probable tokens (as generate's);
+ * with a prefix cache, the forward starts from the longest stored prefix (the same bits) and the
+ * sequence is stored. */
 export function scoreTokensTop(
   model: Transformer,
   prompt: ArrayLike<number>,
   action: ArrayLike<number>,
   opts: SamplingOptions = {},
+  prefixCache?: PrefixCache,
 ): { logProbs: number[]; top: TokenLogProb[][] } {
   const { temperature, topP } = checkSampling(opts);
   const c = model.config;
@@ -311,14 +347,26 @@ export function scoreTokensTop(
   const ids = new Int32Array(P + A - 1);
   for (let i = 0; i < P; i++) ids[i] = prompt[i];
   for (let j = 0; j + 1 < A; j++) ids[P + j] = action[j];
-  const logits = noGrad(() => model.forward(ids, [1, ids.length])).data;
+  let logits: Float32Array;
+  let first = 0; // the position of logits' first row
+  if (prefixCache === undefined) logits = noGrad(() => model.forward(ids, [1, ids.length])).data;
+  else {
+    prefixCache.sync();
+    const cache = new KvCache(model, 1);
+    const hit = prefixCache.lookup(ids, P - 1);
+    if (hit !== undefined) prefixCache.load(cache, 0, hit.entry, hit.length);
+    first = hit?.length ?? 0;
+    prefixCache.stats.fed += ids.length - first;
+    logits = feed(model, cache, [0], [ids.subarray(first)]);
+    prefixCache.store(cache, 0, ids);
+  }
   const w = new Float64Array(c.vocab);
   const order: number[] = [];
   const out: number[] = [];
   const tops: TokenLogProb[][] = [];
   const k = opts.top ?? 0;
   for (let j = 0; j < A; j++) {
-    const off = (P - 1 + j) * c.vocab;
+    const off = (P - 1 + j - first) * c.vocab;
     const logZ = distribution(logits, off, c.vocab, temperature, topP, w, order);
     out.push(logProbOf(logits, off, action[j], temperature, w, logZ));
     if (k > 0) tops.push(topTokens(logits, off, k, temperature, w, logZ));

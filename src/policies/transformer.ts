@@ -26,6 +26,7 @@ import type { Action, BatchedPolicy, EnvSpec, TurnContext } from '../core/types.
 import { fromZod } from '../core/validate.ts';
 import { writeCheckpoint } from '../nn/checkpoint.ts';
 import type { Optimizer } from '../nn/optim.ts';
+import { PrefixCache } from '../nn/prefix-cache.ts';
 import { generate, scoreTokensTop, type TokenLogProb } from '../nn/sampling.ts';
 import { readTokenizerFile, Tokenizer } from '../nn/tokenizer.ts';
 import { Transformer, transformerConfig } from '../nn/transformer.ts';
@@ -111,6 +112,9 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
   readonly env: EnvSpec;
   private readonly end: number;
   private readonly stop: number[];
+  /** Keys and values of earlier prompts by token prefix (nn/prefix-cache.ts): replies and scores are
+   * the same bits with or without it; undefined turns it off (bench/prefix-cache.ts compares both). */
+  prefixCache: PrefixCache | undefined;
 
   constructor(
     model: Transformer,
@@ -143,6 +147,7 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
     this.end = tokenizer.special['<|end|>'];
     this.stop = [this.end, tokenizer.special['<|endoftext|>']];
     this.maxTokens = format.maxTokens ?? longestReply(env, format.mode, (t) => tokenizer.encode(t).length);
+    this.prefixCache = new PrefixCache(model);
   }
 
   private view(ctx: TurnContext<unknown>): PromptView {
@@ -198,6 +203,7 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
       temperature: o.temperature ?? this.format.temperature,
       topP: o.topP ?? this.format.topP,
       top: o.top ?? 0,
+      prefixCache: this.prefixCache,
     });
     gens.forEach((g, k) => {
       const ctx = ctxs[at[k]];
@@ -230,11 +236,13 @@ export class TransformerPolicy implements BatchedPolicy<unknown, unknown> {
    */
   scoreReply(ctx: TurnContext<unknown>, tokens: readonly number[], top = 0): ScoredReply {
     const prompt = this.prompt(ctx).tokens;
-    const r = scoreTokensTop(this.model, prompt, tokens, {
-      temperature: this.format.temperature,
-      topP: this.format.topP,
-      top,
-    });
+    const r = scoreTokensTop(
+      this.model,
+      prompt,
+      tokens,
+      { temperature: this.format.temperature, topP: this.format.topP, top },
+      this.prefixCache,
+    );
     return { prompt: prompt.length, logprobs: r.logProbs, top: r.top };
   }
 

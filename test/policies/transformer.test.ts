@@ -227,6 +227,32 @@ test('lockstep equals one at a time; the same seed gives the same bytes and the 
   assert.equal(JSON.stringify(await run(a, true)), together);
 });
 
+test('the prefix cache changes no byte of a rollout (sql: prompts that extend each turn; FrozenLake), and is used', async () => {
+  const sqlTasks = makeTasks(sql, 2, 7);
+  const sqlSpec = envs.spec(sqlTasks[0]);
+  for (const [tasks, spec, budget] of [
+    [sqlTasks, sqlSpec, 3],
+    [lakeTasks, lakeSpec, 4],
+  ] as const) {
+    const run = (policy: TransformerPolicy) =>
+      rollout({ tasks, samples: 2, budget, runSeed: 5, policy, makeEnv: envs.make });
+    const plain = makePolicy(tiny('', 1024), spec) as TransformerPolicy;
+    plain.prefixCache = undefined;
+    const cached = makePolicy(tiny('', 1024), spec) as TransformerPolicy;
+    assert.equal(JSON.stringify(await run(cached)), JSON.stringify(await run(plain)), spec.id);
+    const stats = cached.prefixCache?.stats;
+    assert.ok(stats !== undefined && stats.reused > 0, `${spec.id}: ${JSON.stringify(stats)}`);
+    // Scoring the recorded actions (NLL, LLR) through the cache: the same numbers.
+    const env = await envs.make(tasks[0]);
+    const [t] = await run(plain);
+    for (let k = 0; k < t.turns.length; k++) {
+      const ctx = drawing(t, k, env, 1);
+      assert.equal(cached.logProb(ctx, t.turns[k].action), plain.logProb(ctx, t.turns[k].action));
+    }
+    await env.close?.();
+  }
+});
+
 test('save/load: a checkpoint file or run directory acts as the policy it was (model, tokenizer and format together)', async () => {
   const p = makePolicy(tiny(',temperature=0.7,top_p=0.9,mode=text'), lakeSpec) as TransformerPolicy;
   const file = join(dir, 'p.safetensors');
