@@ -13,8 +13,8 @@
 //
 // The budget counts both agents' turns: turn 0 is the planner's, turns 1 … T−1 the executor's steps.
 // A trajectory records both in turnwise's one format: the planner's turn has the start cell as its
-// observation and the waypoint as its action, `info.agent = "planner"` (and `forced` when the planner
-// is fixed); each executor turn has the cell and the move, `info.agent = "executor"` and `info.target`.
+// observation and the waypoint as its action, `info.agent = "planner"`, `info.step = false` (it moves
+// nothing: readers do not check it against the env's actions) and `forced` when the planner is fixed; each executor turn has the cell and the move, `info.agent = "executor"` and `info.target`.
 import { InputError } from '../core/errors.ts';
 import { Rng, STREAM } from '../core/rng.ts';
 import type {
@@ -342,7 +342,7 @@ export function rolloutPair(
       action: waypoint,
       reward: 0,
       logp: choices[i].logp,
-      info: { agent: 'planner' },
+      info: { agent: 'planner', step: false },
       ...(planner === null ? { forced: true } : {}),
     };
     const turns = [plannerTurn, ...run.turns];

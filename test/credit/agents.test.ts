@@ -12,7 +12,9 @@ import {
 const EPS = 1e-6;
 const close = (a: readonly number[], b: readonly number[], tol = 1e-12) => {
   assert.equal(a.length, b.length);
-  a.forEach((x, i) => assert.ok(Math.abs(x - b[i]) <= tol, `[${i}] ${x} vs ${b[i]}`));
+  a.forEach((x, i) => {
+    assert.ok(Math.abs(x - b[i]) <= tol, `[${i}] ${x} vs ${b[i]}`);
+  });
 };
 
 // Four episodes of one map: waypoints 3, 3, 5, 7 with outcomes 1, 0, 1, 0. R̄ = 0.5, std R = 0.5;

@@ -93,7 +93,9 @@ test('counterfactual credit on the hand-made map: R − ¼·Σ_w R(w) = 1 − ¼
   assert.equal(steps, 32 * 5);
   const episodes = pairEpisodes(records, replays);
   const a = pairCredit(episodes, 'counterfactual');
-  a.planner.forEach((x, i) => assert.equal(x, records[i].waypoint === 2 ? 0.75 : -0.25));
+  a.planner.forEach((x, i) => {
+    assert.equal(x, records[i].waypoint === 2 ? 0.75 : -0.25);
+  });
   // every episode with the same waypoint behaves the same: the executor's own group has no contrast
   assert.ok(a.executor.every((x) => x === 0));
 });
@@ -135,7 +137,9 @@ test('on random maps the replay of the chosen waypoint is the episode itself, an
   const a = freshAgents(16, [16], 5);
   const records = rolloutPair(envs, a, tasks, 4, 10, 99);
   const { replays } = replayWaypoints(envs, a.executor, records, 10, 99);
-  records.forEach((r, i) => assert.equal(replays[i][r.waypoint], r.trajectory.outcome.return));
+  records.forEach((r, i) => {
+    assert.equal(replays[i][r.waypoint], r.trajectory.outcome.return);
+  });
   const again = rolloutPair(envs, freshAgents(16, [16], 5), tasks, 4, 10, 99);
   assert.equal(
     JSON.stringify(again.map((r) => r.trajectory)),
