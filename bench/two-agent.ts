@@ -47,6 +47,8 @@ interface Result {
   direct: number;
   envSteps: number;
   replaySteps: number;
+  /** Mean over the iterations of the share of executor turns whose advantage is 0. */
+  zeroAdv: number;
   seconds: number;
 }
 const results: Record<Arm, Result[]> = Object.fromEntries(ARMS.map((a) => [a, []])) as unknown as Record<
@@ -67,6 +69,7 @@ function run(arm: Arm, config: PairConfig, agents: PairAgents): void {
     direct: ev.direct,
     envSteps: r.envSteps,
     replaySteps: r.replaySteps,
+    zeroAdv: r.metrics.reduce((a, m) => a + m['executor/zero_adv'], 0) / r.metrics.length,
     seconds: (performance.now() - t) / 1000,
   };
   results[arm].push(res);
@@ -122,6 +125,7 @@ const summary = (arm: Arm) => ({
   ...Object.fromEntries(keys.map((k) => [k, mean(arm, k)])),
   envSteps: mean(arm, 'envSteps'),
   replaySteps: mean(arm, 'replaySteps'),
+  executorZeroAdvantage: mean(arm, 'zeroAdv'),
   seconds: mean(arm, 'seconds'),
 });
 const diff = (a: Arm, b: Arm) =>

@@ -6,7 +6,9 @@
 //   per-agent:       A^P_i = (R̄_{w_i} − R̄) / (std R + ε),  R̄_w the mean outcome of the episodes that
 //                    chose w;  A^E_i = GRPO over the subgroup that shares w_i (only the executor varies)
 //   counterfactual:  A^P_i = R_i − Σ_w π(w|s) R_i(w),  R_i(w) the outcome of episode i replayed with
-//                    waypoint w under the same random streams; A^E_i as per-agent
+//                    waypoint w under the same random streams; A^E_i as shared (only the planner's
+//                    credit differs from shared: the executor's per-agent subgroups are mostly of one
+//                    episode when the planner's choices are spread, and a subgroup of one gives 0)
 // The counterfactual baseline is COMA's (Foerster et al. 2018, "Counterfactual Multi-Agent Policy
 // Gradients", eq. 4), the difference reward of Wolpert & Tumer 2002 taken in expectation over the
 // planner's own policy: it does not depend on the waypoint drawn (R_i(·) is fixed by the streams), so
@@ -103,15 +105,17 @@ export function pairCredit(
   credit: AgentCredit,
   eps = DEFAULT_EPS,
 ): PairAdvantages {
-  if (credit === 'shared') {
-    const z = normalize(
+  const shared = () =>
+    normalize(
       group.map((e) => e.outcome),
       true,
       eps,
     );
+  if (credit === 'shared') {
+    const z = shared();
     return { planner: z, executor: [...z] };
   }
-  const executor = executorGroupCredit(group, eps);
-  const planner = credit === 'per-agent' ? plannerGroupCredit(group, eps) : group.map(counterfactualCredit);
-  return { planner, executor };
+  if (credit === 'per-agent')
+    return { planner: plannerGroupCredit(group, eps), executor: executorGroupCredit(group, eps) };
+  return { planner: group.map(counterfactualCredit), executor: shared() };
 }

@@ -1,7 +1,7 @@
 // `turnwise train-pair` as a library call: the two agents made or loaded, trained together
 // (train/pair.ts), evaluated on held-out maps, and a run directory written — both networks, and the
 // held-out episodes in turnwise's trajectory format (both agents' turns, `info.agent` on each).
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../core/errors.ts';
 import type { EnvFactory } from '../core/types.ts';
@@ -57,13 +57,10 @@ export function pairAgents(o: Pick<PairRunOptions, 'config' | 'planner' | 'execu
   const specs = pairSpecs(nS);
   const load = (flag: '--planner' | '--executor', file: string): NeuralPolicy => {
     const spec = flag === '--planner' ? specs.planner : specs.executor;
+    const allowed = `expected mlp${flag === '--planner' ? ', goal' : ''} or a network file written by train-pair --out`;
+    if (!existsSync(file)) throw new InputError(flag, file, `${allowed} (no such file)`);
     const p = loadNeuralPolicy(file, spec);
-    if (p === undefined)
-      throw new InputError(
-        flag,
-        file,
-        `expected mlp${flag === '--planner' ? ', goal' : ''} or a network file`,
-      );
+    if (p === undefined) throw new InputError(flag, file, allowed);
     if (p.config.env !== spec.id)
       throw InputError.raw(file, `the network is a ${p.config.env}, not a ${spec.id}`);
     return p;

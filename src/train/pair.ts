@@ -197,7 +197,7 @@ interface ExecutorRun {
   contexts: TurnContext<ExecutorObservation>[];
 }
 
-const NO_HISTORY: readonly Turn[] = [];
+const NO_HISTORY: readonly never[] = [];
 
 /** Runs the executor in lockstep over the jobs, each for at most `steps` steps. */
 function runExecutor(executor: NeuralPolicy, jobs: readonly Job[], steps: number): ExecutorRun[] {
@@ -486,6 +486,8 @@ export interface PairMetrics {
   /** Env steps of the episodes, and of the counterfactual replays. */
   'env/steps': number;
   'env/replay_steps': number;
+  /** Share of the executor's turns whose advantage is exactly 0 (no learning signal). */
+  'executor/zero_adv': number;
 }
 
 /** What the planner's choices on some episodes were. */
@@ -607,6 +609,8 @@ export function trainPair(
       'executor/entropy': eStats?.entropy ?? Number.NaN,
       'env/steps': steps,
       'env/replay_steps': iterReplaySteps,
+      'executor/zero_adv':
+        executorUnits.filter((u) => u.advantage === 0).length / Math.max(1, executorUnits.length),
     };
     metrics.push(m);
     onIter?.(m);

@@ -66,6 +66,15 @@ test('counterfactual: R − Σ_w π(w) R(w) on a hand-made episode', () => {
   const a = pairCredit(failed, 'counterfactual');
   close(a.planner, [-0.5, -0.5]);
   close(a.executor, [0, 0]);
+  // the executor's credit under counterfactual is the shared one
+  const mixed: PairEpisode[] = [
+    { choice: 1, outcome: 1, replays, probs },
+    { choice: 3, outcome: 0, replays, probs },
+  ];
+  const m = pairCredit(mixed, 'counterfactual');
+  close(m.planner, [0.5, -0.5]);
+  close(m.executor, pairCredit(mixed, 'shared').executor);
+  close(m.executor, [unit, -unit]);
   close(pairCredit(failed, 'shared').planner, [0, 0]);
 });
 

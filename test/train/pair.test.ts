@@ -96,8 +96,22 @@ test('counterfactual credit on the hand-made map: R − ¼·Σ_w R(w) = 1 − ¼
   a.planner.forEach((x, i) => {
     assert.equal(x, records[i].waypoint === 2 ? 0.75 : -0.25);
   });
-  // every episode with the same waypoint behaves the same: the executor's own group has no contrast
-  assert.ok(a.executor.every((x) => x === 0));
+  // the executor's turns get the team's GRPO outcome: (R − mean)/(std + ε) over the 32 episodes
+  const n2 = records.filter((r) => r.waypoint === 2).length;
+  const mu = n2 / 32;
+  const sd = Math.sqrt(mu * (1 - mu));
+  a.executor.forEach((x, i) => {
+    const expected = ((records[i].waypoint === 2 ? 1 : 0) - mu) / (sd + 1e-6);
+    assert.ok(Math.abs(x - expected) < 1e-12, `${x} vs ${expected}`);
+  });
+  // per-agent: every episode with the same waypoint behaves the same, so the executor's own groups
+  // have no contrast, and the planner gets R̄_w − R̄ over the std: (1 − μ)/σ via cell 2, −μ/σ otherwise
+  const b = pairCredit(episodes, 'per-agent');
+  assert.ok(b.executor.every((x) => x === 0));
+  b.planner.forEach((x, i) => {
+    const expected = ((records[i].waypoint === 2 ? 1 : 0) - mu) / (sd + 1e-6);
+    assert.ok(Math.abs(x - expected) < 1e-12, `${x} vs ${expected}`);
+  });
 });
 
 test('the planner alone over the hand executor learns waypoint 2 from the counterfactual credit', () => {

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { AGENT_CREDITS, type AgentCredit } from '../../credit/agents.ts';
 import { envs } from '../../envs/index.ts';
+import { checkOutput } from '../../store/paths.ts';
 import { PAIR_DEFAULTS, type PairConfig } from '../../train/pair.ts';
 import { type AgentSource, runPair } from '../../train/pair-run.ts';
 import { fmt, interactive, json, out, table, warn } from '../io.ts';
@@ -39,6 +40,13 @@ function source(flag: '--planner' | '--executor', raw: string): AgentSource {
   return { file: raw };
 }
 
+/** Hidden widths: comma-separated integers from 1 to 4096. */
+function widths(raw: string): number[] {
+  const w = intList('--hidden', raw, 1);
+  if (w.some((x) => x > 4096)) throw new InputError('--hidden', raw, 'expected widths from 1 to 4096');
+  return w;
+}
+
 export function registerTrainPair(program: Command): void {
   const d = PAIR_DEFAULTS;
   program
@@ -52,7 +60,7 @@ export function registerTrainPair(program: Command): void {
     .option('--executor <kind>', 'mlp: trained; FILE: an executor network written by --out, fixed', 'mlp')
     .option(
       '--credit <method>',
-      `${AGENT_CREDITS.join(' | ')}: each agent's turns get the team's GRPO outcome; the planner its waypoint's mean outcome and the executor GRPO among the episodes of its waypoint; the planner R − Σ_w π(w)·R(w) over replays of every waypoint`,
+      `${AGENT_CREDITS.join(' | ')}: each agent's turns get the team's GRPO outcome; the planner its waypoint's mean outcome and the executor GRPO among the episodes of its waypoint; the planner R − Σ_w π(w)·R(w) over replays of every waypoint, the executor the team's`,
       'shared',
     )
     .option('--size <n>', 'side of the random maps', String(d.size))
@@ -92,11 +100,16 @@ export function registerTrainPair(program: Command): void {
         iters: int('--iters', f.iters, 1, 100_000),
         groups: int('--groups', f.groups, 1, 100_000),
         groupSize: int('--group-size', f.groupSize, 1, 10_000),
-        hidden: intList('--hidden', f.hidden, 1),
+        hidden: widths(f.hidden),
         lr: num('--lr', f.lr, (x) => x > 0 && x < 10, 'a step size in (0, 10)'),
         seed: seed(f.seed),
       };
       const evalMaps = int('--eval-maps', f.evalMaps, 1, 1_000_000);
+      if (f.out !== undefined)
+        checkOutput(f.out, '--out', 'dir', [
+          ['--planner', typeof planner === 'object' ? planner.file : undefined],
+          ['--executor', typeof executor === 'object' ? executor.file : undefined],
+        ]);
       const r = runPair(envs, {
         config,
         planner,
