@@ -49,6 +49,8 @@ interface Result {
   replaySteps: number;
   /** Mean over the iterations of the share of executor turns whose advantage is 0. */
   zeroAdv: number;
+  /** Over the last 10 iterations: the share of episodes where the waypoint changed the outcome. */
+  pivotal: number;
   seconds: number;
 }
 const results: Record<Arm, Result[]> = Object.fromEntries(ARMS.map((a) => [a, []])) as unknown as Record<
@@ -70,6 +72,8 @@ function run(arm: Arm, config: PairConfig, agents: PairAgents): void {
     envSteps: r.envSteps,
     replaySteps: r.replaySteps,
     zeroAdv: r.metrics.reduce((a, m) => a + m['executor/zero_adv'], 0) / r.metrics.length,
+    pivotal:
+      r.metrics.slice(-10).reduce((a, m) => a + m['planner/pivotal'], 0) / Math.min(10, r.metrics.length),
     seconds: (performance.now() - t) / 1000,
   };
   results[arm].push(res);
@@ -126,6 +130,7 @@ const summary = (arm: Arm) => ({
   envSteps: mean(arm, 'envSteps'),
   replaySteps: mean(arm, 'replaySteps'),
   executorZeroAdvantage: mean(arm, 'zeroAdv'),
+  ...(arm.includes('ounterfactual') ? { pivotal: mean(arm, 'pivotal') } : {}),
   seconds: mean(arm, 'seconds'),
 });
 const diff = (a: Arm, b: Arm) =>

@@ -488,6 +488,9 @@ export interface PairMetrics {
   'env/replay_steps': number;
   /** Share of the executor's turns whose advantage is exactly 0 (no learning signal). */
   'executor/zero_adv': number;
+  /** Share of episodes whose replays differ across waypoints: where the planner's choice changed the
+   * outcome (counterfactual credit only; NaN otherwise). */
+  'planner/pivotal': number;
 }
 
 /** What the planner's choices on some episodes were. */
@@ -611,6 +614,10 @@ export function trainPair(
       'env/replay_steps': iterReplaySteps,
       'executor/zero_adv':
         executorUnits.filter((u) => u.advantage === 0).length / Math.max(1, executorUnits.length),
+      'planner/pivotal':
+        replays === undefined
+          ? Number.NaN
+          : replays.filter((r) => Math.min(...r) !== Math.max(...r)).length / replays.length,
     };
     metrics.push(m);
     onIter?.(m);
