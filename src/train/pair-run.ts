@@ -59,10 +59,19 @@ export function pairAgents(o: Pick<PairRunOptions, 'config' | 'planner' | 'execu
     const spec = flag === '--planner' ? specs.planner : specs.executor;
     const allowed = `expected mlp${flag === '--planner' ? ', goal' : ''} or a network file written by train-pair --out`;
     if (!existsSync(file)) throw new InputError(flag, file, `${allowed} (no such file)`);
-    const p = loadNeuralPolicy(file, spec);
+    const size = `${o.config.size}x${o.config.size}`;
+    const wanted = `expected ${flag === '--planner' ? 'a planner' : 'an executor'} network of ${size} maps`;
+    let p: NeuralPolicy | undefined;
+    try {
+      p = loadNeuralPolicy(file, spec);
+    } catch (e) {
+      // The loader names the file; the user named the flag: the reason goes after it.
+      if (e instanceof InputError)
+        throw new InputError(flag, file, `${wanted} (${e.message.slice(e.field.length + 2)})`);
+      throw e;
+    }
     if (p === undefined) throw new InputError(flag, file, allowed);
-    if (p.config.env !== spec.id)
-      throw InputError.raw(file, `the network is a ${p.config.env}, not a ${spec.id}`);
+    if (p.config.env !== spec.id) throw new InputError(flag, file, `${wanted}, not a ${p.config.env}`);
     return p;
   };
   const planner =

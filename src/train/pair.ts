@@ -176,6 +176,13 @@ function mapViews(envs: EnvFactory, task: Task, env: Env<unknown, unknown>): Map
   };
 }
 
+/** FrozenLake's factory makes its envs at once; the lockstep loops below do not await. */
+function makeEnv(envs: EnvFactory, task: Task): Env<unknown, unknown> {
+  const env = envs.make(task);
+  if (env instanceof Promise) throw new Error('the two-agent setting needs envs made synchronously');
+  return env;
+}
+
 /** One executor run to do: a map, its env seed and executor stream, and the waypoint to follow. */
 interface Job {
   map: MapViews;
@@ -297,7 +304,7 @@ export function rolloutPair(
   runSeed: number,
 ): PairEpisodeRecord[] {
   const maps = tasks.map((task) => {
-    const env = envs.make(task) as Env<unknown, unknown>;
+    const env = makeEnv(envs, task);
     return mapViews(envs, task, env);
   });
   const jobs: Job[] = [];
@@ -322,7 +329,7 @@ export function rolloutPair(
   const probs = planner?.probsBatch(planned.map((p) => p.ctx as TurnContext<unknown>));
   planned.forEach((p, i) => {
     // Each episode its own env: replays and episodes of one map never share a state.
-    const env = i % samples === 0 ? p.map.env : (envs.make(p.map.task) as Env<unknown, unknown>);
+    const env = i % samples === 0 ? p.map.env : makeEnv(envs, p.map.task);
     jobs.push({
       map: p.map,
       env,
@@ -385,7 +392,7 @@ export function replayWaypoints(
 ): { replays: Float64Array[]; steps: number } {
   const jobs: Job[] = [];
   for (const e of episodes) {
-    const env = envs.make(e.map.task) as Env<unknown, unknown>;
+    const env = makeEnv(envs, e.map.task);
     for (let w = 0; w < e.map.nS; w++) {
       jobs.push({
         map: e.map,

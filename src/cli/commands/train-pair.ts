@@ -60,7 +60,7 @@ export function registerTrainPair(program: Command): void {
     .option('--executor <kind>', 'mlp: trained; FILE: an executor network written by --out, fixed', 'mlp')
     .option(
       '--credit <method>',
-      `${AGENT_CREDITS.join(' | ')}: each agent's turns get the team's GRPO outcome; the planner its waypoint's mean outcome and the executor GRPO among the episodes of its waypoint; the planner R − Σ_w π(w)·R(w) over replays of every waypoint, the executor the team's`,
+      "shared: both agents get the team's GRPO outcome; per-agent: the planner its waypoint's mean outcome, the executor GRPO among the episodes of its waypoint; counterfactual: the planner R − Σ_w π(w)·R(w) over replays of every waypoint, the executor the team's",
       'shared',
     )
     .option('--size <n>', 'side of the random maps', String(d.size))
