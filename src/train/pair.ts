@@ -6,6 +6,9 @@
 // other waypoint under the same random streams (the env's seed and the executor's stream) so that the
 // planner is credited with the difference its choice made.
 //
+// With `sight` R the executor sees only the holes within distance R of its cell (the planner always
+// sees the whole map): a division of labour where the waypoint carries what the executor cannot see.
+//
 // One iteration reads as collect → (replays) → credit → update: G maps × K samples rolled out in
 // lockstep (one batched forward per agent per turn), the advantages of each map's group, then PPO-clip
 // epochs (train/ppo.ts) for each trained agent on its own turns. Either agent may be fixed: the planner
@@ -50,6 +53,8 @@ export interface PairConfig {
   slippery: boolean;
   /** T: the planner's turn and T − 1 executor steps. */
   budget: number;
+  /** The executor sees the holes within Chebyshev distance `sight` of its cell; 0: the whole map. */
+  sight: number;
   /** How each agent's turns are credited from the shared outcome. */
   credit: AgentCredit;
   iters: number;
@@ -73,6 +78,7 @@ export const PAIR_DEFAULTS: Omit<PairConfig, 'credit'> = {
   p: 0.8,
   slippery: false,
   budget: 10,
+  sight: 0,
   iters: 40,
   groups: 32,
   groupSize: 8,
@@ -142,7 +148,7 @@ interface MapViews {
 }
 
 /** Says the scope: FrozenLake without fog, whose feature view is [holes | goal | position]. */
-function mapViews(envs: EnvFactory, task: Task, env: Env<unknown, unknown>): MapViews {
+function mapViews(envs: EnvFactory, task: Task, env: Env<unknown, unknown>, sight: number): MapViews {
   const spec = envs.spec(task);
   const nS = spec.observations;
   if (spec.id !== 'frozenlake' || nS === undefined || spec.features !== 3 * nS || env.features === undefined)
@@ -167,6 +173,13 @@ function mapViews(envs: EnvFactory, task: Task, env: Env<unknown, unknown>): Map
         if (f === undefined) {
           f = new Float32Array(4 * nS);
           f.set(features(o.cell));
+          if (sight > 0) {
+            // Holes beyond sight are hidden: the executor cannot plan around what it cannot see.
+            const side = Math.round(Math.sqrt(nS));
+            const [r, c] = [Math.floor(o.cell / side), o.cell % side];
+            for (let i = 0; i < nS; i++)
+              if (Math.max(Math.abs(Math.floor(i / side) - r), Math.abs((i % side) - c)) > sight) f[i] = 0;
+          }
           f[3 * nS + o.target] = 1;
           cache.set(key, f);
         }
@@ -302,11 +315,9 @@ export function rolloutPair(
   samples: number,
   budget: number,
   runSeed: number,
+  sight = 0,
 ): PairEpisodeRecord[] {
-  const maps = tasks.map((task) => {
-    const env = makeEnv(envs, task);
-    return mapViews(envs, task, env);
-  });
+  const maps = tasks.map((task) => mapViews(envs, task, makeEnv(envs, task), sight));
   const jobs: Job[] = [];
   const planned: { ctx: TurnContext<number>; map: MapViews; sample: number; envSeed: number }[] = [];
   for (const map of maps) {
@@ -544,7 +555,7 @@ export function trainPair(
     const pick = Rng.derive(config.seed, STREAM.task, PAIR_STREAM.iter, iter);
     const tasks = Array.from({ length: config.groups }, () => pairTask(config, pick.int(TRAIN_SEEDS)));
     const runSeed = Rng.derive(config.seed, PAIR_STREAM.iter, iter).uint32();
-    const records = rolloutPair(envs, agents, tasks, config.groupSize, config.budget, runSeed);
+    const records = rolloutPair(envs, agents, tasks, config.groupSize, config.budget, runSeed, config.sight);
     const steps = records.reduce((a, r) => a + r.trajectory.outcome.turns - 1, 0);
     envSteps += steps;
     // replays (counterfactual credit of a trained planner)
@@ -649,14 +660,14 @@ export interface PairEvaluation {
 /** The pair on held-out maps (task seeds from HELD_OUT_SEED), both agents sampling. */
 export function evaluatePair(
   envs: EnvFactory,
-  config: Pick<PairConfig, 'size' | 'p' | 'slippery' | 'budget'>,
+  config: Pick<PairConfig, 'size' | 'p' | 'slippery' | 'budget' | 'sight'>,
   agents: Pick<PairAgents, 'planner' | 'executor'>,
   maps: number,
   samples: number,
   runSeed: number,
 ): PairEvaluation {
   const tasks = Array.from({ length: maps }, (_, i) => pairTask(config, HELD_OUT_SEED + i));
-  const records = rolloutPair(envs, agents, tasks, samples, config.budget, runSeed);
+  const records = rolloutPair(envs, agents, tasks, samples, config.budget, runSeed, config.sight);
   const ts = records.map((r) => r.trajectory);
   let optimal = 0;
   for (let g = 0; g < maps; g++) {

@@ -471,6 +471,7 @@ function specs(valid: () => string): Spec[] {
         '--size': badInt(2, 8),
         '--p': badNum((x) => x > 0 && x <= 1),
         '--budget': badInt(2, 1000),
+        '--sight': badInt(0, 8),
         '--iters': badInt(1, 100_000),
         '--groups': badInt(1, 100_000),
         '--group-size': badInt(1, 10_000),

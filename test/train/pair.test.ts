@@ -181,3 +181,31 @@ test('training the pair: the same seed gives the same metrics and trajectories',
   assert.equal(JSON.stringify(r1.last), JSON.stringify(r2.last));
   assert.ok(r1.replaySteps > 0 && r1.envSteps > 0);
 });
+
+test('sight R: the executor sees the holes within Chebyshev distance R of its cell, the planner the whole map', () => {
+  // Gymnasium's 4x4: holes at cells 5, 7, 11, 12; from S (cell 0) only cell 5 is within distance 1.
+  const w4 = new FrozenLakeWorld({
+    desc: ['SFFF', 'FHFH', 'FFFH', 'HFFG'],
+    slippery: false,
+    successRate: 1 / 3,
+  });
+  const f4: EnvFactory = { make: () => new FrozenLakeEnv(w4), spec: () => w4.spec };
+  const a = freshAgents(16, [8], 1);
+  const holes = (sight: number) => {
+    const [r] = rolloutPair(f4, a, [task], 1, 3, 1, sight);
+    const ctx = r.executorContexts[0];
+    assert.equal(ctx.observation.cell, 0);
+    const seen = ctx.env.features!(ctx.observation).subarray(0, 16);
+    const planner = r.plannerCtx.env.features!(0).subarray(0, 16);
+    assert.deepEqual(
+      [...planner.keys()].filter((i) => planner[i] === 1),
+      [5, 7, 11, 12],
+    );
+    return [...seen.keys()].filter((i) => seen[i] === 1);
+  };
+  assert.deepEqual(holes(0), [5, 7, 11, 12]);
+  assert.deepEqual(holes(1), [5]);
+  // cells 7 (1, 3), 11 (2, 3) and 12 (3, 0) are all at distance 3 from (0, 0)
+  assert.deepEqual(holes(2), [5]);
+  assert.deepEqual(holes(3), [5, 7, 11, 12]);
+});

@@ -19,6 +19,7 @@ interface PairFlags {
   p: string;
   slippery?: boolean;
   budget: string;
+  sight: string;
   iters: string;
   groups: string;
   groupSize: string;
@@ -71,6 +72,11 @@ export function registerTrainPair(program: Command): void {
       "turns of both agents: the planner's one and T − 1 executor steps",
       String(d.budget),
     )
+    .option(
+      '--sight <R>',
+      'the executor sees the holes within Chebyshev distance R of its cell (0: the whole map; the planner sees it all)',
+      String(d.sight),
+    )
     .option('--iters <n>', 'training iterations', String(d.iters))
     .option('--groups <n>', 'maps per iteration', String(d.groups))
     .option('--group-size <n>', 'episodes per map (the group of credit)', String(d.groupSize))
@@ -97,6 +103,7 @@ export function registerTrainPair(program: Command): void {
         p: num('--p', f.p, (x) => x > 0 && x <= 1, 'a probability in (0, 1]'),
         slippery: f.slippery === true,
         budget: int('--budget', f.budget, 2, 1000),
+        sight: int('--sight', f.sight, 0, 8),
         iters: int('--iters', f.iters, 1, 100_000),
         groups: int('--groups', f.groups, 1, 100_000),
         groupSize: int('--group-size', f.groupSize, 1, 10_000),
