@@ -5,7 +5,8 @@
 // planner alone (shared or counterfactual credit) over that executor once trained. Each trained pair is
 // rolled out on held-out maps; the paired differences over seeds (mean, 95% t) come from bench/paired.ts.
 // One JSON object on stdout, progress on stderr.
-//   node --import tsx bench/two-agent.ts [--seeds 1,2,3] [--iters 40] [--maps 500]
+// --sight R hides from the executor the holes beyond distance R of its cell (the planner sees them all).
+//   node --import tsx bench/two-agent.ts [--seeds 1,2,3] [--iters 40] [--maps 500] [--size 4] [--sight 0] [--budget 10]
 import { parseArgs } from 'node:util';
 import { envs } from '../src/envs/index.ts';
 import {
@@ -23,12 +24,17 @@ const { values } = parseArgs({
     seeds: { type: 'string', default: '1,2,3' },
     iters: { type: 'string', default: '40' },
     maps: { type: 'string', default: '500' },
+    size: { type: 'string', default: '4' },
+    sight: { type: 'string', default: '0' },
+    budget: { type: 'string', default: '10' },
   },
 });
 const seeds = values.seeds.split(',').map(Number);
 const iters = Number(values.iters);
 const maps = Number(values.maps);
-const SIZE = 4;
+const SIZE = Number(values.size);
+const sight = Number(values.sight);
+const budget = Number(values.budget);
 const nS = SIZE * SIZE;
 
 const ARMS = [
@@ -85,7 +91,7 @@ function run(arm: Arm, config: PairConfig, agents: PairAgents): void {
 const t0 = performance.now();
 const cpu0 = process.cpuUsage();
 for (const seed of seeds) {
-  const base = { ...PAIR_DEFAULTS, iters, seed };
+  const base = { ...PAIR_DEFAULTS, size: SIZE, sight, budget, iters, seed };
   for (const [arm, credit] of [
     ['shared', 'shared'],
     ['perAgent', 'per-agent'],
@@ -147,7 +153,8 @@ console.log(
       size: SIZE,
       p: PAIR_DEFAULTS.p,
       slippery: false,
-      budget: PAIR_DEFAULTS.budget,
+      budget,
+      sight,
       policy: `mlp:hidden=${PAIR_DEFAULTS.hidden.join('x')} (both agents)`,
       iters,
       groups: PAIR_DEFAULTS.groups,
