@@ -59,7 +59,9 @@ export function stateKeyOf<O>(env: EnvView<O>, o: O): string | number {
  * line (file:line) for the message.
  */
 export function checkInSpaces(
-  t: { turns: readonly { observation: unknown; action: unknown; info: { valid?: boolean } }[] },
+  t: {
+    turns: readonly { observation: unknown; action: unknown; info: { valid?: boolean; step?: boolean } }[];
+  },
   spec: EnvSpec,
   where: string,
 ): void {
@@ -76,7 +78,9 @@ export function checkInSpaces(
       );
     }
     const a = turn.action;
-    if (typeof spec.actions === 'number' && turn.info.valid !== false) {
+    // A turn with info.step false is an agent's decision that did not step the env (a planner's
+    // waypoint, train/pair.ts): its action is not the env's.
+    if (typeof spec.actions === 'number' && turn.info.valid !== false && turn.info.step !== false) {
       if (typeof a !== 'number' || !Number.isInteger(a) || a < 0 || a >= spec.actions) {
         throw new InputError(
           `${where}.turns.${i}.action`,

@@ -101,6 +101,11 @@ export interface StepInfo {
   failure?: FailureKind;
   /** false: the action was malformed or illegal; the env did not move. */
   valid?: boolean;
+  /** A trajectory of several agents: whose turn it is (`turnwise train-pair`: planner, executor). */
+  agent?: string;
+  /** false: an agent's decision that did not step the env (the planner's waypoint); readers check the
+   * env's action space only on the turns that step it. */
+  step?: boolean;
   /** Env-specific extras (a per-turn quality signal, clues): kept in files as they are. */
   [extra: string]: unknown;
 }

@@ -462,6 +462,27 @@ function specs(valid: () => string): Spec[] {
       },
     },
     {
+      path: ['train-pair'],
+      base: ['--iters', '1', '--groups', '1', '--group-size', '2', '--eval-maps', '1', '--hidden', '4'],
+      flags: {
+        '--planner': badEnum(['mlp', 'goal']),
+        '--executor': badEnum(['mlp']),
+        '--credit': badEnum(['shared', 'per-agent', 'counterfactual']),
+        '--size': badInt(2, 8),
+        '--p': badNum((x) => x > 0 && x <= 1),
+        '--budget': badInt(2, 1000),
+        '--sight': badInt(0, 8),
+        '--iters': badInt(1, 100_000),
+        '--groups': badInt(1, 100_000),
+        '--group-size': badInt(1, 10_000),
+        '--hidden': pick('', ',', '1,,2', 'a,b', '1.5', '1e2', '0', '4,-1', '5000'),
+        '--lr': badNum((x) => x > 0 && x < 10),
+        '--eval-maps': badInt(1, 1_000_000),
+        '--seed': badInt(0),
+        '--out': badOutDir,
+      },
+    },
+    {
       path: ['calc', 'tokens'],
       base: ['--per-trajectory', '100', '--batch', '8', '--steps', '10'],
       flags: {

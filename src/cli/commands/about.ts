@@ -44,6 +44,11 @@ export const ABOUT = {
     term: 'train [options]',
     description: 'train a policy (GRPO, PPO, ES) with checkpoints and resume',
   },
+  'train-pair': {
+    term: 'train-pair [options]',
+    description:
+      'two agents, one outcome: a planner picks a waypoint, an executor walks (FrozenLake); credit shared, per-agent or counterfactual',
+  },
   bench: { term: 'bench', description: 'throughput benchmarks (JSON with --json)' },
   demo: {
     term: 'demo [options]',
