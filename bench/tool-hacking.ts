@@ -80,16 +80,14 @@ for (const arm of ARMS) {
     );
     process.stderr.write(`${arm.name} seed ${seed}: ${r.seconds.toFixed(1)} s\n`);
   }
-  const perSeed = Object.fromEntries(NAMES.map((f) => [f, runs.map((s) => mean(s[f].slice(-window)))])) as Record<
-    Figure,
-    number[]
-  >;
+  const perSeed = Object.fromEntries(
+    NAMES.map((f) => [f, runs.map((s) => mean(s[f].slice(-window)))]),
+  ) as Record<Figure, number[]>;
   // Every 10th iteration (and the last): the mean over seeds.
   const at = Array.from({ length: iters }, (_, i) => i).filter((i) => i % 10 === 0 || i === iters - 1);
-  const curves = Object.fromEntries(NAMES.map((f) => [f, at.map((i) => r4(mean(runs.map((s) => s[f][i]))))])) as Record<
-    Figure,
-    number[]
-  >;
+  const curves = Object.fromEntries(
+    NAMES.map((f) => [f, at.map((i) => r4(mean(runs.map((s) => s[f][i]))))]),
+  ) as Record<Figure, number[]>;
   out[arm.name] = { params: arm.params, perSeed, curves };
 }
 const ref = out.format;

@@ -16,13 +16,13 @@ import {
 } from './evaluate.ts';
 import { type Failures, failures } from './failures.ts';
 import type { HackFigures } from './hacking.ts';
-import type { ToolEffectFigures } from './tool-effects.ts';
 import { type Likelihood, likelihood } from './likelihood.ts';
 import { checkKT, passKT } from './passkt.ts';
 import { DEFAULT_CONTINUATIONS, type Recovery, recovery } from './recovery.ts';
 import { canInjectErrors, collectStates, makeErrorStates, type Recorded } from './states.ts';
 import { hasStepProxy, type StepProxy, stepProxy } from './step-proxy.ts';
 import { DEFAULT_ACTIONS, type StepQuality, stepQuality } from './step-quality.ts';
+import type { ToolEffectFigures } from './tool-effects.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
 

@@ -14,11 +14,11 @@ import { episodeSeeds } from '../rollout/episode.ts';
 import { bootstrapPassKT, DEFAULT_RESAMPLES, type Interval } from './bootstrap.ts';
 import { type Failures, FailureTally } from './failures.ts';
 import { HackCount, type HackFigures } from './hacking.ts';
-import { ToolEffectCount, type ToolEffectFigures } from './tool-effects.ts';
 import { InvalidCount } from './invalid.ts';
 import { type OwnLikelihood, OwnLikelihoodCount } from './own-likelihood.ts';
 import { checkKT, countsFromFirstSuccess, type PassCounts, passKT } from './passkt.ts';
 import type { Recorded } from './states.ts';
+import { ToolEffectCount, type ToolEffectFigures } from './tool-effects.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
 

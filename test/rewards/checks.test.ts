@@ -137,9 +137,12 @@ test('side-effects: at most max, or missing with the reason', () => {
   });
 });
 
-test('valid-calls: the format alone, from the env\'s own verdicts on hand-written calls', async () => {
+test("valid-calls: the format alone, from the env's own verdicts on hand-written calls", async () => {
   const [one, four] = criteria({ kind: 'valid-calls' }, { kind: 'valid-calls', n: 4 });
-  const env = makeEnv(TOOLS) as unknown as { reset(s: number): unknown; step(a: unknown): { info: Record<string, unknown> } };
+  const env = makeEnv(TOOLS) as unknown as {
+    reset(s: number): unknown;
+    step(a: unknown): { info: Record<string, unknown> };
+  };
   env.reset(0);
   // ls and list_accounts are well formed (whatever they do), an unknown function and a string amount
   // are not, finish is.

@@ -13,8 +13,8 @@ import {
   resolveMode,
 } from '../../eval/evaluate.ts';
 import { hackLine } from '../../eval/hacking.ts';
-import { toolEffectLine } from '../../eval/tool-effects.ts';
 import { passFromOutcomes } from '../../eval/recorded.ts';
+import { toolEffectLine } from '../../eval/tool-effects.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
 import { groupsOf, judgeCallCount } from '../../rewards/score.ts';

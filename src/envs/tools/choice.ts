@@ -70,18 +70,19 @@ export function toolsChoiceSpec(): EnvSpec {
   };
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The share of a call's argument values that the text names (as a whole token); 0 without arguments. */
 export function mentioned(call: ToolCall, text: string): number {
   const values = Object.values(call.arguments ?? {}).map(String);
   if (values.length === 0) return 0;
-  const hit = values.filter((v) => new RegExp(`(?<![A-Za-z0-9])${escape(v)}(?![A-Za-z0-9])`).test(text));
+  const hit = values.filter((v) => new RegExp(`(?<![A-Za-z0-9])${escapeRegex(v)}(?![A-Za-z0-9])`).test(text));
   return hit.length / values.length;
 }
 
 /** The request's numbered steps (lines "1. …"). */
-export const requestSteps = (request: string): number => request.split('\n').filter((l) => /^\d+\. /.test(l)).length;
+export const requestSteps = (request: string): number =>
+  request.split('\n').filter((l) => /^\d+\. /.test(l)).length;
 
 /** The feature vector of an observation (see the header). */
 export function choiceFeatures(o: ToolsChoiceObservation): Float32Array {
@@ -207,11 +208,15 @@ export class ToolsChoiceEnv {
     const last = o.last;
     if (last !== null)
       lines.push(
-        last.ok ? `${last.tool} returned: ${JSON.stringify(last.output)}` : `${last.tool} failed: ${last.error}`,
+        last.ok
+          ? `${last.tool} returned: ${JSON.stringify(last.output)}`
+          : `${last.tool} failed: ${last.error}`,
       );
     lines.push('Calls offered (make one by its number):');
     o.slots.forEach((c, i) => {
-      lines.push(`#${i} ${c.name}(${JSON.stringify(c.arguments)})${o.made[i] > 0 ? ` — made ${o.made[i]}×` : ''}`);
+      lines.push(
+        `#${i} ${c.name}(${JSON.stringify(c.arguments)})${o.made[i] > 0 ? ` — made ${o.made[i]}×` : ''}`,
+      );
     });
     return lines.join('\n');
   }

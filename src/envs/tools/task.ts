@@ -18,9 +18,9 @@
 // Every step is generated against the state the previous gold steps leave, so the gold path is valid;
 // at least one step changes the state. Worlds are cached per (params, seed): they are immutable.
 import { z } from 'zod';
+import { InputError } from '../../core/errors.ts';
 import { Rng, STREAM } from '../../core/rng.ts';
 import type { Task, ToolCall } from '../../core/types.ts';
-import { InputError } from '../../core/errors.ts';
 import { fromZod } from '../../core/validate.ts';
 import { type ApiState, canonical, cloneState, execute } from './apis.ts';
 import { type GoalAttribute, goalAttributes } from './checkers.ts';
@@ -65,7 +65,8 @@ export function toolsParams(raw: Record<string, unknown>): ToolsParams {
   if (p.reward !== undefined) out.reward = p.reward;
   if (p.verify !== undefined) out.verify = p.verify;
   if (p.uselessPenalty !== undefined && p.uselessPenalty > 0) out.uselessPenalty = p.uselessPenalty;
-  if (p.sideEffectPenalty !== undefined && p.sideEffectPenalty > 0) out.sideEffectPenalty = p.sideEffectPenalty;
+  if (p.sideEffectPenalty !== undefined && p.sideEffectPenalty > 0)
+    out.sideEffectPenalty = p.sideEffectPenalty;
   return out;
 }
 

@@ -15,9 +15,9 @@ import {
   mentioned,
   requestSteps,
   TOOL_SLOTS,
-  ToolsChoiceEnv,
+  type ToolsChoiceEnv,
   type ToolsChoiceObservation,
-  ToolsEnv,
+  type ToolsEnv,
   toolsParams,
   verifiedEpisode,
   WRITES,
@@ -153,7 +153,10 @@ test('eval/tool-effects: calls, useless calls and side effects per episode, succ
 });
 
 test('callKey and mentioned: argument order does not matter; a value must be a whole token', () => {
-  assert.equal(callKey('transfer', { to: 'B', from: 'A', amount: 5 }), callKey('transfer', { amount: 5, from: 'A', to: 'B' }));
+  assert.equal(
+    callKey('transfer', { to: 'B', from: 'A', amount: 5 }),
+    callKey('transfer', { amount: 5, from: 'A', to: 'B' }),
+  );
   assert.notEqual(callKey('deposit', { amount: 5 }), callKey('withdraw', { amount: 5 }));
   assert.equal(mentioned(call('cat', { file: 'notes.txt' }), 'Show me what notes.txt says.'), 1);
   assert.equal(mentioned(call('deposit', { account: 'ACC-1', amount: 10 }), 'Deposit $100 into ACC-1.'), 0.5);
@@ -202,7 +205,9 @@ test('the slot variant: a read made is offered again as a repeat, with its count
   const r = a.step(read);
   assert.equal(r.info.effect, 'useless');
   const o2 = r.observation as ToolsChoiceObservation;
-  const again = o2.slots.findIndex((c) => callKey(c.name, c.arguments) === callKey(made.name, made.arguments));
+  const again = o2.slots.findIndex(
+    (c) => callKey(c.name, c.arguments) === callKey(made.name, made.arguments),
+  );
   assert.ok(again >= 0);
   assert.equal(o2.made[again], 1);
   assert.equal(choiceFeatures(o2)[again * 4 + 3], 0.5);
