@@ -23,6 +23,7 @@ import {
   WRITES,
 } from '../../../src/envs/tools/index.ts';
 import { toolEffectFigures } from '../../../src/eval/tool-effects.ts';
+import { hackMetrics } from '../../../src/train/hack-metrics.ts';
 
 const call = (name: string, args: Record<string, unknown> = {}): ToolCall => ({ name, arguments: args });
 const env = (seed: number, params: Record<string, unknown>) =>
@@ -150,6 +151,14 @@ test('eval/tool-effects: calls, useless calls and side effects per episode, succ
   // Two tracked episodes (the third carries no counts): 5 + 1 calls, 2 useless, 2 side effects, 1 success.
   assert.deepEqual(f, { episodes: 2, calls: 3, useless: 1, sideEffects: 1, success: 0.5 });
   assert.equal(toolEffectFigures([]), null);
+  // The training loop's scalars of the same batch.
+  assert.deepEqual(
+    hackMetrics([
+      t(['useless', 'requested', 'side-effect', 'side-effect', 'useless', undefined, undefined], false),
+      t(['requested', undefined], true),
+    ]),
+    { 'rollout/calls': 3, 'rollout/useless_calls': 1, 'rollout/side_effects': 1 },
+  );
 });
 
 test('callKey and mentioned: argument order does not matter; a value must be a whole token', () => {
