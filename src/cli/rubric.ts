@@ -153,6 +153,8 @@ export function transcriptsFor(batch: readonly Trajectory[]): {
 export const toolsSideEffects: SideEffectsOf = async (t) => {
   if (t.task.env !== 'tools') return `env ${t.task.env} records no side effects`;
   if (t.turns.some(isRecorded)) return 'recorded chat turns are not replayed';
+  if (t.task.params.mode === 'choose')
+    return "the slot variant's turns are not replayed (count: 'unrequested' reads the env's own count)";
   const env = makeEnv(t.task) as unknown as ToolsEnv;
   try {
     env.reset(t.task.seed);

@@ -33,7 +33,13 @@ import {
   searchSpec,
 } from './search/index.ts';
 import { describeSql, exportSqlDatabase, makeSqlEnv, sqlParams, sqlSpec } from './sql/index.ts';
-import { describeTools, describeToolsText, makeToolsEnv, toolsParams, toolsSpec } from './tools/index.ts';
+import {
+  describeTools,
+  describeToolsText,
+  makeToolsTaskEnv,
+  toolsParams,
+  toolsTaskSpec,
+} from './tools/index.ts';
 import { describeWeb, describeWebText, makeWebEnv, webEnvParams, webSpec } from './web/index.ts';
 
 export interface EnvEntry {
@@ -85,8 +91,8 @@ const ENVS: Record<string, EnvEntry> = {
     summary:
       'BFCL-multi-turn-like: multi-step requests over a simulated file system, bank and ticketing system, with state and response checkers (level 1–3)',
     params: (raw) => ({ ...toolsParams(raw) }),
-    make: (task) => makeToolsEnv(task) as unknown as Env<unknown, unknown>,
-    spec: (task) => toolsSpec(toolsParams(task.params)),
+    make: (task) => makeToolsTaskEnv(task) as unknown as Env<unknown, unknown>,
+    spec: (task) => toolsTaskSpec(task),
     describe: (task, options) => describeTools(task, options?.gold === true),
     describeText: describeToolsText,
   },

@@ -22,6 +22,7 @@ import { DEFAULT_CONTINUATIONS, type Recovery, recovery } from './recovery.ts';
 import { canInjectErrors, collectStates, makeErrorStates, type Recorded } from './states.ts';
 import { hasStepProxy, type StepProxy, stepProxy } from './step-proxy.ts';
 import { DEFAULT_ACTIONS, type StepQuality, stepQuality } from './step-quality.ts';
+import type { ToolEffectFigures } from './tool-effects.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
 
@@ -89,6 +90,9 @@ export interface CompareReport {
   /** The code env under a visible reward (or its candidate variant): each policy's visible and hidden
    * pass rates, gap and detector rate over its run at T_max (eval/hacking.ts); absent elsewhere. */
   hacking?: { a: HackFigures | null; b: HackFigures | null };
+  /** The tools env with a reward-hacking param set: each policy's calls, useless calls and side effects
+   * per episode over its run at T_max (eval/tool-effects.ts); absent elsewhere. */
+  toolEffects?: { a: ToolEffectFigures | null; b: ToolEffectFigures | null };
 }
 
 export const DEFAULT_STATES = 200;
@@ -198,7 +202,15 @@ export async function compare(o: CompareOptions): Promise<CompareReport> {
     likelihood: lik,
     failures: { a: failures(trajectories(recorded.a)), b: failures(trajectories(recorded.b)) },
     ...hackingOf(runA.hacking.result(), runB.hacking.result()),
+    ...toolEffectsOf(runA.toolEffects.result(), runB.toolEffects.result()),
   };
+}
+
+function toolEffectsOf(
+  a: ToolEffectFigures | null,
+  b: ToolEffectFigures | null,
+): Pick<CompareReport, 'toolEffects'> {
+  return a === null && b === null ? {} : { toolEffects: { a, b } };
 }
 
 function hackingOf(a: HackFigures | null, b: HackFigures | null): Pick<CompareReport, 'hacking'> {

@@ -18,6 +18,7 @@ import { InvalidCount } from './invalid.ts';
 import { type OwnLikelihood, OwnLikelihoodCount } from './own-likelihood.ts';
 import { checkKT, countsFromFirstSuccess, type PassCounts, passKT } from './passkt.ts';
 import type { Recorded } from './states.ts';
+import { ToolEffectCount, type ToolEffectFigures } from './tool-effects.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
 
@@ -79,6 +80,9 @@ export interface PassRun {
   invalid: InvalidCount;
   /** The code env's reward-hacking figures over the run at T_max (eval/hacking.ts). */
   hacking: HackCount;
+  /** The tools env's calls, useless calls and side effects per episode over the run at T_max
+   * (eval/tool-effects.ts). */
+  toolEffects: ToolEffectCount;
   own: OwnLikelihoodCount;
 }
 
@@ -104,6 +108,7 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
   const invalid = new InvalidCount();
   const own = new OwnLikelihoodCount();
   const hacking = new HackCount();
+  const toolEffects = new ToolEffectCount();
   const run = o.rollout ?? rollout;
   let done = 0;
   for (let j = 0; j < runs.length; j++) {
@@ -129,6 +134,7 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
           invalid.add(tr);
           own.add(tr);
           hacking.add(tr);
+          toolEffects.add(tr);
           tally.add(tr.outcome);
           if (keep(s))
             atTmax.push({ trajectory: tr, envSeed: episodeSeeds(o.runSeed, tr.task.seed, s).envSeed });
@@ -142,7 +148,7 @@ export async function runPassCounts(o: PassRunOptions): Promise<PassRun> {
     mode === 'prefix'
       ? countsFromFirstSuccess(first, samples, T)
       : { T, n: new Int32Array(tasks.length).fill(samples), c };
-  return { mode, counts, atTmax, failures: tally.result(), invalid, own, hacking };
+  return { mode, counts, atTmax, failures: tally.result(), invalid, own, hacking, toolEffects };
 }
 
 export interface PerTask {
@@ -184,6 +190,9 @@ export interface EvalReport {
   /** The code env under a visible reward (or its candidate variant), over the run at T_max: visible and
    * hidden pass rates of the submitted programs, their gap, the detector's rate (eval/hacking.ts). */
   hacking?: HackFigures;
+  /** The tools env with a reward-hacking param set, over the run at T_max: calls, useless calls and
+   * side effects per episode (eval/tool-effects.ts). */
+  toolEffects?: ToolEffectFigures;
 }
 
 export async function evaluate(o: EvalOptions): Promise<EvalReport> {
@@ -207,7 +216,13 @@ export async function evaluate(o: EvalOptions): Promise<EvalReport> {
     perTask: perTask(o.tasks, run.counts),
     ...textFigures(run),
     ...hackingOf(run),
+    ...toolEffectsOf(run),
   };
+}
+
+function toolEffectsOf(run: PassRun): { toolEffects?: ToolEffectFigures } {
+  const e = run.toolEffects.result();
+  return e === null ? {} : { toolEffects: e };
 }
 
 function hackingOf(run: PassRun): { hacking?: HackFigures } {

@@ -57,8 +57,23 @@ export function check(
     }
     case 'final-regex':
       return holds(new RegExp(c.pattern, c.flags).test(r.final(t)));
-    case 'side-effects':
+    case 'side-effects': {
+      if (c.count === 'unrequested') {
+        const n = t.turns.at(-1)?.info.sideEffects;
+        if (typeof n !== 'number')
+          return { missing: 'the env recorded no count of unrequested side effects (info.sideEffects)' };
+        return { ...holds(n <= c.max), value: n };
+      }
       if (typeof effects !== 'number') return { missing: effects ?? 'side effects were not counted' };
       return { ...holds(effects <= c.max), value: effects };
+    }
+    case 'valid-calls': {
+      if (!t.turns.some((u) => typeof u.info.tool === 'string'))
+        return { missing: `env ${t.task.env} makes no tool calls` };
+      const k = t.turns.filter(
+        (u) => typeof u.info.tool === 'string' && u.info.error !== 'schema' && u.info.error !== 'over',
+      ).length;
+      return { score: Math.min(1, k / c.n), value: k };
+    }
   }
 }

@@ -113,8 +113,23 @@ export const CRITERION_SCHEMAS = {
     })
     .describe("1 when the pattern matches the final message (the last turn's text)"),
   'side-effects': z
-    .strictObject({ kind: z.literal('side-effects'), ...common, max: z.number().int().min(0).default(0) })
+    .strictObject({
+      kind: z.literal('side-effects'),
+      ...common,
+      max: z.number().int().min(0).default(0),
+      count: z
+        .enum(['changes', 'unrequested'])
+        .default('changes')
+        .describe(
+          "changes: every call that changed the state (replayed); unrequested: the tools env's own count of changes the request did not ask for (info.sideEffects, recorded with a reward-hacking param)",
+        ),
+    })
     .describe("1 when the episode changed the env's state at most max times (the tools env)"),
+  'valid-calls': z
+    .strictObject({ kind: z.literal('valid-calls'), ...common, n: z.number().int().min(1).default(1) })
+    .describe(
+      'the format alone: min(1, k/n), k the well-formed tool calls (a known function, arguments that fit its schema) whatever they did',
+    ),
   preference: z
     .strictObject({
       kind: z.literal('preference'),
@@ -155,6 +170,7 @@ const CriterionSchema = z.discriminatedUnion('kind', [
   CRITERION_SCHEMAS['never-called'],
   CRITERION_SCHEMAS['final-regex'],
   CRITERION_SCHEMAS['side-effects'],
+  CRITERION_SCHEMAS['valid-calls'],
   CRITERION_SCHEMAS.preference,
   CRITERION_SCHEMAS.judge,
 ]);
@@ -205,6 +221,7 @@ export type Criterion =
   | Resolved<'never-called'>
   | Resolved<'final-regex'>
   | Resolved<'side-effects'>
+  | Resolved<'valid-calls'>
   | Resolved<'preference'>
   | JudgeCriterion;
 

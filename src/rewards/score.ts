@@ -90,7 +90,8 @@ export function judgeCallCount(rubric: Rubric, groups: readonly (readonly number
 type Scored = { score: number; value?: number } | { error: string } | { missing: string };
 
 const needsEffects = (c: Criterion) =>
-  c.kind === 'side-effects' || (c.kind === 'preference' && c.by.includes('side-effects'));
+  (c.kind === 'side-effects' && c.count === 'changes') ||
+  (c.kind === 'preference' && c.by.includes('side-effects'));
 
 /** Scores every trajectory of `batch` with the rubric. */
 export async function scoreRubric(

@@ -45,6 +45,10 @@ judge=$!
 read -r _ <judge.out
 turnwise study hacking --judge openai:http://127.0.0.1:8000/v1#detector 2>/dev/null
 kill "$judge"
+# docs/reward-hacking.md#tool-calls: two trainings on the tools env's slot variant and their compare.
+turnwise train --env tools --env-params '{"mode":"choose","level":1,"reward":"format"}' --policy mlp:hidden=32 --iters 40 --groups 16 --budget 10 --train-seeds 0:100000 --test-seeds 100000:100200 --eval-episodes 200 --seed 1 --out runs/format 2>/dev/null
+turnwise train --env tools --env-params '{"mode":"choose","level":1}' --policy mlp:hidden=32 --iters 40 --groups 16 --budget 10 --train-seeds 0:100000 --test-seeds 100000:100200 --eval-episodes 200 --seed 1 --out runs/verified 2>/dev/null
+turnwise compare --env tools --env-params '{"mode":"choose","level":1,"reward":"verified"}' --a runs/format --b runs/verified --seed 100000 --tasks 200 --samples 4 --K 1,4 --T 10
 # docs/shaping.md: tabular training under each shaping, judged on the true reward (≈ 10 CPU-minutes).
 turnwise study shaping --map 4x4 --slippery --seeds 0,1,2,3,4 2>/dev/null
 turnwise study shaping --map 4x4 --slippery --algo ppo 2>/dev/null

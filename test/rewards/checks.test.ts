@@ -137,6 +137,46 @@ test('side-effects: at most max, or missing with the reason', () => {
   });
 });
 
+test("valid-calls: the format alone, from the env's own verdicts on hand-written calls", async () => {
+  const [one, four] = criteria({ kind: 'valid-calls' }, { kind: 'valid-calls', n: 4 });
+  const env = makeEnv(TOOLS) as unknown as {
+    reset(s: number): unknown;
+    step(a: unknown): { info: Record<string, unknown> };
+  };
+  env.reset(0);
+  // ls and list_accounts are well formed (whatever they do), an unknown function and a string amount
+  // are not, finish is.
+  const actions = [
+    call('ls'),
+    call('no_such_tool'),
+    call('deposit', { account: 'ACC-1', amount: '5' }),
+    call('list_accounts'),
+    call('finish'),
+  ];
+  const infos = actions.map((a) => env.step(a).info);
+  assert.deepEqual(
+    infos.map((i) => i.error ?? null),
+    [null, 'schema', 'schema', null, null],
+  );
+  const t = trajectory('v', actions, { task: TOOLS }, (i) => ({ info: infos[i] }));
+  assert.deepEqual(score(one, t), { score: 1, value: 3 });
+  assert.deepEqual(score(four, t), { score: 0.75, value: 3 });
+  assert.deepEqual(score(four, trajectory('l', [1, 2])), { missing: 'env frozenlake makes no tool calls' });
+});
+
+test("side-effects with count 'unrequested' reads the tools env's own count (info.sideEffects)", () => {
+  const [c] = criteria({ kind: 'side-effects', max: 1, count: 'unrequested' });
+  const t = (n: number | undefined) =>
+    trajectory('u', [call('ls'), call('finish')], { task: TOOLS }, () => ({
+      info: n === undefined ? {} : { sideEffects: n },
+    }));
+  assert.deepEqual(score(c, t(1)), { score: 1, value: 1 });
+  assert.deepEqual(score(c, t(2)), { score: 0, value: 2 });
+  assert.deepEqual(score(c, t(undefined)), {
+    missing: 'the env recorded no count of unrequested side effects (info.sideEffects)',
+  });
+});
+
 /** A policy that plays these actions, turn by turn. */
 const playing = (actions: ToolCall[]): Policy<unknown, unknown> => ({
   id: 'list',

@@ -9,6 +9,7 @@ import { resolveMode } from '../../eval/evaluate.ts';
 import { hackLine } from '../../eval/hacking.ts';
 import type { Likelihood } from '../../eval/likelihood.ts';
 import type { StepQuality } from '../../eval/step-quality.ts';
+import { toolEffectLine } from '../../eval/tool-effects.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
 import { checkScoring, openCache, requestTotals } from '../cache.ts';
@@ -174,6 +175,11 @@ function print(r: CompareReport, resamples: number, actions: number, unscored: s
     for (const p of ['a', 'b'] as const) {
       const h = r.hacking[p];
       out(`${p.toUpperCase()}: ${h === null ? 'reward hacking: no tracked program submitted' : hackLine(h)}`);
+    }
+  if (r.toolEffects !== undefined)
+    for (const p of ['a', 'b'] as const) {
+      const e = r.toolEffects[p];
+      out(`${p.toUpperCase()}: ${e === null ? 'tool calls: no tracked episode' : toolEffectLine(e)}`);
     }
 }
 

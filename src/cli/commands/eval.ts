@@ -14,6 +14,7 @@ import {
 } from '../../eval/evaluate.ts';
 import { hackLine } from '../../eval/hacking.ts';
 import { passFromOutcomes } from '../../eval/recorded.ts';
+import { toolEffectLine } from '../../eval/tool-effects.ts';
 import { checksEpisodes } from '../../policies/replay.ts';
 import { openPolicy } from '../../policies/spec.ts';
 import { groupsOf, judgeCallCount } from '../../rewards/score.ts';
@@ -249,6 +250,7 @@ export function registerEval(program: Command): void {
       }
       printText(report, Tmax);
       if (report.hacking !== undefined) out(`\n${hackLine(report.hacking)} at T=${Tmax}`);
+      if (report.toolEffects !== undefined) out(`\n${toolEffectLine(report.toolEffects)} at T=${Tmax}`);
       if (totals !== undefined) out(`\n${totalsLine(totals)}`);
       if (scored !== undefined) out(`\n${rubricText(scored.summary, scored.totals)}`);
     });

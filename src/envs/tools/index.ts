@@ -1,18 +1,33 @@
 // The tools env as a registered env: params, tasks → worlds (cached), env construction, and the task's
 // description (with its gold calls and goal state).
-import type { Task } from '../../core/types.ts';
+import type { EnvSpec, Task } from '../../core/types.ts';
 import type { Ticket } from './apis.ts';
-import { ToolsEnv } from './env.ts';
-import { toolsWorld } from './task.ts';
+import { ToolsChoiceEnv, toolsChoiceSpec } from './choice.ts';
+import { ToolsEnv, toolsSpec } from './env.ts';
+import { toolsParams, toolsWorld } from './task.ts';
 
 export * from './apis.ts';
 export * from './checkers.ts';
+export * from './choice.ts';
+export * from './effects.ts';
 export * from './env.ts';
 export * from './task.ts';
 export * from './tools.ts';
 
 export function makeToolsEnv(task: Task): ToolsEnv {
   return new ToolsEnv(toolsWorld(task));
+}
+
+/** The env of a task: the call-writing env, or the slot variant (params mode 'choose'). */
+export function makeToolsTaskEnv(task: Task): ToolsEnv | ToolsChoiceEnv {
+  const world = toolsWorld(task);
+  return world.params.mode === 'choose' ? new ToolsChoiceEnv(world, task.seed) : new ToolsEnv(world);
+}
+
+/** The spec of a task's env (the slot variant's is discrete). */
+export function toolsTaskSpec(task: Task): EnvSpec {
+  const p = toolsParams(task.params);
+  return p.mode === 'choose' ? toolsChoiceSpec() : toolsSpec(p);
 }
 
 /** Plain data describing a task: its level, request and initial state; with `gold` the gold calls,

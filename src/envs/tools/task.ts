@@ -7,9 +7,18 @@
 //           (drawn after the files and accounts) and its functions;
 //   misuse  how many malformed calls (unknown function, bad arguments) end the episode as
 //           `invalid-action` (default 3; the earlier ones are tool errors the agent sees).
+// Reward hacking (docs/reward-hacking.md#tool-calls; absent from the canonical params unless set, so the
+// default env keeps its bytes; any of them makes the env record each call's effect, effects.ts):
+//   mode    'choose': the slot variant (choice.ts) — 6 calls offered per turn as discrete actions;
+//   reward  'verified' (default: finish pays 1 iff both checkers pass) | 'format' (every well-formed
+//           call pays FORMAT_PAY, whatever it does: the format-only reward);
+//   verify  with reward 'format': the share of episodes (drawn from the episode seed) paid the verified
+//           reward instead — the verified reward on a random subset;
+//   uselessPenalty, sideEffectPenalty  subtracted per useless call / per side effect (effects.ts).
 // Every step is generated against the state the previous gold steps leave, so the gold path is valid;
 // at least one step changes the state. Worlds are cached per (params, seed): they are immutable.
 import { z } from 'zod';
+import { InputError } from '../../core/errors.ts';
 import { Rng, STREAM } from '../../core/rng.ts';
 import type { Task, ToolCall } from '../../core/types.ts';
 import { fromZod } from '../../core/validate.ts';
@@ -22,6 +31,11 @@ const ParamsSchema = z
     level: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal('mixed')]).optional(),
     domain: z.enum(['files', 'bank', 'tickets', 'mixed', 'all']).optional(),
     misuse: z.number().int().min(1).max(100).optional(),
+    mode: z.enum(['free', 'choose']).optional(),
+    reward: z.enum(['verified', 'format']).optional(),
+    verify: z.number().min(0).max(1).optional(),
+    uselessPenalty: z.number().min(0).max(10).optional(),
+    sideEffectPenalty: z.number().min(0).max(10).optional(),
   })
   .strict();
 
@@ -30,6 +44,11 @@ export interface ToolsParams {
   level: ToolsLevel | 'mixed';
   domain: 'files' | 'bank' | 'tickets' | 'mixed' | 'all';
   misuse: number;
+  mode?: 'choose';
+  reward?: 'verified' | 'format';
+  verify?: number;
+  uselessPenalty?: number;
+  sideEffectPenalty?: number;
 }
 
 export type ToolsApi = 'files' | 'bank' | 'tickets';
@@ -39,8 +58,25 @@ export const hasTickets = (p: ToolsParams): boolean => p.domain === 'tickets' ||
 
 export function toolsParams(raw: Record<string, unknown>): ToolsParams {
   const p = fromZod(ParamsSchema, raw, 'params');
-  return { level: p.level ?? 'mixed', domain: p.domain ?? 'mixed', misuse: p.misuse ?? 3 };
+  if (p.verify !== undefined && p.reward !== 'format')
+    throw new InputError('params.verify', p.verify, "only with reward 'format'");
+  const out: ToolsParams = { level: p.level ?? 'mixed', domain: p.domain ?? 'mixed', misuse: p.misuse ?? 3 };
+  if (p.mode === 'choose') out.mode = 'choose';
+  if (p.reward !== undefined) out.reward = p.reward;
+  if (p.verify !== undefined) out.verify = p.verify;
+  if (p.uselessPenalty !== undefined && p.uselessPenalty > 0) out.uselessPenalty = p.uselessPenalty;
+  if (p.sideEffectPenalty !== undefined && p.sideEffectPenalty > 0)
+    out.sideEffectPenalty = p.sideEffectPenalty;
+  return out;
 }
+
+/** Whether a task's calls record their effect (info.useless, info.sideEffect; effects.ts): in the slot
+ * variant, or with any reward param set. */
+export const tracksEffects = (p: ToolsParams): boolean =>
+  p.mode === 'choose' ||
+  p.reward !== undefined ||
+  p.uselessPenalty !== undefined ||
+  p.sideEffectPenalty !== undefined;
 
 export interface GoalStep {
   call: ToolCall;
@@ -374,7 +410,7 @@ const MAX_WORLDS = 1024;
 
 export function toolsWorld(task: Task): ToolsWorld {
   const params = toolsParams(task.params);
-  const key = JSON.stringify([params.level, params.domain, params.misuse, task.seed]);
+  const key = JSON.stringify([params, task.seed]);
   let world = cache.get(key);
   if (world === undefined) {
     world = buildToolsWorld(params, task.seed);
