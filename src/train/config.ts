@@ -94,7 +94,7 @@ export const TrainConfigSchema = z
     infoGain: InfoGainSchema.optional().meta({
       flag: '--info-gain <W>',
       description:
-        "the learner sees r + W·g, g the bits of the hidden map's entropy a step took off, over the hidden cells on some shortest path to the goal (FrozenLake under --fog; docs/methods-measured.md); stored trajectories, metrics and the final evaluation stay on the true reward",
+        "the learner sees r + W·g, g the bits of the hidden map's entropy a step took off, over the hidden cells on some shortest path to the goal (FrozenLake under --fog), or the share of the clue chain a step newly acquired (search); docs/methods-measured.md; stored trajectories, metrics and the final evaluation stay on the true reward",
     }),
     reward: z
       .string()
@@ -248,8 +248,10 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
     const refuse = (why: string): never => {
       throw new InputError(name('infoGain'), c.infoGain, why);
     };
-    if (c.env.env !== 'frozenlake' || fog === undefined || fog < 1)
-      refuse('pays for what a step reveals of a hidden map: needs FrozenLake under fog (--fog R, R ≥ 1)');
+    if (c.env.env !== 'search' && (c.env.env !== 'frozenlake' || fog === undefined || fog < 1))
+      refuse(
+        'pays for what a step reveals: needs FrozenLake under fog (--fog R, R ≥ 1) or search (clues acquired)',
+      );
     if (c.shaping !== undefined || c.reward !== undefined)
       refuse("cannot go with shaping or a rubric reward: each rewrites the learner's reward; give one");
     if (c.algo === 'es') refuse("is the policy-gradient learner's reward; algo es ranks by the env's reward");
