@@ -206,7 +206,8 @@ const POLICY_DEFAULTS = paramsOf(TrainConfigSchema).flatMap((p) =>
  * fields, before any work: a group method with groups of one (no baseline: nothing is learned, and
  * RLOO divides by G − 1 = 0), ε_high below ε_low (the clip range would shrink the ratio's upside
  * below its downside: DAPO's clip-higher is ε_high ≥ ε_low), more minibatches than trajectories, a
- * shaping on an env whose cells it cannot read (train/shaping.ts: FrozenLake only).
+ * shaping on an env whose cells it cannot read (train/shaping.ts: FrozenLake only), clue credit off
+ * search (credit/clue.ts reads its clue accounting).
  */
 export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parsed): TrainConfig {
   const name = (k: string) => [field, k].filter((x) => x.length > 0).join('.');
@@ -218,6 +219,12 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
       `credit.method ${method} compares the samples of a task: give groupSize ≥ 2, or credit.method outcome, discounted or gae`,
     );
   }
+  if (method === 'clue' && c.env.env !== 'search')
+    throw new InputError(
+      name('credit.method'),
+      method,
+      `reads the clue accounting the search env records on every turn; env.env is ${c.env.env}`,
+    );
   if (c.ppo.clipHigh < c.ppo.clipLow) {
     throw new InputError(name('ppo.clipHigh'), c.ppo.clipHigh, `must be ≥ ppo.clipLow (${c.ppo.clipLow})`);
   }

@@ -17,6 +17,7 @@ import {
 import { envConfig, envSpec, makeEnv, makeTasks } from '../../src/envs/index.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { rollout } from '../../src/rollout/batch.ts';
+import { parseTrainConfig } from '../../src/train/config.ts';
 import { close, traj } from './fixtures.ts';
 
 const N = 4;
@@ -94,6 +95,19 @@ test('trajectories without clue accounting are refused, naming the turn', () => 
     () => clue([traj([0, 1])]),
     /--method: got "clue"; needs trajectories with clue accounting .* turn 0 of h\d+ \(frozenlake\) has none/,
   );
+});
+
+test('train: --credit clue is refused before any work off search, accepted on it', () => {
+  assert.throws(
+    () => parseTrainConfig({ env: envConfig('frozenlake', { map: '4x4' }), credit: { method: 'clue' } }),
+    /config\.credit\.method: got "clue"; reads the clue accounting the search env records on every turn; env\.env is frozenlake/,
+  );
+  const c = parseTrainConfig({
+    env: envConfig('search', { mode: 'choose' }),
+    policy: { kind: 'mlp', hidden: [8] },
+    credit: { method: 'clue', penalty: 0.5 },
+  });
+  assert.deepEqual(c.credit, { method: 'clue', penalty: 0.5 });
 });
 
 test('registry: the spec and flags set λ and ρ; the declared defaults are the estimator’s', () => {

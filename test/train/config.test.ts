@@ -166,7 +166,9 @@ test("the train config's credit fields are the methods' declared parameters, and
       for (const v of probes[k]) {
         const ok = (() => {
           try {
-            parseTrainConfig({ env, algo: 'grpo', credit: { method: m, [k]: v } });
+            // clue credit trains on search only (its clue accounting).
+            const on = m === 'clue' ? { env: 'search', params: { mode: 'choose' } } : env;
+            parseTrainConfig({ env: on, algo: 'grpo', credit: { method: m, [k]: v } });
             return true;
           } catch {
             return false;
