@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import { parseField } from '../core/params.ts';
 import type { Trajectory } from '../core/types.ts';
+import { type ClueOptions, clue } from './clue.ts';
 import type { Advantages } from './common.ts';
 import { type DiscountedOptions, discounted } from './discounted.ts';
 import { type DrGrpoOptions, drgrpo } from './drgrpo.ts';
@@ -20,6 +21,7 @@ import { type RlooOptions, rloo } from './rloo.ts';
 import { type TaskNormOptions, taskNorm } from './task-norm.ts';
 import { type TurnLevelOptions, turnLevel } from './turn-level.ts';
 
+export * from './clue.ts';
 export * from './common.ts';
 export * from './discounted.ts';
 export * from './drgrpo.ts';
@@ -46,6 +48,7 @@ export interface MethodOptions {
   gigpo: GigpoOptions;
   'turn-level': TurnLevelOptions;
   'reverse-turn': ReverseTurnOptions;
+  clue: ClueOptions;
 }
 
 export type MethodName = keyof MethodOptions;
@@ -55,7 +58,16 @@ export type CreditFn<O> = (group: readonly Trajectory[], options: O) => Advantag
 
 /** Parameters settable from strings (CLI flags, method specs). `values` picks GAE's value source and is
  * resolved by the caller (it may need an oracle); `task-norm` is the post-step every method accepts. */
-export type ParamName = 'gamma' | 'lambda' | 'omega' | 'std' | 'eps' | 'crest' | 'values' | 'task-norm';
+export type ParamName =
+  | 'gamma'
+  | 'lambda'
+  | 'omega'
+  | 'std'
+  | 'eps'
+  | 'crest'
+  | 'penalty'
+  | 'values'
+  | 'task-norm';
 
 export interface ParsedParams {
   gamma?: number;
@@ -64,6 +76,7 @@ export interface ParsedParams {
   std?: boolean;
   eps?: number;
   crest?: boolean;
+  penalty?: number;
   values?: ValueSource;
   taskNorm?: 'env' | 'task';
 }
@@ -77,6 +90,7 @@ const PARAM_KEYS: Record<ParamName, keyof ParsedParams> = {
   std: 'std',
   eps: 'eps',
   crest: 'crest',
+  penalty: 'penalty',
   values: 'values',
   'task-norm': 'taskNorm',
 };
@@ -127,6 +141,11 @@ export const METHODS: { [M in MethodName]: MethodEntry<MethodOptions[M]> } = {
     'reverse-turn',
     'backward discounted return normalised per turn index (γ 0.95)',
     reverseTurn,
+  ),
+  clue: entry(
+    'clue',
+    'search: λ·(new clues − ρ·[none])/clues needed per turn, the outcome advantage on the answer turn',
+    clue,
   ),
 };
 
@@ -307,6 +326,7 @@ const OPTIONS: { [M in MethodName]: (p: Settable, values?: ValueFn) => MethodOpt
   gigpo: (p) => declared('gigpo', p),
   'turn-level': (p) => declared('turn-level', p),
   'reverse-turn': (p) => declared('reverse-turn', p),
+  clue: (p) => declared('clue', p),
 };
 
 /** The typed options of a parsed spec; GAE's `values` must be resolved by the caller. */

@@ -5,6 +5,7 @@
 // the training config's `credit` fields are all checked against these.
 import { z } from 'zod';
 import { defaultOf } from '../core/params.ts';
+import { CLUE_DEFAULTS } from './clue.ts';
 import { DISCOUNTED_DEFAULTS } from './discounted.ts';
 import { GAE_DEFAULTS } from './gae.ts';
 import { GIGPO_DEFAULTS } from './gigpo.ts';
@@ -18,13 +19,16 @@ export const CREDIT_PARAMS = {
   lambda: z
     .number()
     .min(0)
-    .describe('gae: λ in [0, 1] (0 = one-step TD, 1 = Monte Carlo); turn-level: weight of the turn reward'),
+    .describe(
+      'gae: λ in [0, 1] (0 = one-step TD, 1 = Monte Carlo); turn-level: weight of the turn reward; clue: weight of the clue term',
+    ),
   omega: z.number().min(0).describe('gigpo: weight ω of the step-level advantage'),
   std: z.boolean().describe('divide by the group std (+ε); false: mean-centred only'),
   eps: z.number().min(0).describe('ε added to the std before dividing'),
   crest: z
     .boolean()
     .describe('turn-level (CrEST): the outcome sets the sign, the turn reward only the magnitude'),
+  penalty: z.number().min(0).describe('clue: the cost of a turn that acquired no new clue, in clues'),
 } as const;
 
 export type CreditParam = keyof typeof CREDIT_PARAMS;
@@ -66,6 +70,14 @@ export const METHOD_PARAMS = {
       gamma: p.gamma.default(REVERSE_TURN_DEFAULTS.gamma),
       std: p.std.default(REVERSE_TURN_DEFAULTS.std),
       eps: p.eps.default(REVERSE_TURN_DEFAULTS.eps),
+    })
+    .strict(),
+  clue: z
+    .object({
+      lambda: p.lambda.default(CLUE_DEFAULTS.lambda),
+      penalty: p.penalty.default(CLUE_DEFAULTS.penalty),
+      std: p.std.default(CLUE_DEFAULTS.std),
+      eps: p.eps.default(CLUE_DEFAULTS.eps),
     })
     .strict(),
 } as const;

@@ -28,9 +28,9 @@ import {
 import {
   describeSearch,
   describeSearchText,
-  makeSearchEnv,
+  makeSearchTaskEnv,
   searchParams,
-  searchSpec,
+  searchTaskSpec,
 } from './search/index.ts';
 import { describeSql, exportSqlDatabase, makeSqlEnv, sqlParams, sqlSpec } from './sql/index.ts';
 import {
@@ -101,8 +101,8 @@ const ENVS: Record<string, EnvEntry> = {
     summary:
       'ABSeeker/BrowseComp-like: multi-hop questions over a generated corpus with BM25 search, clue accounting per turn (level = hops 1–3)',
     params: (raw) => ({ ...searchParams(raw) }),
-    make: (task) => makeSearchEnv(task) as unknown as Env<unknown, unknown>,
-    spec: () => searchSpec(),
+    make: (task) => makeSearchTaskEnv(task) as unknown as Env<unknown, unknown>,
+    spec: (task) => searchTaskSpec(task),
     describe: (task, options) => describeSearch(task, options?.gold === true),
     describeText: describeSearchText,
   },

@@ -94,7 +94,7 @@ export const TrainConfigSchema = z
     infoGain: InfoGainSchema.optional().meta({
       flag: '--info-gain <W>',
       description:
-        "the learner sees r + W·g, g the bits of the hidden map's entropy a step took off, over the hidden cells on some shortest path to the goal (FrozenLake under --fog; docs/methods-measured.md); stored trajectories, metrics and the final evaluation stay on the true reward",
+        "the learner sees r + W·g, g the bits of the hidden map's entropy a step took off, over the hidden cells on some shortest path to the goal (FrozenLake under --fog), or the share of the clue chain a step newly acquired (search); docs/methods-measured.md; stored trajectories, metrics and the final evaluation stay on the true reward",
     }),
     reward: z
       .string()
@@ -206,7 +206,8 @@ const POLICY_DEFAULTS = paramsOf(TrainConfigSchema).flatMap((p) =>
  * fields, before any work: a group method with groups of one (no baseline: nothing is learned, and
  * RLOO divides by G − 1 = 0), ε_high below ε_low (the clip range would shrink the ratio's upside
  * below its downside: DAPO's clip-higher is ε_high ≥ ε_low), more minibatches than trajectories, a
- * shaping on an env whose cells it cannot read (train/shaping.ts: FrozenLake only).
+ * shaping on an env whose cells it cannot read (train/shaping.ts: FrozenLake only), clue credit off
+ * search (credit/clue.ts reads its clue accounting).
  */
 export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parsed): TrainConfig {
   const name = (k: string) => [field, k].filter((x) => x.length > 0).join('.');
@@ -218,6 +219,12 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
       `credit.method ${method} compares the samples of a task: give groupSize ≥ 2, or credit.method outcome, discounted or gae`,
     );
   }
+  if (method === 'clue' && c.env.env !== 'search')
+    throw new InputError(
+      name('credit.method'),
+      method,
+      `reads the clue accounting the search env records on every turn; env.env is ${c.env.env}`,
+    );
   if (c.ppo.clipHigh < c.ppo.clipLow) {
     throw new InputError(name('ppo.clipHigh'), c.ppo.clipHigh, `must be ≥ ppo.clipLow (${c.ppo.clipLow})`);
   }
@@ -248,8 +255,10 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
     const refuse = (why: string): never => {
       throw new InputError(name('infoGain'), c.infoGain, why);
     };
-    if (c.env.env !== 'frozenlake' || fog === undefined || fog < 1)
-      refuse('pays for what a step reveals of a hidden map: needs FrozenLake under fog (--fog R, R ≥ 1)');
+    if (c.env.env !== 'search' && (c.env.env !== 'frozenlake' || fog === undefined || fog < 1))
+      refuse(
+        'pays for what a step reveals: needs FrozenLake under fog (--fog R, R ≥ 1) or search (clues acquired)',
+      );
     if (c.shaping !== undefined || c.reward !== undefined)
       refuse("cannot go with shaping or a rubric reward: each rewrites the learner's reward; give one");
     if (c.algo === 'es') refuse("is the policy-gradient learner's reward; algo es ranks by the env's reward");

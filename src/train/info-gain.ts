@@ -8,9 +8,15 @@
 // stored trajectories, every rollout/ metric and the final evaluation stay on the true reward. Turn t's
 // observation is (cell, revealed cells) before the step; the one after it is info.cell, recorded by
 // shaping's recordCells.
+// On `search` (issue 29 item 3's last part) the information is the clue chain: g = n/N, the clues of the
+// chain the answer needs that the step newly acquired (info.clues, the env's own accounting; credit/clue.ts
+// reads the same) over the clues needed, so the whole chain is worth 1 — the success reward's scale — and
+// a repeat, a malformed call or a fact about another entity earns nothing. train/info_gain is then the
+// mean share of the chain acquired per trajectory.
 import { z } from 'zod';
 import { InputError } from '../core/errors.ts';
 import type { Task, Trajectory } from '../core/types.ts';
+import { clueReading } from '../credit/clue.ts';
 import { FogBelief, type FogGrid, FogLimitError } from '../theory/fog.ts';
 
 /** W ≤ 1: a map's whole entropy is ~10 bits, so W = 1 can already pay more than the goal's reward of 1. */
@@ -71,6 +77,10 @@ export class InfoGain {
     return b;
   }
 
+  private fogGains(t: Trajectory, view: unknown): number[] {
+    return this.gains(t, this.beliefOf(view, t.task), (view as FogView).world.nS);
+  }
+
   /** The information gain (bits) of every turn of one trajectory, in order. */
   gains(t: Trajectory, belief: FogBelief, nS: number): number[] {
     const freeMask = (seenCells: number): number => {
@@ -92,16 +102,14 @@ export class InfoGain {
   }
 
   /** Copies of the trajectories with r + W·g on every turn, their sum as outcome.return; and the mean
-   * bits per trajectory (train/info_gain). */
+   * gain per trajectory (train/info_gain: bits under fog, the share of the clue chain on search). */
   apply(
     batch: readonly Trajectory[],
     viewOf: (task: Task) => unknown,
   ): { learnt: Trajectory[]; bits: number } {
     let bits = 0;
     const learnt = batch.map((t) => {
-      const view = viewOf(t.task);
-      const belief = this.beliefOf(view, t.task);
-      const g = this.gains(t, belief, (view as FogView).world.nS);
+      const g = t.task.env === 'search' ? clueGains(t) : this.fogGains(t, viewOf(t.task));
       let ret = 0;
       const turns = t.turns.map((turn, i) => {
         bits += g[i];
@@ -113,4 +121,12 @@ export class InfoGain {
     });
     return { learnt, bits: bits / Math.max(1, batch.length) };
   }
+}
+
+/** On search: the share of the clue chain each turn newly acquired (see the header). */
+export function clueGains(t: Trajectory): number[] {
+  return t.turns.map((turn) => {
+    const r = clueReading(turn, t);
+    return r.acquired / r.needed;
+  });
 }

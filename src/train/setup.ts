@@ -128,8 +128,11 @@ function demonstrationExpert(path: string): (task: Task) => AnyPolicy {
 
 export function setup(config: TrainConfig, given: EnvFactory, init?: AnyPolicy, custom?: Learner): Setup {
   // A shaped run's envs record the cell after each step (train/shaping.ts); an unshaped run's are the caller's.
-  // So do an info-gain run's (train/info-gain.ts reads the revealed cells after each step).
-  const envs = config.shaping === undefined && config.infoGain === undefined ? given : recordCells(given);
+  // So do an info-gain run's under fog (train/info-gain.ts reads the revealed cells after each step; on
+  // search it reads the clues the env records anyway).
+  const cells =
+    config.shaping !== undefined || (config.infoGain !== undefined && config.env.env !== 'search');
+  const envs = cells ? recordCells(given) : given;
   const env = envs.configure?.(config.env) ?? config.env;
   const generated = isGenerated(env);
   const [a, b] = config.trainSeeds;

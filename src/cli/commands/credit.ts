@@ -46,6 +46,7 @@ interface ParamFlags {
   std?: string;
   eps?: string;
   crest?: boolean;
+  penalty?: string;
   values?: string;
   taskNorm?: string | boolean;
   json?: boolean;
@@ -75,6 +76,7 @@ function paramFlags(flags: ParamFlags): Partial<Record<ParamName, string>> {
     std: flags.std,
     eps: flags.eps,
     crest: flags.crest ? 'true' : undefined,
+    penalty: flags.penalty,
     values: flags.values,
     'task-norm': flags.taskNorm === true ? 'env' : flags.taskNorm === false ? undefined : flags.taskNorm,
   };
@@ -160,6 +162,7 @@ export function registerCredit(program: Command): void {
     .option('--std <bool>', `true | false: ${paramHelp('std')}`)
     .option('--eps <ε>', paramHelp('eps'))
     .option('--crest', paramHelp('crest'))
+    .option('--penalty <ρ>', paramHelp('penalty'))
     .option(
       '--values <source>',
       `${SPEC_PARAMS.values.description}, ${VALUE_SOURCES.join(' | ')} (default ${DEFAULT_VALUE_SOURCE}): exact = V^π_{T−t} of the policy named in the file, from the env's oracle (refused, never zero-filled, when unavailable); zero = V ≡ 0 (a λ-return)`,

@@ -1,9 +1,11 @@
 // The search env as a registered env: params, tasks → worlds (cached), env construction, and the task's
 // description (with its clue chain and answer).
-import type { Task } from '../../core/types.ts';
-import { SearchEnv } from './env.ts';
-import { searchWorld } from './task.ts';
+import type { EnvSpec, Task } from '../../core/types.ts';
+import { SearchChoiceEnv, searchChoiceSpec } from './choice.ts';
+import { SearchEnv, searchSpec } from './env.ts';
+import { searchParams, searchWorld } from './task.ts';
 
+export * from './choice.ts';
 export * from './corpus.ts';
 export * from './env.ts';
 export * from './searcher.ts';
@@ -12,6 +14,18 @@ export * from './tools.ts';
 
 export function makeSearchEnv(task: Task): SearchEnv {
   return new SearchEnv(searchWorld(task));
+}
+
+/** The env of a task: the tool-call env, or the choice variant (params mode 'choose'). */
+export function makeSearchTaskEnv(task: Task): SearchEnv | SearchChoiceEnv {
+  const world = searchWorld(task);
+  return world.params.mode === 'choose' ? new SearchChoiceEnv(world) : new SearchEnv(world);
+}
+
+/** The spec of a task's env (the choice variant's is discrete). */
+export function searchTaskSpec(task: Task): EnvSpec {
+  const p = searchParams(task.params);
+  return p.mode === 'choose' ? searchChoiceSpec(p.slots ?? 6) : searchSpec();
 }
 
 /** Plain data describing a task: its level, question and corpus size; with `gold` the answer, the hops

@@ -24,6 +24,9 @@ export interface Hit {
 
 export const TOP_K = 5;
 
+/** The words of a text as the index sees them: lower case, split at anything not a letter or digit. */
+export const searchTokens = (s: string): string[] => tokens(s);
+
 const tokens = (s: string): string[] =>
   s
     .toLowerCase()

@@ -4,7 +4,12 @@
 // Params:
 //   level   1 | 2 | 3 | 'mixed' (default): the number of hops; mixed draws it per task;
 //   misuse  how many malformed calls (unknown tool, bad arguments) end the episode as `invalid-action`
-//           (default 3; the earlier ones are tool errors the agent sees).
+//           (default 3; the earlier ones are tool errors the agent sees);
+//   mode    'call' (default: the agent writes tool calls) | 'choose' (choice.ts: each turn the agent picks
+//           one of `slots` calls offered as discrete actions — the gold path's next call among
+//           distractors — with per-slot features a small policy learns from);
+//   slots   how many calls 'choose' offers per turn (default 6; only with it).
+// mode and slots appear in the canonical form only when set, so that the default's stays what it was.
 //
 // The clue chain. For each hop i (entity e_i → e_{i+1} by relation r_i) two clues:
 //   locate:e_i    the id of e_i's document was shown (in search results, or by opening it);
@@ -14,6 +19,7 @@
 // checked at generation to rank its target in the top k, so the path always works.
 // Worlds (corpus, BM25 index, question) are cached per (params, seed): they are immutable.
 import { z } from 'zod';
+import { InputError } from '../../core/errors.ts';
 import { Rng, STREAM } from '../../core/rng.ts';
 import type { Task, ToolCall } from '../../core/types.ts';
 import { fromZod } from '../../core/validate.ts';
@@ -33,6 +39,8 @@ const ParamsSchema = z
   .object({
     level: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal('mixed')]).optional(),
     misuse: z.number().int().min(1).max(100).optional(),
+    mode: z.enum(['call', 'choose']).optional(),
+    slots: z.number().int().min(2).max(12).optional(),
   })
   .strict();
 
@@ -40,11 +48,20 @@ export type SearchLevel = 1 | 2 | 3;
 export interface SearchParams {
   level: SearchLevel | 'mixed';
   misuse: number;
+  mode?: 'choose';
+  slots?: number;
 }
 
 export function searchParams(raw: Record<string, unknown>): SearchParams {
   const p = fromZod(ParamsSchema, raw, 'params');
-  return { level: p.level ?? 'mixed', misuse: p.misuse ?? 3 };
+  if (p.slots !== undefined && p.mode !== 'choose')
+    throw new InputError('params.slots', p.slots, "only with mode 'choose'");
+  const out: SearchParams = { level: p.level ?? 'mixed', misuse: p.misuse ?? 3 };
+  if (p.mode === 'choose') {
+    out.mode = 'choose';
+    out.slots = p.slots ?? 6;
+  }
+  return out;
 }
 
 export interface Hop {
@@ -175,7 +192,11 @@ const MAX_WORLDS = 256;
 
 export function searchWorld(task: Task): SearchWorld {
   const params = searchParams(task.params);
-  const key = JSON.stringify([params.level, params.misuse, task.seed]);
+  const key = JSON.stringify(
+    params.mode === undefined
+      ? [params.level, params.misuse, task.seed]
+      : [params.level, params.misuse, task.seed, params.slots],
+  );
   let world = cache.get(key);
   if (world === undefined) {
     world = buildSearchWorld(params, task.seed);

@@ -1,0 +1,61 @@
+// `train --info-gain W` on search (src/train/info-gain.ts): the gain of a turn is the share of the clue
+// chain it newly acquired — hand-made values, a whole chain worth exactly 1, the true batch untouched;
+// the config accepts search; a short run reports train/info_gain and keeps the true reward's success.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { StepInfo } from '../../src/core/types.ts';
+import { envConfig, envs } from '../../src/envs/index.ts';
+import { parseTrainConfig } from '../../src/train/config.ts';
+import { clueGains, InfoGain } from '../../src/train/info-gain.ts';
+import { trainPolicyGradient } from '../../src/train/loop.ts';
+import { traj } from '../credit/fixtures.ts';
+
+const info = (tool: string, clues: string[], extra: StepInfo = {}): StepInfo => ({
+  tool,
+  clues,
+  cluesNeeded: 4,
+  ...extra,
+});
+
+test('the gain is the share of the chain newly acquired: hand-made values, a whole chain is 1', () => {
+  const t = traj([
+    { info: info('search', ['locate:a']) },
+    { info: info('search', []) },
+    { info: info('open', ['fact:a.r']) },
+    { info: info('search', ['locate:b', 'fact:b.s']) },
+    { reward: 1, info: info('answer', [], { success: true }) },
+  ]);
+  t.task = { env: 'search', params: { level: 2, misuse: 3, mode: 'choose', slots: 6 }, seed: 0 };
+  assert.deepEqual(clueGains(t), [0.25, 0, 0.25, 0.5, 0]);
+  const before = JSON.stringify(t);
+  const { learnt, bits } = new InfoGain(0.2).apply([t], () => undefined);
+  assert.equal(JSON.stringify(t), before, 'the true batch is untouched');
+  assert.deepEqual(
+    learnt[0].turns.map((x) => x.reward),
+    [0.05, 0, 0.05, 0.1, 1],
+  );
+  assert.ok(Math.abs(learnt[0].outcome.return - 1.2) < 1e-12);
+  assert.equal(bits, 1);
+});
+
+test('a search run with --info-gain reports train/info_gain; its success is the true reward’s', async () => {
+  const config = (infoGain?: number) =>
+    parseTrainConfig({
+      env: envConfig('search', { mode: 'choose' }),
+      policy: { kind: 'mlp', hidden: [8] },
+      iters: 2,
+      groups: 4,
+      budget: { kind: 'fixed', budget: 12 },
+      eval: { episodes: 8 },
+      seed: 3,
+      ...(infoGain === undefined ? {} : { infoGain }),
+    });
+  const gained = await trainPolicyGradient({ config: config(0.5), envs });
+  const plain = await trainPolicyGradient({ config: config(), envs });
+  for (const m of gained.metrics) {
+    const g = m.values['train/info_gain'];
+    assert.ok(g > 0 && g <= 1, `share of the chain per trajectory: ${g}`);
+  }
+  assert.equal(plain.metrics[0].values['train/info_gain'], undefined);
+  assert.equal(gained.metrics[0].values['rollout/success'], plain.metrics[0].values['rollout/success']);
+});
