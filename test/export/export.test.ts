@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
 import type { Trajectory } from '../../src/core/types.ts';
+import { makeEnv } from '../../src/envs/index.ts';
 import { inProcess, turnwise } from '../cli/run.ts';
+import { trlPreference } from '../rewards/fixtures.ts';
 import {
   type ChatRequest,
   canonical,
@@ -338,6 +340,77 @@ test('harness-recorded sql: the conversation rebuilt from the turns, tool ids ma
   );
 });
 
+test('in-process sql (a tool env): each turn its tool call and the result as the tool message; preference pairs as TRL reads them', async () => {
+  const file = join(root, 'sql-inprocess.jsonl');
+  const roll = await turnwise([
+    'rollout',
+    '--env',
+    'sql',
+    '--level',
+    '1',
+    '--tasks',
+    '4',
+    '--samples',
+    '4',
+    '--policy',
+    'oracle:eps=0.3',
+    '--out',
+    file,
+  ]);
+  assert.equal(roll.code, 0, roll.stderr);
+  const ts = readJsonl<Trajectory>(file);
+  const out = join(root, 'sql-inprocess-openai.jsonl');
+  const r = await turnwise(['export', '--in', file, '--format', 'openai', '--out', out]);
+  assert.equal(r.code, 0, r.stderr);
+  const examples = readJsonl<Example>(out);
+  assert.equal(examples.length, ts.length);
+  for (const [i, e] of examples.entries()) {
+    const t = ts[i];
+    assert.deepEqual(shapeProblems(e), []);
+    assert.deepEqual(
+      e.tools?.map((x) => x.function.name),
+      ['list_tables', 'describe_table', 'execute_sql', 'submit'],
+    );
+    const env = makeEnv(t.task);
+    const text = (o: unknown) => (env.text as (o: unknown) => string)(o);
+    // system, the first observation as the user's, then per turn its call and (but the last) its result.
+    assert.deepEqual(
+      e.messages.map((m) => m.role),
+      [
+        'system',
+        'user',
+        ...t.turns.flatMap((_, k) => (k + 1 < t.turns.length ? ['assistant', 'tool'] : ['assistant'])),
+      ],
+    );
+    assert.equal(e.messages[1].content, text(t.turns[0].observation));
+    t.turns.forEach((turn, k) => {
+      const call = (
+        e.messages[2 + 2 * k].tool_calls as { id: string; function: { name: string; arguments: string } }[]
+      )[0];
+      const action = turn.action as { name: string; arguments: unknown };
+      assert.equal(call.function.name, action.name);
+      assert.deepEqual(JSON.parse(call.function.arguments), action.arguments);
+      if (k + 1 < t.turns.length) {
+        const result = e.messages[3 + 2 * k];
+        assert.equal(result.tool_call_id, call.id);
+        assert.equal(result.content, text(t.turns[k + 1].observation));
+      }
+    });
+    await env.close?.();
+  }
+  // Preference: among a task's successes, the fewer turns are chosen.
+  const prefs = join(root, 'sql-inprocess-prefs.jsonl');
+  const p = await turnwise(['export', '--in', file, '--format', 'preference', '--out', prefs]);
+  assert.equal(p.code, 0, p.stderr);
+  const rows = readJsonl<Record<string, Msg[]>>(prefs);
+  assert.ok(rows.length > 0, p.stderr);
+  for (const row of rows) {
+    trlPreference(row);
+    const calls = (ms: Msg[]) => ms.filter((m) => m.role === 'assistant').length;
+    assert.ok(calls(row.chosen) <= calls(row.rejected), JSON.stringify(row).slice(0, 300));
+  }
+});
+
 test('a merge mismatch is refused (one line, exit 2), or skipped and counted with --skip-invalid', async () => {
   const ts = readJsonl<Trajectory>(sql.file);
   const broken = ts.map((t, i) =>
@@ -375,17 +448,18 @@ test('a merge mismatch is refused (one line, exit 2), or skipped and counted wit
 });
 
 test('bad input: unknown format, unwritable --out, nothing exportable, exact without an oracle → one line, exit 2', async () => {
-  const local = join(root, 'sql-local.jsonl');
+  // The code env's candidate variant: discrete actions and neither a chat encoding nor tools.
+  const local = join(root, 'code-choose.jsonl');
   const r = await turnwise([
     'rollout',
     '--env',
-    'sql',
+    'code',
+    '--env-params',
+    '{"mode":"choose"}',
     '--episodes',
     '2',
-    '--budget',
-    '8',
     '--policy',
-    'oracle',
+    'random',
     '--out',
     local,
   ]);
@@ -406,7 +480,7 @@ test('bad input: unknown format, unwritable --out, nothing exportable, exact wit
     ],
     [
       ['--in', local, '--format', 'openai', '--out', join(root, 'y')],
-      /^turnwise: --in: trajectory .* cannot be exported: its turns are not recorded chat calls and env "sql" has no chat encoding/,
+      /^turnwise: --in: trajectory .* cannot be exported: its turns are not recorded chat calls and env "code" has no chat encoding/,
     ],
     [
       ['--in', local, '--format', 'openai', '--out', join(root, 'y'), '--skip-invalid'],

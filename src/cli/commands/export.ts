@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
-import type { Trajectory } from '../../core/types.ts';
+import type { ToolCall, Trajectory } from '../../core/types.ts';
 import { METHOD_NAMES, type MethodSpec, parseMethodSpec } from '../../credit/index.ts';
 import { ENV_IDS, envSpec, makeEnv } from '../../envs/index.ts';
 import {
@@ -111,7 +111,7 @@ function discreteRenderer(mode: ChatMode): ChatRenderer {
     if (!registered(t)) return undefined;
     const spec = envSpec(t.task);
     const chat = chatSpec(spec);
-    if (chat === undefined) return undefined;
+    if (chat === undefined) return spec.tools === undefined ? undefined : toolConversation(t);
     const key = JSON.stringify(t.task);
     let text = views.get(key);
     if (text === undefined) {
@@ -139,6 +139,59 @@ function discreteRenderer(mode: ChatMode): ChatRenderer {
     );
     return { messages, tools: mode === 'tools' ? [chatTool(chat)] : undefined };
   };
+}
+
+/**
+ * The conversation of a tool env's in-process trajectory, as an agent over MCP or a chat API has it: a
+ * system message naming the env, the first observation's text view as the user's message, then per
+ * turn the assistant's tool call and its result (the next observation's text view) as the tool message
+ * answering it; a turn whose action is not a tool call (a malformed generation) is the assistant's text,
+ * and what the env answered comes back as the user's. The tools go in `tools` (envTools). The env is
+ * made for its text view and closed.
+ */
+function toolConversation(t: Trajectory): { messages: unknown[]; tools?: ExportTool[] } | string {
+  const env = makeEnv(t.task);
+  try {
+    if (env.text === undefined) return `env ${t.task.env} has no text view to render it`;
+    const text = env.text.bind(env);
+    const messages: unknown[] = [
+      {
+        role: 'system',
+        content: `You act in the ${t.task.env} environment. Each turn, call exactly one of the tools.`,
+      },
+      { role: 'user', content: text(t.turns[0].observation) },
+    ];
+    t.turns.forEach((turn, i) => {
+      const a = turn.action as Partial<ToolCall> | null;
+      const call = typeof a === 'object' && a !== null && typeof a.name === 'string' ? a : undefined;
+      const id = `call_${turn.t}`;
+      messages.push(
+        call === undefined
+          ? { role: 'assistant', content: turn.trace?.text ?? JSON.stringify(turn.action) }
+          : {
+              role: 'assistant',
+              tool_calls: [
+                {
+                  id,
+                  type: 'function',
+                  function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) },
+                },
+              ],
+            },
+      );
+      const next = t.turns[i + 1];
+      if (next === undefined) return;
+      const result = text(next.observation);
+      messages.push(
+        call === undefined
+          ? { role: 'user', content: result }
+          : { role: 'tool', tool_call_id: id, content: result },
+      );
+    });
+    return { messages, tools: envTools(t) };
+  } finally {
+    Promise.resolve(env.close?.()).catch(() => {});
+  }
 }
 
 /** `exact` and GAE with values=exact need every trajectory's env to have an exact oracle (as `credit`
