@@ -148,8 +148,12 @@ const meanOf = (xs: readonly number[]) => r4(xs.reduce((a, b) => a + b, 0) / xs.
 const timingOf = (arm: ArmName) => ({
   secondsPerIter: meanOf(timing[arm].map((t) => t.secondsPerIter)),
   generationSecondsPerIter: meanOf(timing[arm].map((t) => t.generationSecondsPerIter)),
+  beyondGenerationPerIter: meanOf(timing[arm].map(beyond)),
   cpuSecondsPerIter: meanOf(timing[arm].map((t) => t.cpuSecondsPerIter)),
 });
+/** Wall seconds of an iteration beyond its batch's generation: the update and the rest that the
+ * trainer does not overlap with generation (the machine's load inflates both arms' generation alike). */
+const beyond = (t: Timed) => t.secondsPerIter - t.generationSecondsPerIter;
 const timingDiff = (k: keyof Timed) => paired(seeds.map((_, i) => timing.async[i][k] - timing.sync[i][k]));
 console.log(
   JSON.stringify({
@@ -172,11 +176,20 @@ console.log(
       async: timingOf('async'),
       perSeed: seeds.map((s, i) => ({
         seed: s,
-        sync: r4(timing.sync[i].secondsPerIter),
-        async: r4(timing.async[i].secondsPerIter),
+        sync: {
+          seconds: r4(timing.sync[i].secondsPerIter),
+          generation: r4(timing.sync[i].generationSecondsPerIter),
+        },
+        async: {
+          seconds: r4(timing.async[i].secondsPerIter),
+          generation: r4(timing.async[i].generationSecondsPerIter),
+        },
       })),
       difference: {
         secondsPerIter: timingDiff('secondsPerIter'),
+        beyondGenerationPerIter: paired(
+          seeds.map((_, i) => beyond(timing.async[i]) - beyond(timing.sync[i])),
+        ),
         cpuSecondsPerIter: timingDiff('cpuSecondsPerIter'),
       },
       speedup: r4(timingOf('sync').secondsPerIter / timingOf('async').secondsPerIter),
