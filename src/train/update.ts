@@ -68,16 +68,8 @@ export async function drainYielding<T>(steps: Steps<T>): Promise<T> {
 
 /** PPO epochs over minibatches of the batch's own units (forced turns and observation tokens are
  * masked out); each unit carries its turn's advantage. */
-export function policyUpdate(
-  s: Setup,
-  config: TrainConfig,
-  batch: readonly Trajectory[],
-  adv: number[][],
-  viewOf: ViewOf,
-  rng: Rng,
-  entCoef: number,
-): PgStats | null {
-  return drain(policySteps(s, config, batch, adv, viewOf, rng, entCoef));
+export function policyUpdate(...args: Parameters<typeof policySteps>): PgStats | null {
+  return drain(policySteps(...args));
 }
 
 /** policyUpdate as its steps. The ratio of every unit is π_θ / π_old with π_old its recorded behaviour
@@ -205,30 +197,17 @@ export interface Updated {
 
 /** Stage 5: the policy update (linear decay of the entropy bonus always and of lr with optim.anneal,
  * CleanRL-style), then the critic's regression on λ-returns A + V. */
-export function update(
-  r: Run,
-  iter: number,
-  batch: readonly Trajectory[],
-  adv: number[][],
-  values: Float32Array | undefined,
-  viewOf: ViewOf,
-): Updated {
-  return drain(updateSteps(r, iter, batch, adv, values, viewOf));
+export function update(...args: Parameters<typeof updateSteps>): Updated {
+  return drain(updateSteps(...args));
 }
 
 /** update, yielding to the event loop after every optimizer step (the asynchronous pipeline). */
-export function updateYielding(
-  r: Run,
-  iter: number,
-  batch: readonly Trajectory[],
-  adv: number[][],
-  values: Float32Array | undefined,
-  viewOf: ViewOf,
-): Promise<Updated> {
-  return drainYielding(updateSteps(r, iter, batch, adv, values, viewOf));
+export function updateYielding(...args: Parameters<typeof updateSteps>): Promise<Updated> {
+  return drainYielding(updateSteps(...args));
 }
 
-function* updateSteps(
+/** update as its steps. */
+export function* updateSteps(
   r: Run,
   iter: number,
   batch: readonly Trajectory[],

@@ -16,7 +16,7 @@ import type { Learner } from '../../src/train/learner.ts';
 import { trainPolicyGradient } from '../../src/train/loop.ts';
 import { setup } from '../../src/train/setup.ts';
 import { turnwise } from '../cli/run.ts';
-import { assertSameRun, killAfter } from '../cli/train-run.ts';
+import { assertKillResumes } from '../cli/train-run.ts';
 
 const slippery4 = { env: 'frozenlake', params: { map: '4x4', slippery: true } };
 // One optimizer step per iteration (1 epoch × 1 minibatch), so the step's clipfrac and approx_kl are
@@ -154,16 +154,7 @@ test('kill -9 an async run mid-run, --resume: the same rows, metrics and policy 
     '200',
     '--async-pipeline',
   ];
-  const whole = join(dir, 'whole');
-  const killed = join(dir, 'killed');
-  const ref = await turnwise([...args, '--out', whole, '--json']);
-  assert.equal(ref.code, 0, ref.stderr);
-  const partial = await killAfter(args, killed, 23);
-  assert.ok(partial >= 23 && partial < 80, `killed after ${partial} iterations`);
-  const res = await turnwise(['train', '--resume', killed, '--json']);
-  assert.equal(res.code, 0, res.stderr);
-  assert.deepEqual(JSON.parse(res.stdout).final, JSON.parse(ref.stdout).final);
-  assertSameRun(killed, whole, 80 * 64);
+  await assertKillResumes(args, dir, 80, 23, 80 * 64);
 });
 
 test('--async-pipeline is refused, one line and exit 2, with ES, guidance and cross-policy sampling', async () => {
