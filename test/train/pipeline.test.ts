@@ -135,25 +135,10 @@ test('async: the same seed gives the same run; async and sync runs differ from i
 
 test('kill -9 an async run mid-run, --resume: the same rows, metrics and policy as the unkilled async run', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'turnwise-pipeline-'));
-  const args = [
-    'train',
-    '--map',
-    '4x4',
-    '--slippery',
-    '--policy',
-    'tabular',
-    '--iters',
-    '80',
-    '--groups',
-    '8',
-    '--seed',
-    '5',
-    '--checkpoint-every',
-    '7',
-    '--eval-episodes',
-    '200',
-    '--async-pipeline',
-  ];
+  const args = (
+    'train --map 4x4 --slippery --policy tabular --iters 80 --groups 8 --seed 5 --checkpoint-every 7 ' +
+    '--eval-episodes 200 --async-pipeline'
+  ).split(' ');
   await assertKillResumes(args, dir, 80, 23, 80 * 64);
 });
 
