@@ -1,32 +1,35 @@
 // Stages 1–3 of a policy-gradient iteration (train/loop.ts): the iteration's tasks and their K rollouts
 // each (budgets fixed or from a schedule, guidance prefixes, cross-policy sampling); BREAD's replay of
 // all-failure groups with an expert prefix; DAPO's refill of groups without outcome contrast. Every
-// draw derives from (run seed, iteration), so a resumed run repeats them.
+// draw derives from (run seed, iteration), so a resumed run repeats them. The acting weights are the
+// learner's, or — in the asynchronous pipeline (train/pipeline.ts) — its snapshot one update old.
 import { Rng } from '../core/rng.ts';
 import type { Task, Trajectory } from '../core/types.ts';
 import { type DeadGroupReport as DeadGroups, deadGroups } from '../credit/index.ts';
 import { rollout } from '../rollout/batch.ts';
 import type { Prefix } from '../rollout/episode.ts';
 import { CrossPolicy } from './cross-policy.ts';
+import type { Learner } from './learner.ts';
 import { budgetAt } from './schedule.ts';
 import { drawTasks, guideKey, type Run, TRAIN_STREAM } from './setup.ts';
 
-/** K rollouts of each task, with the iteration's budgets, prefixes and acting policy — in this process,
- * or on a queue's workers, which load the iteration's weights (published by hash, version = the
+/** K rollouts of each task, with the iteration's budgets, prefixes and acting policy (`actor`'s) — in
+ * this process, or on a queue's workers, which load the acting weights (published by hash, version = the
  * iteration): every episode of an iteration acts with the same weights, wherever it runs. */
 async function rolloutGroups(
   r: Run,
   iter: number,
   tasks: Task[],
   runSeed: number,
-  prefixes?: Map<number, number>,
+  prefixes: Map<number, number> | undefined,
+  actor: Learner,
 ): Promise<Trajectory[]> {
   const { s, config, stale } = r;
   const run =
     r.queue === undefined
       ? rollout
       : r.queue.runner({
-          policy: { id: s.learner.policy.id, checkpoint: s.learner.checkpoint(s.spec) },
+          policy: { id: actor.policy.id, checkpoint: actor.checkpoint(s.spec) },
           version: iter,
         });
   return run({
@@ -35,7 +38,7 @@ async function rolloutGroups(
     budget: (task, sample) => budgetAt(config.budget, config.seed, iter, task.seed, sample),
     revealBudget: s.revealBudget,
     runSeed,
-    policy: stale ? new CrossPolicy(s.learner.policy, stale.policy, config.crossPolicy.q) : s.learner.policy,
+    policy: stale ? new CrossPolicy(actor.policy, stale.policy, config.crossPolicy.q) : actor.policy,
     makeEnv: s.envs.make,
     idPrefix: `i${iter}-`,
     prefix:
@@ -60,6 +63,7 @@ function prefixFor(r: Run, iter: number, task: Task): number {
 export async function collect(
   r: Run,
   iter: number,
+  actor: Learner = r.s.learner,
 ): Promise<{ tasks: Task[]; batch: Trajectory[]; prefixes?: Map<number, number> }> {
   const { s, config } = r;
   const tasks = drawTasks(
@@ -78,6 +82,7 @@ export async function collect(
     tasks,
     Rng.derive(config.seed, TRAIN_STREAM.rollout, iter).uint32(),
     prefixes,
+    actor,
   );
   return { tasks, batch, prefixes };
 }
@@ -112,6 +117,7 @@ export async function replayDeadGroups(
         Math.max(1, prefixFor(r, iter, batch[g.indices[0]].task)),
       ]),
     ),
+    s.learner,
   );
   const replayed = [...batch];
   failed.forEach((g, k) => {
@@ -129,6 +135,7 @@ export async function refill(
   tasks: Task[],
   batch: Trajectory[],
   prefixes?: Map<number, number>,
+  actor: Learner = r.s.learner,
 ): Promise<{ batch: Trajectory[]; refills: number }> {
   const { s, config } = r;
   if (!config.dynamicSampling.enabled) return { batch, refills: 0 };
@@ -146,7 +153,32 @@ export async function refill(
     for (const t of more) used.add(t.seed);
     refills += need;
     const mp = prefixes && new Map(more.map((t) => [t.seed, prefixFor(r, iter, t)]));
-    kept = kept.concat(live(await rolloutGroups(r, iter, more, rng.uint32(), mp)));
+    kept = kept.concat(live(await rolloutGroups(r, iter, more, rng.uint32(), mp, actor)));
   }
   return { batch: kept.length > 0 ? kept : batch, refills };
+}
+
+/** What stages 1–3 gather for an iteration: its batch, the dead groups of its first collection, the
+ * groups refilled and replayed. */
+export interface Gathered {
+  batch: Trajectory[];
+  first: DeadGroups;
+  refills: number;
+  guided: number;
+}
+
+/** Stages 1–3 in order (collect, BREAD's replay, DAPO's refill), every rollout acted by `actor`. */
+export async function gather(r: Run, iter: number, actor: Learner = r.s.learner): Promise<Gathered> {
+  const collected = await collect(r, iter, actor);
+  const first = deadGroups(collected.batch);
+  const replayed = await replayDeadGroups(r, iter, collected.batch, first);
+  const { batch, refills } = await refill(
+    r,
+    iter,
+    collected.tasks,
+    replayed.batch,
+    collected.prefixes,
+    actor,
+  );
+  return { batch, first, refills, guided: replayed.guided };
 }

@@ -114,6 +114,11 @@ export const TrainConfigSchema = z
     guidance: GuidanceSchema,
     crossPolicy: CrossPolicySchema,
     eval: EvalSchema,
+    asyncPipeline: z.boolean().optional().meta({
+      flag: '--async-pipeline',
+      description:
+        "AgentRL's asynchronous pipeline: iteration k+1's rollouts are generated, by the weights before update k, while update k runs — one iteration off-policy, corrected by the recorded log-probs and the clip (docs/methods-measured.md)",
+    }),
     checkpointEvery: int(1, 10_000_000).default(25).meta({
       flag: '--checkpoint-every <n>',
       description: 'checkpoint every N iterations (and at the end)',
@@ -270,6 +275,7 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
       'reads cells, and a fogged observation is (cell, revealed cells): drop --fog, or use --info-gain',
     );
   if (c.reward !== undefined) checkReward(c, c.reward, name);
+  if (c.asyncPipeline === true) checkAsyncPipeline(c, name);
   checkUnread(c, name);
   return c;
 }
@@ -291,6 +297,25 @@ function checkReward(c: TrainConfig, reward: string, name: (k: string) => string
   if (c.guidance.mode === 'bread')
     refuse(
       'cannot go with guidance.mode bread: BREAD replays the groups the env failed, before the rubric scores them',
+    );
+}
+
+/** The asynchronous pipeline (train/pipeline.ts) generates the next batch before this one is learnt
+ * from: what needs this batch's learning, or its own snapshot of the policy, to choose how the next one
+ * is generated cannot go with it. */
+function checkAsyncPipeline(c: TrainConfig, name: (k: string) => string): void {
+  const refuse = (why: string): never => {
+    throw new InputError(name('asyncPipeline'), true, why);
+  };
+  if (c.algo === 'es')
+    refuse('overlaps rollouts with a gradient update; algo es has none: choose algo grpo or ppo');
+  if (c.guidance.mode !== 'none')
+    refuse(
+      `cannot go with guidance.mode ${c.guidance.mode}: the next batch's expert prefixes are drawn from the success log this batch has not yet written`,
+    );
+  if (c.crossPolicy.q > 0)
+    refuse(
+      "cannot go with crossPolicy.q > 0: the stale snapshot would act beside the pipeline's, and a turn would no longer be exactly one iteration off-policy",
     );
 }
 

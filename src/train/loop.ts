@@ -12,31 +12,33 @@
 //   update           clipped policy-gradient epochs over minibatches of the policy's own units
 //                    (+ critic regression for GAE)
 //   record           metrics → store → checkpoint                                    here
+// With config.asyncPipeline, stages 1–3 of iteration k+1 run, by a snapshot of the weights, while
+// stages 4–6 of iteration k run (train/pipeline.ts): one iteration off-policy.
 // All randomness of iteration i is derived from (seed, i), so a run resumed from the checkpoint of
 // iteration c reproduces, byte for byte, what the uninterrupted run did after c. Envs and policies may
 // be asynchronous; envs come from the caller's factory (TrainOptions.envs) and are closed every
 // iteration.
 import { InputError } from '../core/errors.ts';
 import type { EnvFactory, Policy, Trajectory } from '../core/types.ts';
-import { type DeadGroupReport as DeadGroups, deadGroups } from '../credit/index.ts';
 import { invalidRate } from '../eval/invalid.ts';
 import { ownMean as ownProxyMean } from '../eval/step-proxy.ts';
 import { stepRegret, stepReward } from '../eval/step-reward.ts';
 import { EnvCache } from '../rollout/env-cache.ts';
 import type { RolloutQueue } from '../rollout/queue.ts';
-import { collect, refill, replayDeadGroups } from './collect.ts';
+import { type Gathered, gather } from './collect.ts';
 import type { TrainConfig } from './config.ts';
 import { type FinalEval, finalEval } from './final.ts';
 import { PrefixGuide } from './guidance.ts';
 import { hackMetrics } from './hack-metrics.ts';
 import { InfoGain } from './info-gain.ts';
 import type { Learner, ViewOf } from './learner.ts';
+import { Pipeline, staleness } from './pipeline.ts';
 import { type RewardSource, rewardBatch } from './reward.ts';
 import { checkpointDue, openRun, type Resumed, type RunDir, runSeconds } from './run-dir.ts';
 import { type Run, type Setup, setup } from './setup.ts';
 import { BatchShaper, shapingMetrics } from './shaping.ts';
 import type { TrainParts, RunState as TrainState } from './state.ts';
-import { advantages, type PgStats, update } from './update.ts';
+import { advantages, type Updated, update, updateYielding } from './update.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
 
@@ -88,12 +90,13 @@ export interface TrainResult {
 const mean = (xs: readonly number[]) => (xs.length > 0 ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
 
 /** The trainable parts of a run, for checkpoints. */
-function parts(s: Setup, stale: Learner | undefined): TrainParts {
+function parts(s: Setup, stale: Learner | undefined, pipeline: Pipeline | undefined): TrainParts {
   return {
     policy: s.learner.params,
     optimizer: s.optimizer,
     critic: s.critic ? { params: s.critic.namedParameters(), optimizer: s.critic.optimizer } : undefined,
     stale: stale?.params,
+    behaviour: pipeline?.behaviour.params,
     reference: s.reference?.params,
   };
 }
@@ -101,12 +104,9 @@ function parts(s: Setup, stale: Learner | undefined): TrainParts {
 /** Stage 6a: the iteration's namespaced scalars. */
 function iterationMetrics(
   r: Run,
-  batch: readonly Trajectory[],
-  first: DeadGroups,
-  refills: number,
-  guided: number,
+  { batch, first, refills, guided }: Gathered,
   viewOf: ViewOf,
-  u: { pg: PgStats | null; entCoef: number; criticLoss: number },
+  u: Updated,
 ): Record<string, number> {
   const { s, config, guide } = r;
   const { pg } = u;
@@ -150,6 +150,7 @@ function iterationMetrics(
  * and at the end, a checkpoint. Returns the state a resume continues from. */
 function record(
   r: Run,
+  pipeline: Pipeline | undefined,
   run: RunDir | undefined,
   iter: number,
   state: TrainState,
@@ -167,7 +168,7 @@ function record(
     staleIter: state.staleIter,
   };
   if (checkpointDue(config, iter)) {
-    run.saveCheckpoint(parts(s, stale), next, config.seed, s.learner.checkpoint(s.spec));
+    run.saveCheckpoint(parts(s, stale, pipeline), next, config.seed, s.learner.checkpoint(s.spec));
   }
   return next;
 }
@@ -209,11 +210,13 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
     queue: o.queue,
     shaper: config.shaping === undefined ? undefined : new BatchShaper(config.shaping, s.maxBudget),
   };
+  // The pipeline's acting weights start as θ0; a resume loads into them the snapshot it checkpointed.
+  const pipeline = config.asyncPipeline === true ? new Pipeline(r, s.learner.clone()) : undefined;
   const opened = openRun(
     o.out,
     o.resume,
     config,
-    parts(s, r.stale),
+    parts(s, r.stale, pipeline),
     { iter: -1, nextIndex: 0, staleIter: r.stale ? 0 : undefined },
     t0,
   );
@@ -231,42 +234,21 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
     ...(opened.resumed === undefined ? {} : { resumed: opened.resumed }),
   });
 
-  for (let iter = state.iter + 1; iter < config.iters; iter++) {
-    if (r.stale && iter % config.crossPolicy.refreshEvery === 0 && iter !== state.staleIter) {
-      r.stale = s.learner.clone('stale');
-      state.staleIter = iter;
+  try {
+    for (let iter = state.iter + 1; iter < config.iters; iter++) {
+      if (r.stale && iter % config.crossPolicy.refreshEvery === 0 && iter !== state.staleIter) {
+        r.stale = s.learner.clone('stale');
+        state.staleIter = iter;
+      }
+      state = await iteration(r, o, run, pipeline, info, iter, state, metrics);
+      if (o.stopAfter !== undefined && iter >= o.stopAfter) {
+        await pipeline?.settle();
+        run?.close('interrupted');
+        return result(null);
+      }
     }
-    const cache = new EnvCache(s.envs.make);
-    try {
-      const collected = await collect(r, iter);
-      const first = deadGroups(collected.batch);
-      const replayed = await replayDeadGroups(r, iter, collected.batch, first);
-      const { batch, refills } = await refill(r, iter, collected.tasks, replayed.batch, collected.prefixes);
-      const viewOf = await viewsOf(cache, batch);
-      const rubric =
-        o.reward === undefined
-          ? undefined
-          : await rewardBatch(o.reward, config, batch, viewOf, (task) => s.envs.spec(task));
-      // The learner's reward: the batch itself, its shaped copy, or its scored trajectories (the batch
-      // stays true for the rest). Shaping and a rubric never go together (train/config.ts).
-      const gained = info?.apply(batch, viewOf);
-      const learnt = rubric?.learnt ?? r.shaper?.shape(batch, viewOf) ?? gained?.learnt ?? batch;
-      const { adv, values } = advantages(r, learnt, viewOf);
-      const updated = update(r, iter, rubric === undefined ? batch : learnt, adv, values, viewOf);
-      const scalars = iterationMetrics(r, batch, first, refills, replayed.guided, viewOf, updated);
-      if (rubric !== undefined) Object.assign(scalars, rubric.values);
-      else if (learnt !== batch) Object.assign(scalars, shapingMetrics(batch, learnt));
-      if (gained !== undefined) scalars['train/info_gain'] = gained.bits;
-      metrics.push({ iter, values: scalars });
-      state = record(r, run, iter, state, batch, scalars, rubric?.judgements);
-      o.onIter?.(iter, config.iters, scalars);
-    } finally {
-      await cache.close();
-    }
-    if (o.stopAfter !== undefined && iter >= o.stopAfter) {
-      run?.close('interrupted');
-      return result(null);
-    }
+  } finally {
+    await pipeline?.settle();
   }
 
   const final = await finalEval(s, config, s.learner.policy);
@@ -275,4 +257,51 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
     run.close('done');
   }
   return result(final);
+}
+
+/** One iteration, stages 1–6. With the pipeline, batch iter is the one in flight, and the next one is
+ * started before the update. */
+async function iteration(
+  r: Run,
+  o: TrainOptions,
+  run: RunDir | undefined,
+  pipeline: Pipeline | undefined,
+  info: InfoGain | undefined,
+  iter: number,
+  state: TrainState,
+  metrics: IterationMetrics[],
+): Promise<TrainState> {
+  const { s, config } = r;
+  const cache = new EnvCache(s.envs.make);
+  try {
+    const gathered = pipeline === undefined ? await gather(r, iter) : await pipeline.take(iter);
+    pipeline?.launch(iter + 1);
+    const { batch } = gathered;
+    const viewOf = await viewsOf(cache, batch);
+    const rubric =
+      o.reward === undefined
+        ? undefined
+        : await rewardBatch(o.reward, config, batch, viewOf, (task) => s.envs.spec(task));
+    // The learner's reward: the batch itself, its shaped copy, or its scored trajectories (the batch
+    // stays true for the rest). Shaping and a rubric never go together (train/config.ts).
+    const gained = info?.apply(batch, viewOf);
+    const learnt = rubric?.learnt ?? r.shaper?.shape(batch, viewOf) ?? gained?.learnt ?? batch;
+    const { adv, values } = advantages(r, learnt, viewOf);
+    const learnFrom = rubric === undefined ? batch : learnt;
+    const updated =
+      pipeline === undefined
+        ? update(r, iter, learnFrom, adv, values, viewOf)
+        : await updateYielding(r, iter, learnFrom, adv, values, viewOf);
+    const scalars = iterationMetrics(r, gathered, viewOf, updated);
+    if (rubric !== undefined) Object.assign(scalars, rubric.values);
+    else if (learnt !== batch) Object.assign(scalars, shapingMetrics(batch, learnt));
+    if (gained !== undefined) scalars['train/info_gain'] = gained.bits;
+    if (pipeline !== undefined) scalars['pipeline/staleness'] = staleness(iter);
+    metrics.push({ iter, values: scalars });
+    const next = record(r, pipeline, run, iter, state, batch, scalars, rubric?.judgements);
+    o.onIter?.(iter, config.iters, scalars);
+    return next;
+  } finally {
+    await cache.close();
+  }
 }

@@ -1,6 +1,9 @@
 // Stages 4–5 of a policy-gradient iteration (train/loop.ts): per-turn advantages from any credit method
 // (GAE reads the critic), then the clipped policy-gradient epochs over minibatches of the policy's own
-// units and the critic's regression on λ-returns.
+// units and the critic's regression on λ-returns. Each update is a generator that pauses after every
+// optimizer step: drained at once it is the plain synchronous update (`update`, `policyUpdate`); drained
+// with a turn of the event loop between steps (`updateYielding`) it lets rollouts in flight — awaited
+// HTTP answers, timers — make progress while it trains (the asynchronous pipeline, train/pipeline.ts).
 import { stateKeyOf } from '../core/policy.ts';
 import { Rng } from '../core/rng.ts';
 import type { Trajectory } from '../core/types.ts';
@@ -42,9 +45,37 @@ export interface PgStats {
   turns: number;
 }
 
+/** The steps of an update, paused after each optimizer step; returns its result. */
+export type Steps<T> = Generator<void, T, void>;
+
+/** Runs every step at once. */
+export function drain<T>(steps: Steps<T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+  }
+}
+
+/** Runs the steps with a turn of the event loop between them (setImmediate: after the I/O callbacks and
+ * expired timers queued meanwhile), so that awaited work elsewhere in the process progresses. */
+export async function drainYielding<T>(steps: Steps<T>): Promise<T> {
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
 /** PPO epochs over minibatches of the batch's own units (forced turns and observation tokens are
  * masked out); each unit carries its turn's advantage. */
-export function policyUpdate(
+export function policyUpdate(...args: Parameters<typeof policySteps>): PgStats | null {
+  return drain(policySteps(...args));
+}
+
+/** policyUpdate as its steps. The ratio of every unit is π_θ / π_old with π_old its recorded behaviour
+ * log-prob (Unit.logpOld: the turn's logp as sampled), never a recomputation under the current weights:
+ * with the pipeline the batch was sampled one update earlier, and the ratio and its clip correct for it. */
+export function* policySteps(
   s: Setup,
   config: TrainConfig,
   batch: readonly Trajectory[],
@@ -52,7 +83,7 @@ export function policyUpdate(
   viewOf: ViewOf,
   rng: Rng,
   entCoef: number,
-): PgStats | null {
+): Steps<PgStats | null> {
   const units = s.learner.units(batch, viewOf).filter((u) => u.own);
   const N = units.length;
   if (N === 0) return null;
@@ -124,6 +155,7 @@ export function policyUpdate(
       );
       s.optimizer.step();
       steps++;
+      yield;
     }
   }
   for (const k of ['loss', 'clipfrac', 'approxKl', 'entropy', 'kl', 'gradNorm'] as const) stats[k] /= steps;
@@ -157,22 +189,38 @@ export function advantages(
   return { adv, values };
 }
 
+export interface Updated {
+  pg: PgStats | null;
+  entCoef: number;
+  criticLoss: number;
+}
+
 /** Stage 5: the policy update (linear decay of the entropy bonus always and of lr with optim.anneal,
  * CleanRL-style), then the critic's regression on λ-returns A + V. */
-export function update(
+export function update(...args: Parameters<typeof updateSteps>): Updated {
+  return drain(updateSteps(...args));
+}
+
+/** update, yielding to the event loop after every optimizer step (the asynchronous pipeline). */
+export function updateYielding(...args: Parameters<typeof updateSteps>): Promise<Updated> {
+  return drainYielding(updateSteps(...args));
+}
+
+/** update as its steps. */
+export function* updateSteps(
   r: Run,
   iter: number,
   batch: readonly Trajectory[],
   adv: number[][],
   values: Float32Array | undefined,
   viewOf: ViewOf,
-): { pg: PgStats | null; entCoef: number; criticLoss: number } {
+): Steps<Updated> {
   const { s, config } = r;
   const seed = config.seed;
   const frac = 1 - iter / config.iters;
   if (config.optim.anneal) s.optimizer.lr = config.optim.lr * frac;
   const entCoef = config.ppo.entCoef * frac;
-  const pg = policyUpdate(
+  const pg = yield* policySteps(
     s,
     config,
     batch,

@@ -1216,6 +1216,18 @@ test('cross-field nonsense in a training (or bc) config: exit 2, one line naming
       ['--algo', 'es', '--shaping', 'potential'],
       ['config.shaping', 'algo es'],
     ],
+    [
+      ['--async-pipeline', '--algo', 'es'],
+      ['config.asyncPipeline', 'algo es'],
+    ],
+    [
+      ['--async-pipeline', '--guidance', 'gaussian'],
+      ['config.asyncPipeline', 'guidance.mode gaussian'],
+    ],
+    [
+      ['--async-pipeline', '--cross-policy', '0.25'],
+      ['config.asyncPipeline', 'crossPolicy.q'],
+    ],
     [['--vs-unshaped'], ['--vs-unshaped', '--shaping']],
     [
       ['--reward', 'rubric:r.json', '--shaping', 'progress'],

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { turnwise } from './run.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
 
@@ -57,4 +58,28 @@ export function assertSameRun(resumed: string, whole: string, episodes: number):
     readFileSync(join(resumed, 'policy.safetensors')),
     readFileSync(join(whole, 'policy.safetensors')),
   );
+}
+
+/** `turnwise …args` run to the end in `dir/whole`, and again in `dir/killed` SIGKILLed once it has
+ * `killAt` of its `iters` iterations and then resumed: the two must agree — the final evaluation, the
+ * stored rows (`episodes` trajectories), the metrics and the policy bytes. Returns the whole run's
+ * directory and its --json output. */
+export async function assertKillResumes(
+  args: readonly string[],
+  dir: string,
+  iters: number,
+  killAt: number,
+  episodes: number,
+): Promise<{ whole: string; stdout: string }> {
+  const whole = join(dir, 'whole');
+  const killed = join(dir, 'killed');
+  const ref = await turnwise([...args, '--out', whole, '--json']);
+  assert.equal(ref.code, 0, ref.stderr);
+  const partial = await killAfter(args, killed, killAt);
+  assert.ok(partial >= killAt && partial < iters, `killed after ${partial} iterations`);
+  const res = await turnwise(['train', '--resume', killed, '--json']);
+  assert.equal(res.code, 0, res.stderr);
+  assert.deepEqual(JSON.parse(res.stdout).final, JSON.parse(ref.stdout).final);
+  assertSameRun(killed, whole, episodes);
+  return { whole, stdout: ref.stdout };
 }
