@@ -572,6 +572,7 @@ function specs(valid: () => string): Spec[] {
         '--out': badOutDir,
         '--queue': badQueue,
         '--info-gain': pick('', 'x', '0', '-0.1', '1.5', 'NaN', 'Infinity'),
+        '--rehearsal': pick('', '1', 'ratio=0', 'ratio=17', 'ratio=1,prior=x', 'ratio=1,ratio=1', 'alpha=2'),
         '--shaping': pick(
           '',
           'bogus',

@@ -15,6 +15,7 @@ import { parseTrainConfig, type TrainConfig, TrainConfigSchema } from '../../tra
 import { trainEs } from '../../train/es-train.ts';
 import type { FinalEval } from '../../train/final.ts';
 import { trainPolicyGradient } from '../../train/loop.ts';
+import { parseRehearsalFlag } from '../../train/rehearsal.ts';
 import { RunDir } from '../../train/run-dir.ts';
 import { parseShapingFlag, type ShapingConfig, showShaping } from '../../train/shaping.ts';
 import { fmt, interactive, json, out, Progress, table, warn } from '../io.ts';
@@ -80,6 +81,7 @@ export const TRAIN_FLAGS = paramFlags(TrainConfigSchema, {
   '--train-seeds': { parse: seeds('--train-seeds'), show: showSeeds },
   '--test-seeds': { parse: seeds('--test-seeds'), show: showSeeds },
   '--shaping': { parse: (raw) => parseShapingFlag(raw) },
+  '--rehearsal': { parse: (raw) => parseRehearsalFlag(raw) },
   '--reward': { parse: (raw) => `rubric:${rubricPath(raw)}` },
 });
 
