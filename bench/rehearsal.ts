@@ -2,18 +2,18 @@
 // maps with and without `train --rehearsal ratio=R`, the same seeds paired and the same real episodes per
 // iteration (groups × K), so both arms spend the same real env steps but for what their policies' episode
 // lengths make of them (both counted and printed). At a few iteration counts the policy is copied and
-// later rolled out on held-out maps (fresh task seeds): success against the real steps spent so far, and
+// later evaluated exactly on held-out maps (fresh task seeds; its success within the budget by DP): success against the real steps spent so far, and
 // the paired difference (rehearsal − plain) with its mean and 95% t-interval over seeds. The model's own
 // error: train/model_tv (visited (cell, action)) and rehearsal/model_tv_all (every non-terminal one of
 // the batch's maps), first and last iteration. One JSON object on stdout, progress on stderr.
 //   node --import tsx bench/rehearsal.ts [--seeds 1,2,3] [--iters 40] [--at 10,20,40] [--ratio 1]
-//     [--alpha 4] [--groups 16] [--budget 30] [--episodes 2000] [--prior pooled]
+//     [--alpha 4] [--groups 16] [--budget 30] [--maps 500] [--prior pooled]
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import type { Policy, Trajectory } from '../src/core/types.ts';
-import { envConfig, envs, makeEnv, makeTasks } from '../src/envs/index.ts';
+import type { Policy } from '../src/core/types.ts';
+import { envConfig, envs, makeTasks } from '../src/envs/index.ts';
+import { meanExactSuccess, meanOptimalSuccess } from '../src/eval/exact.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../src/policies/neural.ts';
-import { rollout } from '../src/rollout/batch.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { learnerFor } from '../src/train/learner.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
@@ -29,7 +29,7 @@ const { values } = parseArgs({
     alpha: { type: 'string', default: '4' },
     groups: { type: 'string', default: '16' },
     budget: { type: 'string', default: '30' },
-    episodes: { type: 'string', default: '2000' },
+    maps: { type: 'string', default: '500' },
   },
 });
 const seeds = values.seeds.split(',').map(Number);
@@ -40,25 +40,19 @@ const prior = values.prior as 'pooled' | 'uniform';
 const alpha = Number(values.alpha);
 const groups = Number(values.groups);
 const budget = Number(values.budget);
-const episodes = Number(values.episodes);
+const maps = Number(values.maps);
 const K = 8;
 const params = { random: true, size: 4, p: 0.8, slippery: true };
 const env = { env: 'frozenlake', params };
 const spec = envs.spec(makeTasks(envConfig('frozenlake', params), 1, 0)[0]);
 
 // Held-out maps: task seeds far from training's (trainSeeds default from 0).
-const heldOut = makeTasks(envConfig('frozenlake', params), Math.ceil(episodes / 4), 50_000_000);
+const heldOut = makeTasks(envConfig('frozenlake', params), maps, 50_000_000);
 
+/** The exact success within the budget, averaged over the held-out maps (eval/exact.ts: the policy's own
+ * V^π by DP on each map, no sampling noise but the maps'). */
 async function evaluate(policy: Policy<unknown, unknown>): Promise<number> {
-  const ts: Trajectory[] = await rollout({
-    tasks: heldOut,
-    samples: 4,
-    policy,
-    makeEnv,
-    budget,
-    runSeed: 777,
-  });
-  return ts.filter((t) => t.outcome.success).length / ts.length;
+  return (await meanExactSuccess(envs, heldOut, policy, budget, false))!;
 }
 
 interface Point {
@@ -157,7 +151,8 @@ console.log(
       alpha,
       prior,
       seeds,
-      heldOutEpisodes: heldOut.length * 4,
+      heldOutMaps: heldOut.length,
+      optimal: r4((await meanOptimalSuccess(envs, heldOut, budget))!),
     },
     curve,
     modelTv: {

@@ -144,8 +144,12 @@ export interface NextDist {
 /** Total-variation distance ½ Σ |p − q| between two next-cell distributions. */
 export function tv(p: NextDist, q: NextDist): number {
   const m = new Map<number, number>();
-  p.cells.forEach((c, i) => m.set(c, (m.get(c) ?? 0) + p.probs[i]));
-  q.cells.forEach((c, i) => m.set(c, (m.get(c) ?? 0) - q.probs[i]));
+  p.cells.forEach((c, i) => {
+    m.set(c, (m.get(c) ?? 0) + p.probs[i]);
+  });
+  q.cells.forEach((c, i) => {
+    m.set(c, (m.get(c) ?? 0) - q.probs[i]);
+  });
   let s = 0;
   for (const v of m.values()) s += Math.abs(v);
   return s / 2;
@@ -160,6 +164,16 @@ export interface RehearsalState {
 
 /** The counts of one map: (s·4 + a) → s′ → n. */
 type MapCounts = Map<number, Map<number, number>>;
+
+/** m's entry for k, made empty first when there is none. */
+function slot<K, K2, V>(m: Map<K, Map<K2, V>>, k: K): Map<K2, V> {
+  let v = m.get(k);
+  if (v === undefined) {
+    v = new Map();
+    m.set(k, v);
+  }
+  return v;
+}
 
 export class WorldModel {
   readonly config: RehearsalConfig;
@@ -176,11 +190,7 @@ export class WorldModel {
       this.pooled.set(state.pooled);
       for (const [key, rows] of state.maps) {
         const m: MapCounts = new Map();
-        for (const [sa, s2, n] of rows) {
-          let row = m.get(sa);
-          if (row === undefined) m.set(sa, (row = new Map()));
-          row.set(s2, n);
-        }
+        for (const [sa, s2, n] of rows) slot(m, sa).set(s2, n);
         this.maps.set(key, m);
       }
     }
@@ -198,10 +208,7 @@ export class WorldModel {
 
   /** Counts one real step s —a→ s′ on a map. */
   count(key: string, map: SeenMap, s: number, a: number, s2: number): void {
-    let m = this.maps.get(key);
-    if (m === undefined) this.maps.set(key, (m = new Map()));
-    let row = m.get(s * 4 + a);
-    if (row === undefined) m.set(s * 4 + a, (row = new Map()));
+    const row = slot(slot(this.maps, key), s * 4 + a);
     row.set(s2, (row.get(s2) ?? 0) + 1);
     // Only from a cell where the four directions lead to four different cells: counting a corner's
     // steps when they can be told apart would select on the outcome (its two clamped directions never
@@ -307,7 +314,10 @@ export class ModelEnv implements Env<number, number> {
       return { observation: this.s, reward: 0, terminated: false, info: INVALID };
     const sa = this.s * 4 + action;
     let d = this.dists.get(sa);
-    if (d === undefined) this.dists.set(sa, (d = this.model.next(this.key, this.map, this.s, action)));
+    if (d === undefined) {
+      d = this.model.next(this.key, this.map, this.s, action);
+      this.dists.set(sa, d);
+    }
     const u = this.rng.float();
     let k = 0;
     let acc = d.probs[0];
