@@ -44,6 +44,11 @@ export const ABOUT = {
     term: 'train [options]',
     description: 'train a policy (GRPO, PPO, ES) with checkpoints and resume',
   },
+  adapt: {
+    term: 'adapt [options]',
+    description:
+      'test-time adaptation: a trained policy on a new task distribution, adapted from its own rollouts and rewards; held-out success before and after',
+  },
   bench: { term: 'bench', description: 'throughput benchmarks (JSON with --json)' },
   demo: {
     term: 'demo [options]',

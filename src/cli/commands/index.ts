@@ -17,6 +17,7 @@ export const COMMANDS: { name: CommandName; load: () => Promise<Register[]> }[] 
   { name: 'tokenizer', load: async () => [(await import('./tokenizer.ts')).registerTokenizer] },
   { name: 'bc', load: async () => [(await import('./bc.ts')).registerBc] },
   { name: 'train', load: async () => [(await import('./train.ts')).registerTrain] },
+  { name: 'adapt', load: async () => [(await import('./adapt.ts')).registerAdapt] },
   {
     name: 'bench',
     // `bench proxy` lives with the proxy it measures.
