@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { turnwise } from './run.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
 
@@ -57,4 +58,28 @@ export function assertSameRun(resumed: string, whole: string, episodes: number):
     readFileSync(join(resumed, 'policy.safetensors')),
     readFileSync(join(whole, 'policy.safetensors')),
   );
+}
+
+/** `turnwise …flags` run whole into `dir/whole` and, into `dir/killed`, SIGKILLed once `killAt` iterations
+ * are logged, then resumed: the resumed run's final evaluation, rows (`episodes`), metrics and policy must
+ * be the whole run's. Returns the whole run's `--json` report and its directory. */
+export async function assertKilledResumes(
+  flags: readonly string[],
+  dir: string,
+  iters: number,
+  killAt: number,
+  episodes: number,
+): Promise<{ report: { final: { exact: number } }; whole: string }> {
+  const whole = join(dir, 'whole');
+  const killed = join(dir, 'killed');
+  const ref = await turnwise([...flags, '--out', whole, '--json']);
+  assert.equal(ref.code, 0, ref.stderr);
+  const partial = await killAfter(flags, killed, killAt);
+  assert.ok(partial >= killAt && partial < iters, `killed after ${partial} iterations`);
+  const res = await turnwise(['train', '--resume', killed, '--json']);
+  assert.equal(res.code, 0, res.stderr);
+  const report = JSON.parse(ref.stdout);
+  assert.deepEqual(JSON.parse(res.stdout).final, report.final);
+  assertSameRun(killed, whole, episodes);
+  return { report, whole };
 }

@@ -14,7 +14,7 @@ import { decodeSafetensors } from '../../src/nn/safetensors.ts';
 import type { NeuralPolicy } from '../../src/policies/neural.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
 import { inProcess, turnwise } from './run.ts';
-import { assertSameRun, killAfter, lines, storeRows } from './train-run.ts';
+import { assertKilledResumes, lines, storeRows } from './train-run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-train-'));
 const BIN = fileURLToPath(new URL('../../bin/turnwise.js', import.meta.url));
@@ -40,17 +40,8 @@ const ARGS = [
 const rows = storeRows;
 
 test('kill -9 mid-run, --resume: the same rows, metrics and policy as an uninterrupted run', async () => {
-  const whole = join(dir, 'whole');
-  const killed = join(dir, 'killed');
-  const ref = await turnwise([...ARGS, '--out', whole, '--json']);
-  assert.equal(ref.code, 0, ref.stderr);
-  // Start the same run and SIGKILL it once it is past a few checkpoints.
-  const partial = await killAfter(ARGS, killed, 35);
-  assert.ok(partial >= 35 && partial < 120, `killed after ${partial} iterations`);
-  const res = await turnwise(['train', '--resume', killed, '--json']);
-  assert.equal(res.code, 0, res.stderr);
-  assert.deepEqual(JSON.parse(res.stdout).final, JSON.parse(ref.stdout).final);
-  assertSameRun(killed, whole, 120 * 64);
+  // Killed once it is past a few checkpoints.
+  const { report, whole } = await assertKilledResumes(ARGS, dir, 120, 35, 120 * 64);
   // The saved policy is usable anywhere a policy spec is.
   const r = await turnwise([
     'rollout',
@@ -63,7 +54,7 @@ test('kill -9 mid-run, --resume: the same rows, metrics and policy as an uninter
     '200',
     '--json',
   ]);
-  assert.equal(JSON.parse(r.stdout).exact.toFixed(6), JSON.parse(ref.stdout).final.exact.toFixed(6));
+  assert.equal(JSON.parse(r.stdout).exact.toFixed(6), report.final.exact.toFixed(6));
 });
 
 test('--resume of a live run, or a second writer, is refused at once; the live run is unharmed', async () => {

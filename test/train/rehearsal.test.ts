@@ -22,8 +22,7 @@ import {
   tv,
   WorldModel,
 } from '../../src/train/rehearsal.ts';
-import { turnwise } from '../cli/run.ts';
-import { assertSameRun, killAfter } from '../cli/train-run.ts';
+import { assertKilledResumes, assertSameRun } from '../cli/train-run.ts';
 
 const DEFAULT = { ratio: 1, alpha: 4, prior: 'pooled' as const };
 
@@ -267,14 +266,5 @@ test('kill -9 mid-run of `train --rehearsal`, --resume: the same rows, metrics a
     '--rehearsal',
     'ratio=1',
   ];
-  const whole = join(dir, 'whole');
-  const killed = join(dir, 'killed');
-  const ref = await turnwise([...flags, '--out', whole, '--json']);
-  assert.equal(ref.code, 0, ref.stderr);
-  const partial = await killAfter(flags, killed, 12);
-  assert.ok(partial >= 12 && partial < 40, `killed after ${partial} iterations`);
-  const res = await turnwise(['train', '--resume', killed, '--json']);
-  assert.equal(res.code, 0, res.stderr);
-  assert.deepEqual(JSON.parse(res.stdout).final, JSON.parse(ref.stdout).final);
-  assertSameRun(killed, whole, 40 * 64);
+  await assertKilledResumes(flags, dir, 40, 12, 40 * 64);
 });
