@@ -16,3 +16,5 @@ echo "{\"bench\":\"summary\",\"result\":$(node --import tsx bench/summary.ts --e
 echo "{\"bench\":\"ui\",\"result\":$(tw bench ui --json)}"
 echo "{\"bench\":\"queue\",\"result\":$(tw bench queue --json)}"
 echo "{\"bench\":\"fog\",\"result\":$(node --import tsx bench/fog.ts)}"
+echo "{\"bench\":\"rehearsal\",\"result\":$(node --import tsx bench/rehearsal.ts --iters 150 --at 10,25,50,100,150)}"
+echo "{\"bench\":\"adapt\",\"result\":$(node --import tsx bench/adapt.ts --base-iters 150 --at 640,1280,2560,5120)}"

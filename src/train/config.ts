@@ -33,6 +33,7 @@ import {
   seedRange,
 } from './config-sections.ts';
 import { InfoGainSchema } from './info-gain.ts';
+import { RehearsalSchema, showRehearsal } from './rehearsal.ts';
 import { SHAPING_ENVS, ShapingSchema, showShaping } from './shaping.ts';
 
 export const TrainConfigSchema = z
@@ -95,6 +96,11 @@ export const TrainConfigSchema = z
       flag: '--info-gain <W>',
       description:
         "the learner sees r + W·g, g the bits of the hidden map's entropy a step took off, over the hidden cells on some shortest path to the goal (FrozenLake under --fog), or the share of the clue chain a step newly acquired (search); docs/methods-measured.md; stored trajectories, metrics and the final evaluation stay on the true reward",
+    }),
+    rehearsal: RehearsalSchema.optional().meta({
+      flag: '--rehearsal <spec>',
+      description:
+        'world-model rehearsal: ratio=R[,alpha=A][,prior=pooled|uniform] — a model of the map learned from the real steps (counts per (cell, action) with A pseudo-steps of a prior pooled over maps, default 4), and R imagined episodes in it per real one enter the update (FrozenLake without fog; docs/methods-measured.md)',
     }),
     reward: z
       .string()
@@ -274,6 +280,20 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
       showShaping(c.shaping),
       'reads cells, and a fogged observation is (cell, revealed cells): drop --fog, or use --info-gain',
     );
+  if (c.rehearsal !== undefined) {
+    const refuse = (why: string): never => {
+      throw new InputError(name('rehearsal'), showRehearsal(c.rehearsal!), why);
+    };
+    if (c.env.env !== 'frozenlake' || (c.env.params as { fog?: number }).fog !== undefined)
+      refuse(
+        "learns FrozenLake's transitions between cells: needs env frozenlake without fog (a fogged observation is not a cell)",
+      );
+    if (c.algo === 'es') refuse('adds imagined episodes to the policy-gradient update; algo es has none');
+    if (c.shaping !== undefined || c.infoGain !== undefined || c.reward !== undefined)
+      refuse(
+        "cannot go with shaping, info-gain or a rubric reward: imagined episodes carry the env's reward only",
+      );
+  }
   if (c.reward !== undefined) checkReward(c, c.reward, name);
   if (c.asyncPipeline === true) checkAsyncPipeline(c, name);
   checkUnread(c, name);

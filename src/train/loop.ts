@@ -8,6 +8,8 @@
 //                    each trajectory's judgement stored beside it                    train/reward.ts
 //   shape            with config.shaping, the learner's copy of the batch on r + F   train/shaping.ts
 //                    (with config.infoGain, on r + W·g                             train/info-gain.ts)
+//   rehearse         with config.rehearsal, the real steps counted into a learned model of each map and
+//                    R imagined episodes per real one rolled out in it             train/rehearsal.ts
 //   advantages       credit (any method of credit/; GAE reads the critic)            train/update.ts
 //   update           clipped policy-gradient epochs over minibatches of the policy's own units
 //                    (+ critic regression for GAE)
@@ -19,6 +21,7 @@
 // be asynchronous; envs come from the caller's factory (TrainOptions.envs) and are closed every
 // iteration.
 import { InputError } from '../core/errors.ts';
+import { Rng } from '../core/rng.ts';
 import type { EnvFactory, Policy, Trajectory } from '../core/types.ts';
 import { invalidRate } from '../eval/invalid.ts';
 import { ownMean as ownProxyMean } from '../eval/step-proxy.ts';
@@ -33,9 +36,10 @@ import { hackMetrics } from './hack-metrics.ts';
 import { InfoGain } from './info-gain.ts';
 import type { Learner, ViewOf } from './learner.ts';
 import { Pipeline, staleness } from './pipeline.ts';
+import { rehearse, WorldModel } from './rehearsal.ts';
 import { type RewardSource, rewardBatch } from './reward.ts';
 import { checkpointDue, openRun, type Resumed, type RunDir, runSeconds } from './run-dir.ts';
-import { type Run, type Setup, setup } from './setup.ts';
+import { type Run, type Setup, setup, TRAIN_STREAM } from './setup.ts';
 import { BatchShaper, shapingMetrics } from './shaping.ts';
 import type { TrainParts, RunState as TrainState } from './state.ts';
 import { advantages, type Updated, update, updateYielding } from './update.ts';
@@ -165,6 +169,7 @@ function record(
     iter,
     nextIndex: state.nextIndex + batch.length,
     guide: guide?.state(),
+    ...(r.model === undefined ? {} : { rehearsal: r.model.state() }),
     staleIter: state.staleIter,
   };
   if (checkpointDue(config, iter)) {
@@ -189,11 +194,14 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
       o.queue.where,
       `cannot go with ${config.crossPolicy.q > 0 ? 'cross-policy sampling (crossPolicy.q > 0)' : `guidance (${config.guidance.mode})`}: only the learner's own weights travel to the workers`,
     );
-  if (o.queue !== undefined && (config.shaping !== undefined || config.infoGain !== undefined))
+  if (
+    o.queue !== undefined &&
+    (config.shaping !== undefined || config.infoGain !== undefined || config.rehearsal !== undefined)
+  )
     throw new InputError(
       '--queue',
       o.queue.where,
-      `cannot go with ${config.shaping !== undefined ? '--shaping' : '--info-gain'}: the workers' envs do not record the cell after each step that it reads`,
+      `cannot go with ${config.shaping !== undefined ? '--shaping' : config.infoGain !== undefined ? '--info-gain' : '--rehearsal'}: the workers' envs do not record the cell after each step that it reads`,
     );
   if ((config.reward === undefined) !== (o.reward === undefined))
     throw new Error(
@@ -223,6 +231,8 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
   const run = opened.run;
   let state: TrainState = opened.state;
   if (config.guidance.mode !== 'none') r.guide = new PrefixGuide(config.guidance, state.guide);
+  if (config.rehearsal !== undefined)
+    r.model = new WorldModel(config.rehearsal, !s.generated, state.rehearsal);
   const metrics: IterationMetrics[] = [];
   const result = (final: FinalEval | null): TrainResult => ({
     config,
@@ -286,8 +296,28 @@ async function iteration(
     // stays true for the rest). Shaping and a rubric never go together (train/config.ts).
     const gained = info?.apply(batch, viewOf);
     const learnt = rubric?.learnt ?? r.shaper?.shape(batch, viewOf) ?? gained?.learnt ?? batch;
-    const { adv, values } = advantages(r, learnt, viewOf);
-    const learnFrom = rubric === undefined ? batch : learnt;
+    // Rehearsal: imagined groups get their advantages apart (their own groups), then join the update.
+    const rehearsed =
+      r.model &&
+      (await rehearse(r.model, batch, viewOf, {
+        iter,
+        seed: config.seed,
+        runSeed: Rng.derive(config.seed, TRAIN_STREAM.rehearsal, iter).uint32(),
+        groupSize: config.groupSize,
+        budget: config.budget,
+        policy: s.learner.policy,
+        revealBudget: s.revealBudget,
+        generated: s.generated,
+      }));
+    const imagined = rehearsed?.imagined ?? [];
+    const real = advantages(r, learnt, viewOf);
+    const dreamt = imagined.length > 0 ? advantages(r, imagined, viewOf) : undefined;
+    const adv = dreamt === undefined ? real.adv : real.adv.concat(dreamt.adv);
+    const values =
+      dreamt === undefined || real.values === undefined || dreamt.values === undefined
+        ? real.values
+        : Float32Array.from([...real.values, ...dreamt.values]);
+    const learnFrom = (rubric === undefined ? batch : learnt).concat(imagined);
     const updated =
       pipeline === undefined
         ? update(r, iter, learnFrom, adv, values, viewOf)
@@ -296,6 +326,7 @@ async function iteration(
     if (rubric !== undefined) Object.assign(scalars, rubric.values);
     else if (learnt !== batch) Object.assign(scalars, shapingMetrics(batch, learnt));
     if (gained !== undefined) scalars['train/info_gain'] = gained.bits;
+    if (rehearsed !== undefined) Object.assign(scalars, rehearsed.values);
     if (pipeline !== undefined) scalars['pipeline/staleness'] = staleness(iter);
     metrics.push({ iter, values: scalars });
     const next = record(r, pipeline, run, iter, state, batch, scalars, rubric?.judgements);

@@ -18,6 +18,7 @@ import { creditMethod } from './config-sections.ts';
 import { Critic } from './critic.ts';
 import type { PrefixGuide } from './guidance.ts';
 import { type Learner, learnerFor } from './learner.ts';
+import type { WorldModel } from './rehearsal.ts';
 import { maxBudget, validateSchedule } from './schedule.ts';
 import { type BatchShaper, recordCells } from './shaping.ts';
 import { TransformerLearner } from './transformer-learner.ts';
@@ -34,6 +35,7 @@ export const TRAIN_STREAM = {
   bread: 6,
   critic: 7,
   eval: 9,
+  rehearsal: 10,
 } as const;
 
 export interface Setup {
@@ -64,6 +66,8 @@ export interface Run {
   queue?: RolloutQueue;
   /** The reward shaping the learner sees (config.shaping), with its per-map potentials. */
   shaper?: BatchShaper;
+  /** The learned model of rehearsal (config.rehearsal). */
+  model?: WorldModel;
 }
 
 function isGenerated(env: EnvConfig): boolean {
@@ -129,9 +133,12 @@ function demonstrationExpert(path: string): (task: Task) => AnyPolicy {
 export function setup(config: TrainConfig, given: EnvFactory, init?: AnyPolicy, custom?: Learner): Setup {
   // A shaped run's envs record the cell after each step (train/shaping.ts); an unshaped run's are the caller's.
   // So do an info-gain run's under fog (train/info-gain.ts reads the revealed cells after each step; on
-  // search it reads the clues the env records anyway).
+  // search it reads the clues the env records anyway), and a rehearsal's (train/rehearsal.ts counts the
+  // cell each step led to, the last one's included).
   const cells =
-    config.shaping !== undefined || (config.infoGain !== undefined && config.env.env !== 'search');
+    config.shaping !== undefined ||
+    config.rehearsal !== undefined ||
+    (config.infoGain !== undefined && config.env.env !== 'search');
   const envs = cells ? recordCells(given) : given;
   const env = envs.configure?.(config.env) ?? config.env;
   const generated = isGenerated(env);

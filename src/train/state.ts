@@ -12,6 +12,7 @@ import type { NamedTensors } from '../nn/layers.ts';
 import type { Optimizer, OptimizerState } from '../nn/optim.ts';
 import type { NamedArray } from '../nn/safetensors.ts';
 import type { GuideState } from './guidance.ts';
+import type { RehearsalState } from './rehearsal.ts';
 
 export interface RunState {
   /** Last completed iteration (−1: none). */
@@ -19,6 +20,8 @@ export interface RunState {
   /** Index of the next trajectory row in the run store. */
   nextIndex: number;
   guide?: GuideState;
+  /** World-model rehearsal: the counts the model has learned (train/rehearsal.ts). */
+  rehearsal?: RehearsalState;
   /** Iteration at which the stale (cross-policy) snapshot was taken. */
   staleIter?: number;
   /** Wall-clock seconds the run had taken when this state was saved, earlier resumed parts included
@@ -130,6 +133,7 @@ export function loadTrainState(path: string, parts: TrainParts): RunState {
     iter: meta!.iter,
     nextIndex: meta!.nextIndex,
     guide: meta!.guide,
+    ...(meta!.rehearsal === undefined ? {} : { rehearsal: meta!.rehearsal }),
     staleIter: meta!.staleIter,
     seconds,
   };

@@ -593,6 +593,7 @@ function specs(valid: () => string): Spec[] {
         '--out': badOutDir,
         '--queue': badQueue,
         '--info-gain': pick('', 'x', '0', '-0.1', '1.5', 'NaN', 'Infinity'),
+        '--rehearsal': pick('', '1', 'ratio=0', 'ratio=17', 'ratio=1,prior=x', 'ratio=1,ratio=1', 'alpha=2'),
         '--shaping': pick(
           '',
           'bogus',
@@ -608,6 +609,25 @@ function specs(valid: () => string): Spec[] {
         ),
         '--reward': pick('', 'judge.json', 'rubric:', 'rubric:OUT/none.json', 'Rubric:x.json'),
         '--judge-cache': pick('OUT/judge.sqlite'),
+      },
+    },
+    {
+      path: ['adapt'],
+      base: ['--policy', 'random', '--episodes', '128', '--out', 'OUT/run'],
+      flags: {
+        ...ENV_FLAGS,
+        '--env': PASS_FLAGS['--env'],
+        '--policy': badPolicy,
+        '--episodes': badInt(128),
+        '--at': badList(1, false),
+        '--groups': badInt(1, 100_000),
+        '--group-size': badInt(2, 100_000),
+        '--budget': badInt(1, 1_000_000),
+        '--lr': badNum((x) => x > 0 && x <= 1),
+        '--ent-coef': badNum((x) => x >= 0 && x <= 1),
+        '--eval-tasks': badInt(1, 1_000_000),
+        '--seed': badInt(0),
+        '--out': badOutDir,
       },
     },
     {

@@ -105,8 +105,12 @@ test("each default is declared once, on its field: a section left out holds its 
     [],
   );
   assert.ok(sections.length >= 9, sections.map((p) => p.path).join(', '));
-  // shaping is a section absent by default (no shaping); given, it holds its fields' defaults too.
-  const parsed = TrainConfigSchema.parse({ env, shaping: { kind: 'potential' } }) as Record<string, unknown>;
+  // shaping and rehearsal are sections absent by default; given, they hold their fields' defaults too.
+  const parsed = TrainConfigSchema.parse({
+    env,
+    shaping: { kind: 'potential' },
+    rehearsal: { ratio: 1 },
+  }) as Record<string, unknown>;
   const fields = params.filter((p) => !p.group && p.default !== undefined && !p.path.startsWith('env.'));
   assert.ok(fields.length >= 30, `${fields.length} fields with a default`);
   for (const p of fields) assert.deepEqual(getPath(parsed, p.path), p.default?.value, p.path);

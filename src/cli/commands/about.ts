@@ -49,6 +49,11 @@ export const ABOUT = {
     description:
       'two agents, one outcome: a planner picks a waypoint, an executor walks (FrozenLake); credit shared, per-agent or counterfactual',
   },
+  adapt: {
+    term: 'adapt [options]',
+    description:
+      'test-time adaptation: a trained policy on a new task distribution, adapted from its own rollouts and rewards; held-out success before and after',
+  },
   bench: { term: 'bench', description: 'throughput benchmarks (JSON with --json)' },
   demo: {
     term: 'demo [options]',

@@ -18,6 +18,7 @@ export const COMMANDS: { name: CommandName; load: () => Promise<Register[]> }[] 
   { name: 'bc', load: async () => [(await import('./bc.ts')).registerBc] },
   { name: 'train', load: async () => [(await import('./train.ts')).registerTrain] },
   { name: 'train-pair', load: async () => [(await import('./train-pair.ts')).registerTrainPair] },
+  { name: 'adapt', load: async () => [(await import('./adapt.ts')).registerAdapt] },
   {
     name: 'bench',
     // `bench proxy` lives with the proxy it measures.

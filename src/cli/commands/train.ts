@@ -15,6 +15,7 @@ import { parseTrainConfig, type TrainConfig, TrainConfigSchema } from '../../tra
 import { trainEs } from '../../train/es-train.ts';
 import type { FinalEval } from '../../train/final.ts';
 import { trainPolicyGradient } from '../../train/loop.ts';
+import { parseRehearsalFlag, showRehearsal } from '../../train/rehearsal.ts';
 import { RunDir } from '../../train/run-dir.ts';
 import { parseShapingFlag, type ShapingConfig, showShaping } from '../../train/shaping.ts';
 import { fmt, interactive, json, out, Progress, table, warn } from '../io.ts';
@@ -88,6 +89,7 @@ export const TRAIN_FLAGS = paramFlags(TrainConfigSchema, {
   '--train-seeds': { parse: seeds('--train-seeds'), show: showSeeds },
   '--test-seeds': { parse: seeds('--test-seeds'), show: showSeeds },
   '--shaping': { parse: (raw) => parseShapingFlag(raw) },
+  '--rehearsal': { parse: (raw) => parseRehearsalFlag(raw) },
   '--reward': { parse: (raw) => `rubric:${rubricPath(raw)}` },
 });
 
@@ -302,6 +304,12 @@ export function registerTrain(program: Command): void {
           );
       }
       if (shaping) for (const line of shapingLines(shaping)) out(line);
+      if (config.rehearsal && result.metrics.length > 0) {
+        const [a, b] = [result.metrics[0].values, result.metrics.at(-1)!.values];
+        out(
+          `rehearsal ${showRehearsal(config.rehearsal)}: ${b['rehearsal/imagined_episodes']} imagined episodes an iteration; the model's TV to the true P over the (cell, action) visited ${fmt(a['train/model_tv'])} → ${fmt(b['train/model_tv'])}, over all ${fmt(a['rehearsal/model_tv_all'])} → ${fmt(b['rehearsal/model_tv_all'])} (iterations ${result.metrics[0].iter + 1} → ${result.metrics.at(-1)!.iter + 1})`,
+        );
+      }
       if (rewardSummary) for (const line of rubricLines(rewardSummary)) out(line);
       out(`policy: ${outDir}/policy.safetensors (use --policy ${outDir})`);
     });
