@@ -15,7 +15,7 @@ import { gradCheck, randomData } from './gradcheck.ts';
 const bits = (x: Float32Array) => [...new Uint32Array(x.buffer, x.byteOffset, x.length)];
 
 /** Flat token indices of row b written out whole: the prefix's, then its own. */
-function rowIndices(prefix: number, rows: readonly number[], b: number): Int32Array {
+function rowIndices(prefix: number, rows: readonly number[], b: number): Int32Array<ArrayBuffer> {
   let start = prefix;
   for (let i = 0; i < b; i++) start += rows[i];
   return Int32Array.from({ length: prefix + rows[b] }, (_, j) => (j < prefix ? j : start + j - prefix));
@@ -57,7 +57,8 @@ test('prefixAttention: each row is attention() over it written out whole, bit fo
     // The same loss through the rows written out whole: the prefix's outputs weighed in the first row
     // only (or alone when there is no row), each row's own outputs in its row.
     const flat = (x: Tensor, H: number) => reshape(x, [N, H * hd]);
-    const segments = rows.length === 0 ? [Int32Array.from({ length: prefix }, (_, j) => j)] : [];
+    const segments: Int32Array<ArrayBuffer>[] =
+      rows.length === 0 ? [Int32Array.from({ length: prefix }, (_, j) => j)] : [];
     rows.forEach((_, b) => {
       segments.push(rowIndices(prefix, rows, b));
     });
