@@ -354,3 +354,183 @@ export function attendCached(
     scatterHead(Oh, n, Hq, hd, h, out, outOff, false);
   }
 }
+
+/**
+ * A packed batch whose rows share a prefix: `prefix` tokens every row reads first, then each row's own
+ * tokens (`rows[b]` of them). Stored flat, without padding: the prefix's tokens, then row 0's, row 1's, …
+ * Row b's token t sits at absolute position prefix + t.
+ */
+export interface PrefixLayout {
+  prefix: number;
+  rows: readonly number[];
+}
+
+/** Tokens a PrefixLayout holds: the prefix once and every row's own. */
+export function layoutTokens(layout: PrefixLayout): number {
+  let n = layout.prefix;
+  for (const r of layout.rows) n += r;
+  return n;
+}
+
+/** Token sequences packed as a PrefixLayout: their longest common prefix once, then each one's tokens
+ * after it; `at(b, j)` is the flat index of sequence b's token j (in the prefix when j < prefix). */
+export interface PackedPrefix {
+  ids: Int32Array;
+  layout: PrefixLayout;
+  at: (b: number, j: number) => number;
+}
+
+export function packPrefix(seqs: readonly (readonly number[])[]): PackedPrefix {
+  let L = seqs.length === 0 ? 0 : seqs[0].length;
+  for (const s of seqs) {
+    let j = 0;
+    while (j < L && j < s.length && s[j] === seqs[0][j]) j++;
+    L = j;
+  }
+  const rows = seqs.map((s) => s.length - L);
+  const ids = new Int32Array(L + rows.reduce((a, r) => a + r, 0));
+  const starts: number[] = [];
+  if (seqs.length > 0) ids.set(seqs[0].slice(0, L));
+  let at = L;
+  for (const s of seqs) {
+    starts.push(at - L); // flat index of the row's token j is starts[b] + j for j ≥ L
+    ids.set(s.slice(L), at);
+    at += s.length - L;
+  }
+  return { ids, layout: { prefix: L, rows }, at: (b, j) => (j < L ? j : starts[b] + j) };
+}
+
+/**
+ * Causal attention over a PrefixLayout, fused as attention() is: q (N, Hq, hd), k and v (N, Hkv, hd)
+ * → (N, Hq, hd), N = layoutTokens(layout). The prefix attends to itself; row b's token t to the whole
+ * prefix and to its own tokens 0..t — the keys it would see as the row prefix + row[b] of attention().
+ * The prefix's keys and values are gathered once per head and read by every row; their gradient is the
+ * sum of the prefix's own and every row's (the backward accumulates them, row by row, in one panel).
+ * Bits: a row's output is its row of attention() over the row written out whole (same keys, same count
+ * before them; see "Bits" above); the gradients are sums in another order, equal to float rounding.
+ */
+export function prefixAttention(q: Tensor, k: Tensor, v: Tensor, layout: PrefixLayout): Tensor {
+  const bad = (why: string): never => {
+    throw new RangeError(
+      `prefixAttention: ${why} (q ${showShape(q.shape)}, k ${showShape(k.shape)}, v ${showShape(v.shape)})`,
+    );
+  };
+  if (q.rank !== 3 || k.rank !== 3 || v.rank !== 3) bad('expected q (N, Hq, hd), k and v (N, Hkv, hd)');
+  const [N, Hq, hd] = q.shape;
+  const [Nk, Hkv, hdk] = k.shape;
+  if (v.shape.some((d, i) => d !== k.shape[i])) bad('k and v differ');
+  if (Nk !== N || hdk !== hd) bad('token count or head width differ');
+  if (Hkv === 0 || Hq % Hkv !== 0) bad(`${Hq} query heads do not group over ${Hkv} key/value heads`);
+  const L = layout.prefix;
+  if (!(Number.isInteger(L) && L >= 0) || layout.rows.some((r) => !(Number.isInteger(r) && r >= 0)))
+    bad(`layout of prefix ${L} and rows [${layout.rows.join(', ')}]`);
+  if (layoutTokens(layout) !== N) bad(`the layout holds ${layoutTokens(layout)} tokens`);
+  const group = Hq / Hkv;
+  const scale = 1 / Math.sqrt(hd);
+  const R = layout.rows.length;
+  // Segment 0 is the prefix (its own keys only); segment 1 + b is row b (the prefix's keys, then its own).
+  const starts = new Int32Array(R + 1);
+  starts[0] = 0;
+  for (let b = 0, s = L; b < R; b++) {
+    starts[b + 1] = s;
+    s += layout.rows[b];
+  }
+  const lengths = [L, ...layout.rows];
+  let longest = 0;
+  for (const n of lengths) longest = Math.max(longest, n);
+  const maxKeys = L + (R === 0 ? 0 : Math.max(...layout.rows));
+  const geometry = (seg: number): HeadGeometry => ({
+    T: lengths[seg],
+    S: seg === 0 ? L : L + lengths[seg],
+    hd,
+    off: seg === 0 ? 0 : L,
+    causal: true,
+    scale,
+    mask: null,
+    maskOff: 0,
+  });
+  const own = (seg: number) => (seg === 0 ? 0 : L); // where a segment's own keys start in the panel
+  const qStride = Hq * hd;
+  const kStride = Hkv * hd;
+
+  const out = new Float32Array(q.size);
+  const lse = new Float64Array(Hq * N); // (Hq, N)
+  const Qh = new Float32Array(longest * hd);
+  const Oh = new Float32Array(longest * hd);
+  const Kh = new Float32Array(maxKeys * hd);
+  const Vh = new Float32Array(maxKeys * hd);
+  const P = new Float32Array(Math.min(TB, Math.max(1, longest)) * maxKeys);
+  for (let hk = 0; hk < Hkv; hk++) {
+    gatherHead(k.data, 0, L, Hkv, hd, hk, Kh);
+    gatherHead(v.data, 0, L, Hkv, hd, hk, Vh);
+    for (let seg = 0; seg <= R; seg++) {
+      const n = lengths[seg];
+      if (n === 0) continue;
+      const s0 = starts[seg];
+      if (seg > 0) {
+        gatherHead(k.data, s0 * kStride, n, Hkv, hd, hk, Kh.subarray(L * hd));
+        gatherHead(v.data, s0 * kStride, n, Hkv, hd, hk, Vh.subarray(L * hd));
+      }
+      const g = geometry(seg);
+      for (let h = hk * group; h < (hk + 1) * group; h++) {
+        gatherHead(q.data, s0 * qStride, n, Hq, hd, h, Qh);
+        headForward(g, Qh, Kh, 0, Vh, 0, Oh, lse, h * N + s0, P);
+        scatterHead(Oh, n, Hq, hd, h, out, s0 * qStride, false);
+      }
+    }
+  }
+
+  return result(out, q.shape, [q, k, v], (o) => {
+    const dO = o.grad!;
+    const dOh = new Float32Array(longest * hd);
+    const dQh = new Float32Array(longest * hd);
+    const dKh = new Float32Array(maxKeys * hd);
+    const dVh = new Float32Array(maxKeys * hd);
+    const dKp = new Float32Array(L * hd); // the prefix's key and value gradients, summed over segments
+    const dVp = new Float32Array(L * hd);
+    const dP = new Float32Array(P.length);
+    const D = new Float64Array(longest);
+    for (let hk = 0; hk < Hkv; hk++) {
+      gatherHead(k.data, 0, L, Hkv, hd, hk, Kh);
+      gatherHead(v.data, 0, L, Hkv, hd, hk, Vh);
+      dKp.fill(0);
+      dVp.fill(0);
+      for (let seg = 0; seg <= R; seg++) {
+        const n = lengths[seg];
+        if (n === 0) continue;
+        const s0 = starts[seg];
+        if (seg > 0) {
+          gatherHead(k.data, s0 * kStride, n, Hkv, hd, hk, Kh.subarray(L * hd));
+          gatherHead(v.data, s0 * kStride, n, Hkv, hd, hk, Vh.subarray(L * hd));
+        }
+        const g = geometry(seg);
+        const keys = g.S;
+        dKh.fill(0, 0, keys * hd);
+        dVh.fill(0, 0, keys * hd);
+        for (let h = hk * group; h < (hk + 1) * group; h++) {
+          gatherHead(q.data, s0 * qStride, n, Hq, hd, h, Qh);
+          gatherHead(dO, s0 * qStride, n, Hq, hd, h, dOh);
+          gatherHead(out, s0 * qStride, n, Hq, hd, h, Oh);
+          for (let t = 0, p = 0; t < n; t++) {
+            let s = 0;
+            for (let i = 0; i < hd; i++, p++) s += dOh[p] * Oh[p];
+            D[t] = s;
+          }
+          headBackward(g, Qh, Kh, Vh, dOh, D, lse, h * N + s0, P, dP, dQh, dKh, dVh);
+          if (q.requiresGrad) scatterHead(dQh, n, Hq, hd, h, q.gradBuffer(), s0 * qStride, true);
+        }
+        for (let i = 0; i < L * hd; i++) {
+          dKp[i] += dKh[i];
+          dVp[i] += dVh[i];
+        }
+        const o0 = own(seg) * hd;
+        if (seg > 0 && k.requiresGrad)
+          scatterHead(dKh.subarray(o0), n, Hkv, hd, hk, k.gradBuffer(), s0 * kStride, true);
+        if (seg > 0 && v.requiresGrad)
+          scatterHead(dVh.subarray(o0), n, Hkv, hd, hk, v.gradBuffer(), s0 * kStride, true);
+      }
+      if (L > 0 && k.requiresGrad) scatterHead(dKp, L, Hkv, hd, hk, k.gradBuffer(), 0, true);
+      if (L > 0 && v.requiresGrad) scatterHead(dVp, L, Hkv, hd, hk, v.gradBuffer(), 0, true);
+    }
+  });
+}

@@ -20,7 +20,7 @@
 // nanoGPT's c_proj), so the stream's variance does not grow with depth; RMSNorm weights = 1.
 import { InputError } from '../core/errors.ts';
 import type { Rng } from '../core/rng.ts';
-import { attention } from './attention.ts';
+import { attention, layoutTokens, type PrefixLayout, prefixAttention } from './attention.ts';
 import { Module, type NamedTensors } from './layers.ts';
 import { rmsNorm, swiglu } from './llama-ops.ts';
 import { add, embedding, linear } from './ops.ts';
@@ -235,6 +235,37 @@ export class Transformer extends Module {
       x = mlpResidual(add(x, linear(reshape(a, [B, T, c.d]), l.wo)), l, c);
     }
     return reshape(x, [B * T, c.d]);
+  }
+
+  /**
+   * The residual stream (N, d) of a packed batch whose rows share a prefix (a PrefixLayout, nn/attention.ts:
+   * ids = the prefix's tokens, then each row's own, no padding): the prefix is computed once and every
+   * row attends to it, row b's token t at position prefix + t. Each token's row equals, bit for bit, its
+   * row of hidden() over that row written out whole (prefix + row); the prefix's gradient is the sum of
+   * what every row sends it. A trainer reads every turn that shares the prefix in one forward.
+   */
+  hiddenPacked(ids: Int32Array, layout: PrefixLayout): Tensor {
+    const c = this.config;
+    const N = layoutTokens(layout);
+    if (ids.length !== N)
+      throw new RangeError(`transformer: ${ids.length} ids for a packed layout of ${N} tokens`);
+    const L = layout.prefix;
+    if (L > c.ctx) throw new RangeError(`transformer: a prefix of ${L} exceeds the context of ${c.ctx}`);
+    const positions = new Int32Array(N);
+    for (let t = 0; t < L; t++) positions[t] = t;
+    let at = L;
+    for (const n of layout.rows) {
+      if (L + n > c.ctx)
+        throw new RangeError(`transformer: ${L + n} positions exceed the context of ${c.ctx}`);
+      for (let t = 0; t < n; t++) positions[at++] = L + t;
+    }
+    let x = embedding(this.embed, ids, [N]); // (N, d)
+    for (const l of this.blocks) {
+      const { q, k, v } = projectQkv(x, l, c, [N], positions);
+      const a = prefixAttention(q, k, v, layout); // (N, heads, hd)
+      x = mlpResidual(add(x, linear(reshape(a, [N, c.d]), l.wo)), l, c);
+    }
+    return x;
   }
 
   /** Final norm and head: (…, d) → (…, vocab). */

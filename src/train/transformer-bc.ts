@@ -11,10 +11,18 @@
 // episode share one sequence while the next turn's prompt extends the sequence so far (no turn dropped
 // by the context rule) and the whole fits in ctx; otherwise a new sequence starts with that turn's own
 // prompt. So every action is predicted from exactly the prompt the policy sees when it acts.
+//
+// A minibatch is computed packed (packedTokenBatch): the sequences' longest common prefix (the system
+// message, and on FrozenLake the head of the turn message) once, each sequence after it without
+// padding (Transformer.hiddenPacked), and the head applied to the rows that predict an expert token
+// alone. The loss has the bits of the padded batch's (tokenBatch, cloningLoss: the reference path), its
+// gradient the same sums in another order.
 import { ContextOverflow } from '../core/errors.ts';
 import type { EnvFactory, EnvView, Policy, Task, Trajectory } from '../core/types.ts';
 import { meanExactSuccess, meanOptimalSuccess } from '../eval/exact.ts';
 import { invalidRate } from '../eval/invalid.ts';
+import { type PrefixLayout, packPrefix } from '../nn/attention.ts';
+import { embedding } from '../nn/ops.ts';
 import { Adam } from '../nn/optim.ts';
 import { crossEntropy } from '../nn/softmax.ts';
 import { backward, type Tensor } from '../nn/tensor.ts';
@@ -130,6 +138,37 @@ export function cloningLoss(student: TransformerPolicy, batch: TokenBatch): Tens
   return crossEntropy(logits, batch.targets, batch.weights);
 }
 
+/** A minibatch packed (see the file header): the tokens of a PrefixLayout, and per expert token the flat
+ * index of the position that predicts it and its id. Prompt tokens are read, never targets (the mask). */
+export interface PackedTokenBatch {
+  ids: Int32Array;
+  layout: PrefixLayout;
+  rows: Int32Array;
+  targets: Int32Array;
+}
+
+/** Sequences packed: their common prefix once, each one's rest (its last token predicts nothing). */
+export function packedTokenBatch(seqs: readonly ClonedSequence[]): PackedTokenBatch {
+  const p = packPrefix(seqs.map((s) => s.ids.slice(0, -1)));
+  const rows: number[] = [];
+  const targets: number[] = [];
+  seqs.forEach((s, b) => {
+    for (let j = 0; j + 1 < s.ids.length; j++) {
+      if (s.assistant[j + 1] !== 1) continue;
+      rows.push(p.at(b, j));
+      targets.push(s.ids[j + 1]);
+    }
+  });
+  return { ids: p.ids, layout: p.layout, rows: Int32Array.from(rows), targets: Int32Array.from(targets) };
+}
+
+/** The token-mean cross-entropy of a packed batch (differentiable): cloningLoss's value, bit for bit. */
+export function packedCloningLoss(student: TransformerPolicy, batch: PackedTokenBatch): Tensor {
+  const model = student.model;
+  const hidden = model.hiddenPacked(batch.ids, batch.layout); // (N, d)
+  return crossEntropy(model.logits(embedding(hidden, batch.rows)), batch.targets);
+}
+
 /** bc.ts's options; a step's batch is `batchSize` sequences. */
 export type CloneOptions = TrainOptions;
 
@@ -145,14 +184,12 @@ export function trainCloning(student: TransformerPolicy, data: CloningData, o: C
   const params = student.model.namedParameters();
   const optimizer = new Adam(params, { lr: o.lr, weightDecay: o.weightDecay, decoupled: o.weightDecay > 0 });
   const { losses, steps } = minibatchEpochs(data.sequences.length, o, (idx) => {
-    const batch = tokenBatch(idx.map((i) => data.sequences[i]));
+    const batch = packedTokenBatch(idx.map((i) => data.sequences[i]));
     optimizer.zeroGrad();
-    const loss = cloningLoss(student, batch);
+    const loss = packedCloningLoss(student, batch);
     backward(loss);
     optimizer.step();
-    let w = 0;
-    for (const x of batch.weights) w += x;
-    return { loss: loss.item(), weight: w };
+    return { loss: loss.item(), weight: batch.targets.length };
   });
   return { losses, optimizer, steps };
 }

@@ -6,14 +6,21 @@
 // advantage (train/update.ts), so GRPO, Dr. GRPO and PPO run per token with the existing loss and
 // aggregation (docs/methods.md §4, §7 "Token level").
 //
-// Logits: one teacher-forced forward per turn over prompt + action (the turns of a minibatch padded into
-// one batch; causal attention, so the padding at a row's end changes nothing before it), the rows that
-// predict the units' tokens gathered, divided by the sampling temperature τ: log-softmax(l/τ) is
-// π_τ,1, the distribution the tokens were drawn from. A nucleus (top_p < 1) is not differentiable in
-// the logits: such a policy is refused for training.
+// Logits: teacher forcing over the turns' prompts and actions, packed so that no token is computed
+// twice (packTurns): the turns of a forward group in trajectory order, a turn whose prompt extends the
+// sequence so far (its trajectory's previous prompt and action, no turn dropped by the context rule —
+// a tool env's whole history at ctx 1024) continued in that sequence, and the sequences' common prefix
+// (the system message; on FrozenLake at ctx 192, where each prompt holds only its turn, the system
+// message and the turn message's head) computed once, every sequence attending to it
+// (Transformer.hiddenPacked). Each row gives the bits one forward per turn gives (`packed = false`, the
+// earlier path: the turns padded into one batch); the gradients are the same sums in another order. The
+// rows that predict the units' tokens are gathered and divided by the sampling temperature τ:
+// log-softmax(l/τ) is π_τ,1, the distribution the tokens were drawn from. A nucleus (top_p < 1) is not
+// differentiable in the logits: such a policy is refused for training.
 import { InputError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
 import type { EnvSpec, Trajectory, TurnContext } from '../core/types.ts';
+import { packPrefix } from '../nn/attention.ts';
 import type { NamedTensors } from '../nn/layers.ts';
 import { embedding, scale } from '../nn/ops.ts';
 import type { Optimizer } from '../nn/optim.ts';
@@ -38,6 +45,9 @@ export class TransformerLearner implements Learner {
   private readonly turns: WeakMap<TurnContext<unknown>, { prompt: number[]; action: number[] }>;
   /** The most prompt and action tokens of one forward (forwardGroups). */
   forwardTokens = FORWARD_TOKENS;
+  /** Turns packed (packTurns); false: one padded row per turn, the earlier path (the reference of the
+   * tests and of bench/transformer-packing.ts). */
+  packed = true;
 
   constructor(
     policy: TransformerPolicy,
@@ -90,6 +100,27 @@ export class TransformerLearner implements Learner {
   }
 
   logits(units: readonly Unit[]): Tensor {
+    if (!this.packed) return this.logitsPerTurn(units);
+    const turns = turnOrder(units);
+    const { ids, layout, at, place } = packTurns(turns.map((ctx) => this.turnOf(ctx)));
+    const row = new Map(turns.map((ctx, i) => [ctx, place[i]]));
+    const hidden = this.policy.model.hiddenPacked(ids, layout); // (N, d)
+    // Unit u predicts its action token k from the position before it: prompt end − 1 + k in its sequence.
+    const pick = Int32Array.from(units, (u) => {
+      return at(row.get(u.ctx) as number, this.turnOf(u.ctx).prompt.length - 1 + u.k);
+    });
+    return this.head(embedding(hidden, pick));
+  }
+
+  /** Final norm and head of the gathered rows, divided by τ. */
+  private head(rows: Tensor): Tensor {
+    const picked = this.policy.model.logits(rows); // (U, V)
+    const tau = this.policy.format.temperature;
+    return tau === 1 ? picked : scale(picked, 1 / tau);
+  }
+
+  /** The earlier path: one row per turn, prompt + action, padded to the longest. */
+  private logitsPerTurn(units: readonly Unit[]): Tensor {
     const rows = new Map<TurnContext<unknown>, number>();
     const seqs: number[][] = [];
     for (const u of units) {
@@ -111,9 +142,7 @@ export class TransformerLearner implements Learner {
       units,
       (u) => (rows.get(u.ctx) as number) * T + this.turnOf(u.ctx).prompt.length - 1 + u.k,
     );
-    const picked = model.logits(embedding(hidden, pick)); // (U, V)
-    const tau = this.policy.format.temperature;
-    return tau === 1 ? picked : scale(picked, 1 / tau);
+    return this.head(embedding(hidden, pick));
   }
 
   /** The units in groups of whole turns of at most forwardTokens prompt and action tokens (a turn
@@ -129,13 +158,22 @@ export class TransformerLearner implements Learner {
     const groups: number[][] = [];
     let group: number[] = [];
     let tokens = 0;
-    for (const [ctx, idx] of byTurn) {
+    // Packed: the turns in trajectory order, a turn that continues the sequence before it costing only its
+    // new tokens (packTurns; the shared prefix is not discounted, so a group holds at most forwardTokens).
+    const order = this.packed ? turnOrder(units) : [...byTurn.keys()];
+    let chain: number[] = [];
+    for (const ctx of order) {
+      const idx = byTurn.get(ctx) as number[];
       const { prompt, action } = this.turnOf(ctx);
-      const n = prompt.length + action.length;
+      const whole = prompt.length + action.length;
+      let n =
+        this.packed && group.length > 0 && extendsSequence(prompt, chain) ? whole - chain.length : whole;
+      chain = [...prompt, ...action];
       if (group.length > 0 && tokens + n > this.forwardTokens) {
         groups.push(group);
         group = [];
         tokens = 0;
+        n = whole;
       }
       group.push(...idx);
       tokens += n;
@@ -170,4 +208,42 @@ export class TransformerLearner implements Learner {
   checkpoint(_env: EnvSpec, optimizer?: Optimizer, extra: Record<string, string> = {}): Uint8Array {
     return this.policy.checkpoint(optimizer, extra);
   }
+}
+
+/** The distinct turns of `units` in trajectory order (traj, then t). */
+function turnOrder(units: readonly Unit[]): TurnContext<unknown>[] {
+  const first = new Map<TurnContext<unknown>, Unit>();
+  for (const u of units) if (!first.has(u.ctx)) first.set(u.ctx, u);
+  return [...first.values()].sort((a, b) => a.traj - b.traj || a.t - b.t).map((u) => u.ctx);
+}
+
+/** Whether a prompt starts with the whole of a sequence (a turn's prompt extends the one before it). */
+function extendsSequence(prompt: readonly number[], seq: readonly number[]): boolean {
+  if (seq.length === 0 || prompt.length < seq.length) return false;
+  for (let j = 0; j < seq.length; j++) if (prompt[j] !== seq[j]) return false;
+  return true;
+}
+
+/**
+ * Turns (in order) packed for one forward: a turn whose prompt extends the sequence so far continues it
+ * (its prompt's new tokens, then its action), otherwise it starts a new sequence; the sequences' longest
+ * common prefix once (packPrefix). `place[i]`: turn i's sequence, where its prompt is the first
+ * prompt.length tokens. A sequence's last token predicts nothing and is left out.
+ */
+export function packTurns(
+  turns: readonly { prompt: readonly number[]; action: readonly number[] }[],
+): ReturnType<typeof packPrefix> & { place: number[] } {
+  const seqs: number[][] = [];
+  const place: number[] = [];
+  let cur: number[] | undefined;
+  for (const { prompt, action } of turns) {
+    if (cur === undefined || !extendsSequence(prompt, cur)) {
+      cur = [];
+      seqs.push(cur);
+    }
+    for (let j = cur.length; j < prompt.length; j++) cur.push(prompt[j]);
+    cur.push(...action);
+    place.push(seqs.length - 1);
+  }
+  return { ...packPrefix(seqs.map((s) => s.slice(0, -1))), place };
 }
