@@ -17,6 +17,7 @@ import { type OutcomeOptions, outcome } from './outcome.ts';
 import { CREDIT_PARAM_NAMES, METHOD_PARAMS, SPEC_PARAMS, type ValueSource } from './params.ts';
 import { type ReverseTurnOptions, reverseTurn } from './reverse-turn.ts';
 import { type RlooOptions, rloo } from './rloo.ts';
+import { type RtpoOptions, rtpo } from './rtpo.ts';
 import { type TaskNormOptions, taskNorm } from './task-norm.ts';
 import { type TurnLevelOptions, turnLevel } from './turn-level.ts';
 
@@ -33,6 +34,7 @@ export * from './outcome.ts';
 export * from './params.ts';
 export * from './reverse-turn.ts';
 export * from './rloo.ts';
+export * from './rtpo.ts';
 export * from './task-norm.ts';
 export * from './turn-level.ts';
 
@@ -46,6 +48,7 @@ export interface MethodOptions {
   gigpo: GigpoOptions;
   'turn-level': TurnLevelOptions;
   'reverse-turn': ReverseTurnOptions;
+  rtpo: RtpoOptions;
 }
 
 export type MethodName = keyof MethodOptions;
@@ -55,7 +58,16 @@ export type CreditFn<O> = (group: readonly Trajectory[], options: O) => Advantag
 
 /** Parameters settable from strings (CLI flags, method specs). `values` picks GAE's value source and is
  * resolved by the caller (it may need an oracle); `task-norm` is the post-step every method accepts. */
-export type ParamName = 'gamma' | 'lambda' | 'omega' | 'std' | 'eps' | 'crest' | 'values' | 'task-norm';
+export type ParamName =
+  | 'gamma'
+  | 'lambda'
+  | 'omega'
+  | 'std'
+  | 'eps'
+  | 'crest'
+  | 'cbar'
+  | 'values'
+  | 'task-norm';
 
 export interface ParsedParams {
   gamma?: number;
@@ -64,6 +76,7 @@ export interface ParsedParams {
   std?: boolean;
   eps?: number;
   crest?: boolean;
+  cbar?: number;
   values?: ValueSource;
   taskNorm?: 'env' | 'task';
 }
@@ -77,6 +90,7 @@ const PARAM_KEYS: Record<ParamName, keyof ParsedParams> = {
   std: 'std',
   eps: 'eps',
   crest: 'crest',
+  cbar: 'cbar',
   values: 'values',
   'task-norm': 'taskNorm',
 };
@@ -128,6 +142,11 @@ export const METHODS: { [M in MethodName]: MethodEntry<MethodOptions[M]> } = {
     'backward discounted return normalised per turn index (γ 0.95)',
     reverseTurn,
   ),
+  rtpo: entry(
+    'rtpo',
+    'backward return, later turns weighted by min(c̄, π_θ/μ), normalised per turn index (γ 0.95, c̄ 1)',
+    rtpo,
+  ),
 };
 
 export const METHOD_NAMES = Object.keys(METHODS) as MethodName[];
@@ -141,6 +160,7 @@ export const GROUP_BASELINE_METHODS: readonly MethodName[] = [
   'gigpo',
   'turn-level',
   'reverse-turn',
+  'rtpo',
 ];
 
 export function isMethodName(name: string): name is MethodName {
@@ -307,6 +327,7 @@ const OPTIONS: { [M in MethodName]: (p: Settable, values?: ValueFn) => MethodOpt
   gigpo: (p) => declared('gigpo', p),
   'turn-level': (p) => declared('turn-level', p),
   'reverse-turn': (p) => declared('reverse-turn', p),
+  rtpo: (p) => declared('rtpo', p),
 };
 
 /** The typed options of a parsed spec; GAE's `values` must be resolved by the caller. */

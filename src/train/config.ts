@@ -64,9 +64,13 @@ export const TrainConfigSchema = z
         'the policy trained: tabular | mlp[:hidden=64x64,activation=relu,budgetAware=1] | a checkpoint path',
     }),
     algo: z
-      .enum(['grpo', 'ppo', 'es'])
+      .enum(['grpo', 'ppo', 'es', 'rtpo'])
       .default('grpo')
-      .meta({ flag: '--algo <algo>', description: 'the algorithm (ppo: GAE advantages with a critic)' }),
+      .meta({
+        flag: '--algo <algo>',
+        description:
+          'the algorithm (ppo: GAE advantages with a critic; rtpo: the latest turns updated first, earlier turns credited with the drift-corrected backward return — docs/methods.md §4)',
+      }),
     iters: int(1, 10_000_000).default(300).meta({ flag: '--iters <n>', description: 'iterations' }),
     groupSize: int(1, 100_000)
       .default(8)
@@ -216,6 +220,14 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
       name('groupSize'),
       c.groupSize,
       `credit.method ${method} compares the samples of a task: give groupSize ≥ 2, or credit.method outcome, discounted or gae`,
+    );
+  }
+  // algo rtpo recomputes its credit between stages of the update (train/rtpo.ts): only rtpo's own.
+  if (c.algo === 'rtpo' && method !== 'rtpo') {
+    throw new InputError(
+      name('credit.method'),
+      method,
+      'algo rtpo computes its own credit (the drift-corrected backward pass): drop credit.method or give rtpo',
     );
   }
   if (c.ppo.clipHigh < c.ppo.clipLow) {

@@ -138,6 +138,7 @@ function iterationMetrics(
   const [proxy] = ownProxyMean(batch);
   if (proxy !== null) values['rollout/step_proxy'] = proxy;
   if (s.critic) values['critic/loss'] = u.criticLoss;
+  if (pg?.extra) Object.assign(values, pg.extra);
   Object.assign(values, hackMetrics(batch)); // code env under a visible reward (train/hack-metrics.ts)
   if (guide) {
     values['guidance/guided_groups'] = config.guidance.mode === 'bread' ? guided : config.groups;
@@ -252,7 +253,7 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
       const gained = info?.apply(batch, viewOf);
       const learnt = rubric?.learnt ?? r.shaper?.shape(batch, viewOf) ?? gained?.learnt ?? batch;
       const { adv, values } = advantages(r, learnt, viewOf);
-      const updated = update(r, iter, rubric === undefined ? batch : learnt, adv, values, viewOf);
+      const updated = update(r, iter, rubric === undefined ? batch : learnt, adv, values, viewOf, learnt);
       const scalars = iterationMetrics(r, batch, first, refills, replayed.guided, viewOf, updated);
       if (rubric !== undefined) Object.assign(scalars, rubric.values);
       else if (learnt !== batch) Object.assign(scalars, shapingMetrics(batch, learnt));

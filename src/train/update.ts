@@ -4,13 +4,14 @@
 import { stateKeyOf } from '../core/policy.ts';
 import { Rng } from '../core/rng.ts';
 import type { Trajectory } from '../core/types.ts';
-import { creditBatch, type MethodName, type MethodOptions } from '../credit/index.ts';
+import { creditBatch, type MethodName, type MethodOptions, type RtpoOptions } from '../credit/index.ts';
 import { CREDIT_PARAM_NAMES } from '../credit/params.ts';
-import { clipGradNorm } from '../nn/optim.ts';
-import { backward } from '../nn/tensor.ts';
 import type { TrainConfig } from './config.ts';
 import type { ViewOf } from './learner.ts';
-import { aggregationWeights, pgLoss } from './ppo.ts';
+import { emptyStats, meanStats, type PgStats, pgStep, pgUnits } from './pg-step.ts';
+import { rtpoUpdate } from './rtpo.ts';
+
+export type { PgStats } from './pg-step.ts';
 import { type Run, type Setup, TRAIN_STREAM } from './setup.ts';
 
 function creditOptions(
@@ -31,17 +32,6 @@ function creditOptions(
   return o as MethodOptions[MethodName];
 }
 
-export interface PgStats {
-  loss: number;
-  clipfrac: number;
-  approxKl: number;
-  entropy: number;
-  kl: number;
-  gradNorm: number;
-  /** Units (turns, tokens) in the loss. */
-  turns: number;
-}
-
 /** PPO epochs over minibatches of the batch's own units (forced turns and observation tokens are
  * masked out); each unit carries its turn's advantage. */
 export function policyUpdate(
@@ -53,81 +43,23 @@ export function policyUpdate(
   rng: Rng,
   entCoef: number,
 ): PgStats | null {
-  const units = s.learner.units(batch, viewOf).filter((u) => u.own);
-  const N = units.length;
-  if (N === 0) return null;
-  const lengths = new Array<number>(batch.length).fill(0);
-  const advantages = new Float64Array(N);
-  const targets = new Int32Array(N);
-  const logpOld = new Float64Array(N);
-  for (let i = 0; i < N; i++) {
-    const u = units[i];
-    lengths[u.traj]++;
-    advantages[i] = adv[u.traj][u.t];
-    targets[i] = u.target;
-    logpOld[i] = u.logpOld;
-  }
+  const u = pgUnits(s, config, batch, viewOf, entCoef);
+  if (u === null) return null;
+  const N = u.units.length;
+  const advantages = Float64Array.from(u.units, (x) => adv[x.traj][x.t]);
   const p = config.ppo;
-  const constant = p.aggregationConstant ?? config.groups * config.groupSize * s.maxBudget;
-  const weights = aggregationWeights(lengths, p.aggregation, constant);
-  const logpRef = s.reference?.logProbs(units);
-  const coef = {
-    clipLow: p.clipLow,
-    clipHigh: p.clipHigh,
-    klCoef: p.klCoef,
-    entCoef,
-    dualClip: p.dualClip > 1 ? p.dualClip : undefined,
-  };
-  const V = s.learner.actions;
   const order = Array.from({ length: N }, (_, i) => i);
   const size = Math.ceil(N / p.minibatches);
-  const stats: PgStats = { loss: 0, clipfrac: 0, approxKl: 0, entropy: 0, kl: 0, gradNorm: 0, turns: N };
+  const stats = emptyStats(N);
   let steps = 0;
   for (let epoch = 0; epoch < p.epochs; epoch++) {
     rng.shuffle(order);
     for (let start = 0; start < N; start += size) {
-      const idx = order.slice(start, start + size);
-      // Each minibatch estimates the whole batch's loss: its weights are scaled by N / |minibatch|.
-      const scale = N / idx.length;
-      const mb = idx.map((i) => units[i]);
-      // One forward and backward per group (the learner's, else the whole minibatch), the gradients
-      // accumulated: the loss and its gradient are sums over units, the rates means over them.
-      const groups = s.learner.forwardGroups?.(mb) ?? [mb.map((_, j) => j)];
-      s.optimizer.zeroGrad();
-      for (const g of groups) {
-        const at = g.map((j) => idx[j]);
-        const logits = s.learner.logits(g.map((j) => mb[j]));
-        const part = pgLoss(
-          {
-            n: at.length,
-            nA: V,
-            logits: logits.data,
-            actions: at.map((i) => targets[i]),
-            logpOld: at.map((i) => logpOld[i]),
-            advantages: at.map((i) => advantages[i]),
-            weights: at.map((i) => weights[i] * scale),
-            logpRef: logpRef === undefined ? undefined : at.map((i) => logpRef[i]),
-          },
-          coef,
-        );
-        backward(logits, Float32Array.from(part.dlogits));
-        stats.loss += part.loss;
-        const share = at.length / idx.length;
-        stats.clipfrac += part.clipfrac * share;
-        stats.approxKl += part.approxKl * share;
-        stats.entropy += part.entropy * share;
-        stats.kl += part.kl * share;
-      }
-      stats.gradNorm += clipGradNorm(
-        s.learner.params.map(([, t]) => t),
-        config.optim.maxGradNorm,
-      );
-      s.optimizer.step();
+      pgStep(s, config, u, order.slice(start, start + size), advantages, stats);
       steps++;
     }
   }
-  for (const k of ['loss', 'clipfrac', 'approxKl', 'entropy', 'kl', 'gradNorm'] as const) stats[k] /= steps;
-  return stats;
+  return meanStats(stats, steps);
 }
 
 /** Stage 4: per-turn advantages; GAE reads the critic, whose V(s_T, h = 0) = 0 is the bootstrap at
@@ -158,7 +90,8 @@ export function advantages(
 }
 
 /** Stage 5: the policy update (linear decay of the entropy bonus always and of lr with optim.anneal,
- * CleanRL-style), then the critic's regression on λ-returns A + V. */
+ * CleanRL-style), then the critic's regression on λ-returns A + V. Algo rtpo updates backwards by turn
+ * index and recomputes its credit from `credited` (the batch the credit read) between stages. */
 export function update(
   r: Run,
   iter: number,
@@ -166,21 +99,25 @@ export function update(
   adv: number[][],
   values: Float32Array | undefined,
   viewOf: ViewOf,
+  credited: readonly Trajectory[] = batch,
 ): { pg: PgStats | null; entCoef: number; criticLoss: number } {
   const { s, config } = r;
   const seed = config.seed;
   const frac = 1 - iter / config.iters;
   if (config.optim.anneal) s.optimizer.lr = config.optim.lr * frac;
   const entCoef = config.ppo.entCoef * frac;
-  const pg = policyUpdate(
-    s,
-    config,
-    batch,
-    adv,
-    viewOf,
-    Rng.derive(seed, TRAIN_STREAM.shuffle, iter),
-    entCoef,
-  );
+  const pg =
+    config.algo === 'rtpo'
+      ? rtpoUpdate(s, config, batch, credited, creditOptions(config, 'rtpo', viewOf) as RtpoOptions, viewOf, entCoef)
+      : policyUpdate(
+          s,
+          config,
+          batch,
+          adv,
+          viewOf,
+          Rng.derive(seed, TRAIN_STREAM.shuffle, iter),
+          entCoef,
+        );
   let criticLoss = Number.NaN;
   if (s.critic && values) {
     const targets = new Float32Array(values.length);
