@@ -94,6 +94,7 @@ test('method specs: parameters, flags applied where read, refusals as InputError
     'gigpo',
     'turn-level',
     'reverse-turn',
+    'rtpo',
   ]);
   const spec = parseMethodSpec('gae:lambda=0,values=zero,task-norm=task');
   assert.deepEqual(spec, {
