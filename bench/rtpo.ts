@@ -57,8 +57,10 @@ async function success(policy: Parameters<typeof rollout>[0]['policy']): Promise
   return ts.filter((t) => t.outcome.success).length / ts.length;
 }
 
-const results: Record<Arm, { success: number; train: number; seconds: number; rtpo?: Record<string, number> }[]> =
-  { grpo: [], turnLevel: [], reverseTurn: [], rtpo: [] };
+const results: Record<
+  Arm,
+  { success: number; train: number; seconds: number; rtpo?: Record<string, number> }[]
+> = { grpo: [], turnLevel: [], reverseTurn: [], rtpo: [] };
 const t0 = performance.now();
 const cpu0 = cpuUsage();
 for (const seed of seeds) {

@@ -38,11 +38,7 @@ export interface RtpoOptions {
 export const RTPO_DEFAULTS = { gamma: 0.95, cbar: 1, std: true, eps: DEFAULT_EPS } as const;
 
 /** The backward pass: G_t = r_t + γ·c_{t+1}·G_{t+1} (G_T = 0), c the truncated ratios of the later turns. */
-export function correctedReturns(
-  rewards: readonly number[],
-  c: readonly number[],
-  gamma: number,
-): number[] {
+export function correctedReturns(rewards: readonly number[], c: readonly number[], gamma: number): number[] {
   if (c.length !== rewards.length)
     throw new RangeError(`correctedReturns: ${rewards.length} rewards, ${c.length} ratios`);
   const out = new Array<number>(rewards.length);

@@ -73,7 +73,11 @@ const CREDIT_BY_ALGO = { grpo: 'grpo', ppo: 'gae', rtpo: 'rtpo' } as const satis
  * rtpo (algo rtpo). */
 export function creditMethod(c: { algo: string; credit: { method?: MethodName } }): MethodName {
   if (c.credit.method !== undefined) return c.credit.method;
-  return c.algo === 'ppo' ? CREDIT_BY_ALGO.ppo : c.algo === 'rtpo' ? CREDIT_BY_ALGO.rtpo : CREDIT_BY_ALGO.grpo;
+  return c.algo === 'ppo'
+    ? CREDIT_BY_ALGO.ppo
+    : c.algo === 'rtpo'
+      ? CREDIT_BY_ALGO.rtpo
+      : CREDIT_BY_ALGO.grpo;
 }
 
 /** The credit parameters as declared by the methods (credit/params.ts), each optional here: unset, a

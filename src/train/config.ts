@@ -63,14 +63,11 @@ export const TrainConfigSchema = z
       description:
         'the policy trained: tabular | mlp[:hidden=64x64,activation=relu,budgetAware=1] | a checkpoint path',
     }),
-    algo: z
-      .enum(['grpo', 'ppo', 'es', 'rtpo'])
-      .default('grpo')
-      .meta({
-        flag: '--algo <algo>',
-        description:
-          'the algorithm (ppo: GAE advantages with a critic; rtpo: the latest turns updated first, earlier turns credited with the drift-corrected backward return — docs/methods.md §4)',
-      }),
+    algo: z.enum(['grpo', 'ppo', 'es', 'rtpo']).default('grpo').meta({
+      flag: '--algo <algo>',
+      description:
+        'the algorithm (ppo: GAE advantages with a critic; rtpo: the latest turns updated first, earlier turns credited with the drift-corrected backward return — docs/methods.md §4)',
+    }),
     iters: int(1, 10_000_000).default(300).meta({ flag: '--iters <n>', description: 'iterations' }),
     groupSize: int(1, 100_000)
       .default(8)

@@ -139,4 +139,3 @@ export function meanStats(stats: PgStats, steps: number): PgStats {
   for (const k of ['loss', 'clipfrac', 'approxKl', 'entropy', 'kl', 'gradNorm'] as const) stats[k] /= steps;
   return stats;
 }
-

@@ -17,8 +17,8 @@ import type { Trajectory } from '../core/types.ts';
 import { creditBatch, RTPO_DEFAULTS, type RtpoOptions } from '../credit/index.ts';
 import type { TrainConfig } from './config.ts';
 import type { ViewOf } from './learner.ts';
-import type { Setup } from './setup.ts';
 import { emptyStats, meanStats, type PgStats, type PgUnits, pgStep, pgUnits } from './pg-step.ts';
+import type { Setup } from './setup.ts';
 
 /** The stages of the backward update: unit indices ordered by turn index, latest first (ties in batch
  * order), cut into `stages` contiguous parts of ⌈N/S⌉; the first part is updated first. */

@@ -12,6 +12,7 @@ import { emptyStats, meanStats, type PgStats, pgStep, pgUnits } from './pg-step.
 import { rtpoUpdate } from './rtpo.ts';
 
 export type { PgStats } from './pg-step.ts';
+
 import { type Run, type Setup, TRAIN_STREAM } from './setup.ts';
 
 function creditOptions(
@@ -108,16 +109,16 @@ export function update(
   const entCoef = config.ppo.entCoef * frac;
   const pg =
     config.algo === 'rtpo'
-      ? rtpoUpdate(s, config, batch, credited, creditOptions(config, 'rtpo', viewOf) as RtpoOptions, viewOf, entCoef)
-      : policyUpdate(
+      ? rtpoUpdate(
           s,
           config,
           batch,
-          adv,
+          credited,
+          creditOptions(config, 'rtpo', viewOf) as RtpoOptions,
           viewOf,
-          Rng.derive(seed, TRAIN_STREAM.shuffle, iter),
           entCoef,
-        );
+        )
+      : policyUpdate(s, config, batch, adv, viewOf, Rng.derive(seed, TRAIN_STREAM.shuffle, iter), entCoef);
   let criticLoss = Number.NaN;
   if (s.critic && values) {
     const targets = new Float32Array(values.length);

@@ -64,7 +64,13 @@ test('log-ratios: a turn sums its own units (tokens); a turn without any keeps 0
     ],
     logpOld: Float64Array.from([-1, -2, -0.5]),
   } as unknown as PgUnits;
-  const batch = [traj('a', [[0, 0, 0]]), traj('b', [[0, 0, 0], [1, 0, 0]])];
+  const batch = [
+    traj('a', [[0, 0, 0]]),
+    traj('b', [
+      [0, 0, 0],
+      [1, 0, 0],
+    ]),
+  ];
   const lr = logRatios(u, [-0.5, -2.5, -1], batch);
   assert.deepEqual(
     lr.map((r) => Array.from(r)),
@@ -131,7 +137,7 @@ test('one stage, one epoch: the update is GRPO on reverse-turn credit (nothing h
   policyUpdate(b, config, batch, creditBatch(batch, 'reverse-turn', {}), makeEnv, Rng.derive(0), 0);
   const pa = Array.from(a.learner.params[0][1].data);
   const pb = Array.from(b.learner.params[0][1].data);
-  pa.forEach((v, i) => assert.ok(Math.abs(v - pb[i]) < 1e-6, `param ${i}: ${v} vs ${pb[i]}`));
+  for (const [i, v] of pa.entries()) assert.ok(Math.abs(v - pb[i]) < 1e-6, `param ${i}: ${v} vs ${pb[i]}`);
   assert.ok(pa.some((v) => v !== 0));
 });
 
