@@ -9,11 +9,11 @@
 //   node --import tsx bench/rtpo.ts [--seeds 1,2,3] [--iters 40] [--groups 16] [--budget 30] [--episodes 2000]
 import { cpuUsage } from 'node:process';
 import { parseArgs } from 'node:util';
-import type { Trajectory } from '../src/core/types.ts';
-import { envConfig, envs, makeEnv, makeTasks } from '../src/envs/index.ts';
-import { rollout } from '../src/rollout/batch.ts';
+import type { Policy } from '../src/core/types.ts';
+import { envs } from '../src/envs/index.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
+import { heldOutRollout, heldOutTasks } from './held-out.ts';
 import { paired, r4 } from './paired.ts';
 
 const { values } = parseArgs({
@@ -42,18 +42,10 @@ const ARMS = {
 type Arm = keyof typeof ARMS;
 const armNames = Object.keys(ARMS) as Arm[];
 
-// Held-out maps: task seeds far from training's (trainSeeds default from 0).
-const heldOut = makeTasks(envConfig('frozenlake', params), Math.ceil(episodes / 4), 50_000_000);
+const heldOut = heldOutTasks(params, episodes);
 
-async function success(policy: Parameters<typeof rollout>[0]['policy']): Promise<number> {
-  const ts: Trajectory[] = await rollout({
-    tasks: heldOut,
-    samples: 4,
-    policy,
-    makeEnv,
-    budget,
-    runSeed: 777,
-  });
+async function success(policy: Policy<unknown, unknown>): Promise<number> {
+  const ts = await heldOutRollout(heldOut, policy, budget);
   return ts.filter((t) => t.outcome.success).length / ts.length;
 }
 
