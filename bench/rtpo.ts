@@ -6,7 +6,7 @@
 // success, and the paired difference (arm − GRPO, and rtpo − turn-level) with its mean and 95%
 // t-interval over seeds. Also the last iterations' rtpo/* metrics (the drift the correction saw).
 // One JSON object on stdout; progress on stderr.
-//   node --import tsx bench/rtpo.ts [--seeds 1,2,3] [--iters 40] [--groups 16] [--budget 30] [--episodes 2000]
+//   node --import tsx bench/rtpo.ts [--seeds 1,2,3,4,5] [--iters 200] [--groups 16] [--budget 30] [--episodes 2000]
 import { cpuUsage } from 'node:process';
 import { parseArgs } from 'node:util';
 import type { Policy } from '../src/core/types.ts';
@@ -18,8 +18,8 @@ import { paired, r4 } from './paired.ts';
 
 const { values } = parseArgs({
   options: {
-    seeds: { type: 'string', default: '1,2,3' },
-    iters: { type: 'string', default: '40' },
+    seeds: { type: 'string', default: '1,2,3,4,5' },
+    iters: { type: 'string', default: '200' },
     groups: { type: 'string', default: '16' },
     budget: { type: 'string', default: '30' },
     episodes: { type: 'string', default: '2000' },
