@@ -10,7 +10,7 @@
 //                    (with config.infoGain, on r + W·g                             train/info-gain.ts)
 //   advantages       credit (any method of credit/; GAE reads the critic)            train/update.ts
 //   update           clipped policy-gradient epochs over minibatches of the policy's own units
-//                    (+ critic regression for GAE)
+//                    (+ critic regression for GAE; algo rtpo: backward stages, train/rtpo.ts)
 //   record           metrics → store → checkpoint                                    here
 // All randomness of iteration i is derived from (seed, i), so a run resumed from the checkpoint of
 // iteration c reproduces, byte for byte, what the uninterrupted run did after c. Envs and policies may

@@ -1,6 +1,7 @@
 // Stages 4–5 of a policy-gradient iteration (train/loop.ts): per-turn advantages from any credit method
 // (GAE reads the critic), then the clipped policy-gradient epochs over minibatches of the policy's own
-// units and the critic's regression on λ-returns.
+// units (algo rtpo: backward stages by turn index, its credit recomputed between them, train/rtpo.ts)
+// and the critic's regression on λ-returns. One optimizer step is train/pg-step.ts.
 import { stateKeyOf } from '../core/policy.ts';
 import { Rng } from '../core/rng.ts';
 import type { Trajectory } from '../core/types.ts';
