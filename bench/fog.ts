@@ -6,12 +6,12 @@
 // the fully observed oracle (theory/fog.ts, `turnwise calc fog`). One JSON object.
 //   node --import tsx bench/fog.ts [--seeds 1,2,3] [--iters 60] [--weight 0.05] [--budget 8] [--episodes 2000]
 import { parseArgs } from 'node:util';
-import type { Trajectory } from '../src/core/types.ts';
-import { envConfig, envs, makeEnv, makeTasks } from '../src/envs/index.ts';
-import { rollout } from '../src/rollout/batch.ts';
+import type { Policy } from '../src/core/types.ts';
+import { envs } from '../src/envs/index.ts';
 import { fogReport } from '../src/theory/fog.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
+import { heldOutRollout, heldOutTasks } from './held-out.ts';
 import { paired, r4 } from './paired.ts';
 
 const { values } = parseArgs({
@@ -34,18 +34,10 @@ const P = 0.8;
 const params = { random: true, size: SIZE, p: P, fog: FOG };
 const env = { env: 'frozenlake', params };
 
-// Held-out maps: task seeds far from training's (trainSeeds default from 0).
-const heldOut = makeTasks(envConfig('frozenlake', params), Math.ceil(episodes / 4), 50_000_000);
+const heldOut = heldOutTasks(params, episodes);
 
-async function evaluate(policy: Parameters<typeof rollout>[0]['policy']) {
-  const ts: Trajectory[] = await rollout({
-    tasks: heldOut,
-    samples: 4,
-    policy,
-    makeEnv,
-    budget,
-    runSeed: 777,
-  });
+async function evaluate(policy: Policy<unknown, unknown>) {
+  const ts = await heldOutRollout(heldOut, policy, budget);
   const wins = ts.filter((t) => t.outcome.success);
   return {
     success: wins.length / ts.length,

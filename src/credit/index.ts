@@ -18,6 +18,7 @@ import { type OutcomeOptions, outcome } from './outcome.ts';
 import { CREDIT_PARAM_NAMES, METHOD_PARAMS, SPEC_PARAMS, type ValueSource } from './params.ts';
 import { type ReverseTurnOptions, reverseTurn } from './reverse-turn.ts';
 import { type RlooOptions, rloo } from './rloo.ts';
+import { type RtpoOptions, rtpo } from './rtpo.ts';
 import { type TaskNormOptions, taskNorm } from './task-norm.ts';
 import { type TurnLevelOptions, turnLevel } from './turn-level.ts';
 
@@ -35,6 +36,7 @@ export * from './outcome.ts';
 export * from './params.ts';
 export * from './reverse-turn.ts';
 export * from './rloo.ts';
+export * from './rtpo.ts';
 export * from './task-norm.ts';
 export * from './turn-level.ts';
 
@@ -49,6 +51,7 @@ export interface MethodOptions {
   'turn-level': TurnLevelOptions;
   'reverse-turn': ReverseTurnOptions;
   clue: ClueOptions;
+  rtpo: RtpoOptions;
 }
 
 export type MethodName = keyof MethodOptions;
@@ -66,6 +69,7 @@ export type ParamName =
   | 'eps'
   | 'crest'
   | 'penalty'
+  | 'cbar'
   | 'values'
   | 'task-norm';
 
@@ -77,6 +81,7 @@ export interface ParsedParams {
   eps?: number;
   crest?: boolean;
   penalty?: number;
+  cbar?: number;
   values?: ValueSource;
   taskNorm?: 'env' | 'task';
 }
@@ -91,6 +96,7 @@ const PARAM_KEYS: Record<ParamName, keyof ParsedParams> = {
   eps: 'eps',
   crest: 'crest',
   penalty: 'penalty',
+  cbar: 'cbar',
   values: 'values',
   'task-norm': 'taskNorm',
 };
@@ -147,6 +153,11 @@ export const METHODS: { [M in MethodName]: MethodEntry<MethodOptions[M]> } = {
     'search: λ·(new clues − ρ·[none])/clues needed per turn, the outcome advantage on the answer turn',
     clue,
   ),
+  rtpo: entry(
+    'rtpo',
+    'backward return, later turns weighted by min(c̄, π_θ/μ), normalised per turn index (γ 0.95, c̄ 1)',
+    rtpo,
+  ),
 };
 
 export const METHOD_NAMES = Object.keys(METHODS) as MethodName[];
@@ -160,6 +171,7 @@ export const GROUP_BASELINE_METHODS: readonly MethodName[] = [
   'gigpo',
   'turn-level',
   'reverse-turn',
+  'rtpo',
 ];
 
 export function isMethodName(name: string): name is MethodName {
@@ -327,6 +339,7 @@ const OPTIONS: { [M in MethodName]: (p: Settable, values?: ValueFn) => MethodOpt
   'turn-level': (p) => declared('turn-level', p),
   'reverse-turn': (p) => declared('reverse-turn', p),
   clue: (p) => declared('clue', p),
+  rtpo: (p) => declared('rtpo', p),
 };
 
 /** The typed options of a parsed spec; GAE's `values` must be resolved by the caller. */

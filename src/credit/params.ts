@@ -11,6 +11,7 @@ import { GAE_DEFAULTS } from './gae.ts';
 import { GIGPO_DEFAULTS } from './gigpo.ts';
 import { GRPO_DEFAULTS } from './grpo.ts';
 import { REVERSE_TURN_DEFAULTS } from './reverse-turn.ts';
+import { RTPO_DEFAULTS } from './rtpo.ts';
 import { TURN_LEVEL_DEFAULTS } from './turn-level.ts';
 
 /** Every numeric/boolean parameter a method may read, with the widest range any method accepts. */
@@ -29,6 +30,10 @@ export const CREDIT_PARAMS = {
     .boolean()
     .describe('turn-level (CrEST): the outcome sets the sign, the turn reward only the magnitude'),
   penalty: z.number().min(0).describe('clue: the cost of a turn that acquired no new clue, in clues'),
+  cbar: z
+    .number()
+    .gt(0)
+    .describe("rtpo: c̄, the truncation of each later turn's ratio π_θ/μ in the backward pass"),
 } as const;
 
 export type CreditParam = keyof typeof CREDIT_PARAMS;
@@ -78,6 +83,14 @@ export const METHOD_PARAMS = {
       penalty: p.penalty.default(CLUE_DEFAULTS.penalty),
       std: p.std.default(CLUE_DEFAULTS.std),
       eps: p.eps.default(CLUE_DEFAULTS.eps),
+    })
+    .strict(),
+  rtpo: z
+    .object({
+      gamma: p.gamma.default(RTPO_DEFAULTS.gamma),
+      cbar: p.cbar.default(RTPO_DEFAULTS.cbar),
+      std: p.std.default(RTPO_DEFAULTS.std),
+      eps: p.eps.default(RTPO_DEFAULTS.eps),
     })
     .strict(),
 } as const;

@@ -44,7 +44,7 @@ export const DEFAULT_VALUE_SOURCE: ValueSource = 'exact';
 export const CONTROL_METHODS = ['exact', 'shuffled'] as const;
 
 export const DEFAULT_FIDELITY_METHODS =
-  'exact,outcome,discounted,gae,gae:gamma=1,lambda=0,grpo,drgrpo,rloo,gigpo,gigpo:std=false,turn-level,turn-level:crest=true,reverse-turn,shuffled';
+  'exact,outcome,discounted,gae,gae:gamma=1,lambda=0,grpo,drgrpo,rloo,gigpo,gigpo:std=false,turn-level,turn-level:crest=true,reverse-turn,rtpo,shuffled';
 
 /**
  * V^π, Q^π for the trajectories of a batch, computed once per (map, policy, budget, revealBudget).

@@ -64,11 +64,20 @@ export const byPolicy = (tabular: unknown, neural: unknown, transformer: unknown
 });
 
 /** The credit method of each gradient algo when the config names none (algo es has no credit). */
-const CREDIT_BY_ALGO = { grpo: 'grpo', ppo: 'gae' } as const satisfies Record<string, MethodName>;
+const CREDIT_BY_ALGO = { grpo: 'grpo', ppo: 'gae', rtpo: 'rtpo' } as const satisfies Record<
+  string,
+  MethodName
+>;
 
-/** The credit method a config uses: its own, or grpo (algo grpo) / gae with the critic (algo ppo). */
+/** The credit method a config uses: its own, or grpo (algo grpo) / gae with the critic (algo ppo) /
+ * rtpo (algo rtpo). */
 export function creditMethod(c: { algo: string; credit: { method?: MethodName } }): MethodName {
-  return c.credit.method ?? (c.algo === 'ppo' ? CREDIT_BY_ALGO.ppo : CREDIT_BY_ALGO.grpo);
+  if (c.credit.method !== undefined) return c.credit.method;
+  return c.algo === 'ppo'
+    ? CREDIT_BY_ALGO.ppo
+    : c.algo === 'rtpo'
+      ? CREDIT_BY_ALGO.rtpo
+      : CREDIT_BY_ALGO.grpo;
 }
 
 /** The credit parameters as declared by the methods (credit/params.ts), each optional here: unset, a

@@ -64,10 +64,11 @@ export const TrainConfigSchema = z
       description:
         'the policy trained: tabular | mlp[:hidden=64x64,activation=relu,budgetAware=1] | a checkpoint path',
     }),
-    algo: z
-      .enum(['grpo', 'ppo', 'es'])
-      .default('grpo')
-      .meta({ flag: '--algo <algo>', description: 'the algorithm (ppo: GAE advantages with a critic)' }),
+    algo: z.enum(['grpo', 'ppo', 'es', 'rtpo']).default('grpo').meta({
+      flag: '--algo <algo>',
+      description:
+        'the algorithm (ppo: GAE advantages with a critic; rtpo: the latest turns updated first, earlier turns credited with the drift-corrected backward return — docs/methods.md §4)',
+    }),
     iters: int(1, 10_000_000).default(300).meta({ flag: '--iters <n>', description: 'iterations' }),
     groupSize: int(1, 100_000)
       .default(8)
@@ -236,6 +237,14 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
       method,
       `reads the clue accounting the search env records on every turn; env.env is ${c.env.env}`,
     );
+  // algo rtpo recomputes its credit between stages of the update (train/rtpo.ts): only rtpo's own.
+  if (c.algo === 'rtpo' && method !== 'rtpo') {
+    throw new InputError(
+      name('credit.method'),
+      method,
+      'algo rtpo computes its own credit (the drift-corrected backward pass): drop credit.method or give rtpo',
+    );
+  }
   if (c.ppo.clipHigh < c.ppo.clipLow) {
     throw new InputError(name('ppo.clipHigh'), c.ppo.clipHigh, `must be ≥ ppo.clipLow (${c.ppo.clipLow})`);
   }
@@ -289,6 +298,10 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
         "learns FrozenLake's transitions between cells: needs env frozenlake without fog (a fogged observation is not a cell)",
       );
     if (c.algo === 'es') refuse('adds imagined episodes to the policy-gradient update; algo es has none');
+    if (c.algo === 'rtpo')
+      refuse(
+        "adds imagined groups whose advantages are computed apart; algo rtpo recomputes the whole batch's credit between its stages: choose algo grpo or ppo",
+      );
     if (c.shaping !== undefined || c.infoGain !== undefined || c.reward !== undefined)
       refuse(
         "cannot go with shaping, info-gain or a rubric reward: imagined episodes carry the env's reward only",
@@ -329,6 +342,10 @@ function checkAsyncPipeline(c: TrainConfig, name: (k: string) => string): void {
   };
   if (c.algo === 'es')
     refuse('overlaps rollouts with a gradient update; algo es has none: choose algo grpo or ppo');
+  if (c.algo === 'rtpo')
+    refuse(
+      'yields to rollouts between optimizer steps; algo rtpo runs its backward stages in one go: choose algo grpo or ppo',
+    );
   if (c.guidance.mode !== 'none')
     refuse(
       `cannot go with guidance.mode ${c.guidance.mode}: the next batch's expert prefixes are drawn from the success log this batch has not yet written`,

@@ -12,7 +12,7 @@
 //                    R imagined episodes per real one rolled out in it             train/rehearsal.ts
 //   advantages       credit (any method of credit/; GAE reads the critic)            train/update.ts
 //   update           clipped policy-gradient epochs over minibatches of the policy's own units
-//                    (+ critic regression for GAE)
+//                    (+ critic regression for GAE; algo rtpo: backward stages, train/rtpo.ts)
 //   record           metrics → store → checkpoint                                    here
 // With config.asyncPipeline, stages 1–3 of iteration k+1 run, by a snapshot of the weights, while
 // stages 4–6 of iteration k run (train/pipeline.ts): one iteration off-policy.
@@ -142,6 +142,7 @@ function iterationMetrics(
   const [proxy] = ownProxyMean(batch);
   if (proxy !== null) values['rollout/step_proxy'] = proxy;
   if (s.critic) values['critic/loss'] = u.criticLoss;
+  if (pg?.extra) Object.assign(values, pg.extra);
   Object.assign(values, hackMetrics(batch)); // code env under a visible reward (train/hack-metrics.ts)
   if (guide) {
     values['guidance/guided_groups'] = config.guidance.mode === 'bread' ? guided : config.groups;
@@ -320,8 +321,8 @@ async function iteration(
     const learnFrom = (rubric === undefined ? batch : learnt).concat(imagined);
     const updated =
       pipeline === undefined
-        ? update(r, iter, learnFrom, adv, values, viewOf)
-        : await updateYielding(r, iter, learnFrom, adv, values, viewOf);
+        ? update(r, iter, learnFrom, adv, values, viewOf, learnt)
+        : await updateYielding(r, iter, learnFrom, adv, values, viewOf, learnt);
     const scalars = iterationMetrics(r, gathered, viewOf, updated);
     if (rubric !== undefined) Object.assign(scalars, rubric.values);
     else if (learnt !== batch) Object.assign(scalars, shapingMetrics(batch, learnt));

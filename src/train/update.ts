@@ -1,19 +1,24 @@
 // Stages 4–5 of a policy-gradient iteration (train/loop.ts): per-turn advantages from any credit method
 // (GAE reads the critic), then the clipped policy-gradient epochs over minibatches of the policy's own
-// units and the critic's regression on λ-returns. Each update is a generator that pauses after every
-// optimizer step: drained at once it is the plain synchronous update (`update`, `policyUpdate`); drained
-// with a turn of the event loop between steps (`updateYielding`) it lets rollouts in flight — awaited
-// HTTP answers, timers — make progress while it trains (the asynchronous pipeline, train/pipeline.ts).
+// units (algo rtpo: backward stages by turn index, its credit recomputed between them, train/rtpo.ts)
+// and the critic's regression on λ-returns. One optimizer step is train/pg-step.ts. Each update is a
+// generator that pauses after every optimizer step: drained at once it is the plain synchronous update
+// (`update`, `policyUpdate`); drained with a turn of the event loop between steps (`updateYielding`) it
+// lets rollouts in flight — awaited HTTP answers, timers — make progress while it trains (the
+// asynchronous pipeline, train/pipeline.ts; algo rtpo's stages run without pausing: config.ts refuses
+// the two together).
 import { stateKeyOf } from '../core/policy.ts';
 import { Rng } from '../core/rng.ts';
 import type { Trajectory } from '../core/types.ts';
-import { creditBatch, type MethodName, type MethodOptions } from '../credit/index.ts';
+import { creditBatch, type MethodName, type MethodOptions, type RtpoOptions } from '../credit/index.ts';
 import { CREDIT_PARAM_NAMES } from '../credit/params.ts';
-import { clipGradNorm } from '../nn/optim.ts';
-import { backward } from '../nn/tensor.ts';
 import type { TrainConfig } from './config.ts';
 import type { ViewOf } from './learner.ts';
-import { aggregationWeights, pgLoss } from './ppo.ts';
+import { emptyStats, meanStats, type PgStats, pgStep, pgUnits } from './pg-step.ts';
+import { rtpoUpdate } from './rtpo.ts';
+
+export type { PgStats } from './pg-step.ts';
+
 import { type Run, type Setup, TRAIN_STREAM } from './setup.ts';
 
 function creditOptions(
@@ -32,17 +37,6 @@ function creditOptions(
       String(stateKeyOf(viewOf(traj.task), turn.observation));
   }
   return o as MethodOptions[MethodName];
-}
-
-export interface PgStats {
-  loss: number;
-  clipfrac: number;
-  approxKl: number;
-  entropy: number;
-  kl: number;
-  gradNorm: number;
-  /** Units (turns, tokens) in the loss. */
-  turns: number;
 }
 
 /** The steps of an update, paused after each optimizer step; returns its result. */
@@ -84,82 +78,24 @@ export function* policySteps(
   rng: Rng,
   entCoef: number,
 ): Steps<PgStats | null> {
-  const units = s.learner.units(batch, viewOf).filter((u) => u.own);
-  const N = units.length;
-  if (N === 0) return null;
-  const lengths = new Array<number>(batch.length).fill(0);
-  const advantages = new Float64Array(N);
-  const targets = new Int32Array(N);
-  const logpOld = new Float64Array(N);
-  for (let i = 0; i < N; i++) {
-    const u = units[i];
-    lengths[u.traj]++;
-    advantages[i] = adv[u.traj][u.t];
-    targets[i] = u.target;
-    logpOld[i] = u.logpOld;
-  }
+  const u = pgUnits(s, config, batch, viewOf, entCoef);
+  if (u === null) return null;
+  const N = u.units.length;
+  const advantages = Float64Array.from(u.units, (x) => adv[x.traj][x.t]);
   const p = config.ppo;
-  const constant = p.aggregationConstant ?? config.groups * config.groupSize * s.maxBudget;
-  const weights = aggregationWeights(lengths, p.aggregation, constant);
-  const logpRef = s.reference?.logProbs(units);
-  const coef = {
-    clipLow: p.clipLow,
-    clipHigh: p.clipHigh,
-    klCoef: p.klCoef,
-    entCoef,
-    dualClip: p.dualClip > 1 ? p.dualClip : undefined,
-  };
-  const V = s.learner.actions;
   const order = Array.from({ length: N }, (_, i) => i);
   const size = Math.ceil(N / p.minibatches);
-  const stats: PgStats = { loss: 0, clipfrac: 0, approxKl: 0, entropy: 0, kl: 0, gradNorm: 0, turns: N };
+  const stats = emptyStats(N);
   let steps = 0;
   for (let epoch = 0; epoch < p.epochs; epoch++) {
     rng.shuffle(order);
     for (let start = 0; start < N; start += size) {
-      const idx = order.slice(start, start + size);
-      // Each minibatch estimates the whole batch's loss: its weights are scaled by N / |minibatch|.
-      const scale = N / idx.length;
-      const mb = idx.map((i) => units[i]);
-      // One forward and backward per group (the learner's, else the whole minibatch), the gradients
-      // accumulated: the loss and its gradient are sums over units, the rates means over them.
-      const groups = s.learner.forwardGroups?.(mb) ?? [mb.map((_, j) => j)];
-      s.optimizer.zeroGrad();
-      for (const g of groups) {
-        const at = g.map((j) => idx[j]);
-        const logits = s.learner.logits(g.map((j) => mb[j]));
-        const part = pgLoss(
-          {
-            n: at.length,
-            nA: V,
-            logits: logits.data,
-            actions: at.map((i) => targets[i]),
-            logpOld: at.map((i) => logpOld[i]),
-            advantages: at.map((i) => advantages[i]),
-            weights: at.map((i) => weights[i] * scale),
-            logpRef: logpRef === undefined ? undefined : at.map((i) => logpRef[i]),
-          },
-          coef,
-        );
-        backward(logits, Float32Array.from(part.dlogits));
-        stats.loss += part.loss;
-        const share = at.length / idx.length;
-        stats.clipfrac += part.clipfrac * share;
-        stats.approxKl += part.approxKl * share;
-        stats.entropy += part.entropy * share;
-        stats.kl += part.kl * share;
-      }
-      stats.gradNorm += clipGradNorm(
-        s.learner.params.map(([, t]) => t),
-        config.optim.maxGradNorm,
-      );
-      s.optimizer.step();
+      pgStep(s, config, u, order.slice(start, start + size), advantages, stats);
       steps++;
       yield;
     }
   }
-  for (const k of ['loss', 'clipfrac', 'approxKl', 'entropy', 'kl', 'gradNorm'] as const) stats[k] /= steps;
-  return stats;
+  return meanStats(stats, steps);
 }
 
 /** Stage 4: per-turn advantages; GAE reads the critic, whose V(s_T, h = 0) = 0 is the bootstrap at
@@ -196,7 +132,8 @@ export interface Updated {
 }
 
 /** Stage 5: the policy update (linear decay of the entropy bonus always and of lr with optim.anneal,
- * CleanRL-style), then the critic's regression on λ-returns A + V. */
+ * CleanRL-style), then the critic's regression on λ-returns A + V. Algo rtpo updates backwards by turn
+ * index and recomputes its credit from `credited` (the batch the credit read) between stages. */
 export function update(...args: Parameters<typeof updateSteps>): Updated {
   return drain(updateSteps(...args));
 }
@@ -214,21 +151,33 @@ export function* updateSteps(
   adv: number[][],
   values: Float32Array | undefined,
   viewOf: ViewOf,
+  credited: readonly Trajectory[] = batch,
 ): Steps<Updated> {
   const { s, config } = r;
   const seed = config.seed;
   const frac = 1 - iter / config.iters;
   if (config.optim.anneal) s.optimizer.lr = config.optim.lr * frac;
   const entCoef = config.ppo.entCoef * frac;
-  const pg = yield* policySteps(
-    s,
-    config,
-    batch,
-    adv,
-    viewOf,
-    Rng.derive(seed, TRAIN_STREAM.shuffle, iter),
-    entCoef,
-  );
+  const pg =
+    config.algo === 'rtpo'
+      ? rtpoUpdate(
+          s,
+          config,
+          batch,
+          credited,
+          creditOptions(config, 'rtpo', viewOf) as RtpoOptions,
+          viewOf,
+          entCoef,
+        )
+      : yield* policySteps(
+          s,
+          config,
+          batch,
+          adv,
+          viewOf,
+          Rng.derive(seed, TRAIN_STREAM.shuffle, iter),
+          entCoef,
+        );
   let criticLoss = Number.NaN;
   if (s.critic && values) {
     const targets = new Float32Array(values.length);

@@ -58,6 +58,8 @@ const METHODS = [
   'turn-level',
   'turn-level:crest=true',
   'reverse-turn',
+  'rtpo',
+  'rtpo:cbar=2,gamma=1',
   'exact',
   'grpo:task-norm=env',
   'gigpo:task-norm=task',

@@ -195,7 +195,15 @@ test('bad --set and bad flags: one line naming the field and what is allowed, ex
       ['train', '--set', 'iters=0.5'],
       'turnwise: --set iters: got "0.5"; expected an integer from 1 to 10000000',
     ],
-    [['train', '--set', 'algo=sarsa'], 'turnwise: --set algo: got "sarsa"; expected one of: grpo, ppo, es'],
+    [
+      ['train', '--set', 'algo=sarsa'],
+      'turnwise: --set algo: got "sarsa"; expected one of: grpo, ppo, es, rtpo',
+    ],
+    [
+      ['train', '--algo', 'rtpo', '--credit', 'grpo'],
+      'turnwise: config.credit.method: got "grpo"; algo rtpo computes its own credit',
+    ],
+    [['train', '--set', 'credit.cbar=0'], 'turnwise: --set credit.cbar: got "0"; expected a number > 0'],
     [['train', '--set', 'credit.std=yes'], 'turnwise: --set credit.std: got "yes"; expected true or false'],
     [['train', '--set', 'iters'], 'turnwise: --set: got "iters"; expected path.to.field=value'],
     [['train', '--clip-high', 'abc'], 'turnwise: --clip-high: got "abc"; expected a number ≥ 0'],

@@ -95,6 +95,7 @@ test('method specs: parameters, flags applied where read, refusals as InputError
     'turn-level',
     'reverse-turn',
     'clue',
+    'rtpo',
   ]);
   const spec = parseMethodSpec('gae:lambda=0,values=zero,task-norm=task');
   assert.deepEqual(spec, {

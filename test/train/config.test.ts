@@ -119,11 +119,11 @@ test("each default is declared once, on its field: a section left out holds its 
 test('the credit default by algo is declared once: the help shows the method a run uses', () => {
   const declared = metaOf(TrainConfigSchema.shape.credit.unwrap().shape.method).defaults;
   assert.equal(declared?.by, 'algo');
-  for (const algo of ['grpo', 'ppo'] as const) {
+  for (const algo of ['grpo', 'ppo', 'rtpo'] as const) {
     assert.equal(declared?.values[algo], creditMethod({ algo, credit: {} }), algo);
     assert.equal(declared?.values[algo], creditMethod(parseTrainConfig({ env, algo })), algo);
   }
-  assert.deepEqual(declared?.values, { grpo: 'grpo', ppo: 'gae' });
+  assert.deepEqual(declared?.values, { grpo: 'grpo', ppo: 'gae', rtpo: 'rtpo' });
 });
 
 test('one list of activations: the config takes each of them and refuses anything else naming them', () => {
@@ -163,6 +163,7 @@ test("the train config's credit fields are the methods' declared parameters, and
     eps: [0, 1e-6, -1],
     crest: [true, false, 1],
     penalty: [0, 2, -1],
+    cbar: [0.5, 1, 0, -1],
   };
   for (const m of METHOD_NAMES) {
     const declared = shapeOf(METHOD_PARAMS[m]);
@@ -227,13 +228,18 @@ test('the defaults each method declares are the ones its estimator applies when 
       `${m}: every parameter has a default`,
     );
     const name = m as MethodName;
-    const unset = creditBatch(batch, name, methodOptions(name, {}, values));
-    const explicit = creditBatch(batch, name, methodOptions(name, declared, values));
+    // rtpo's c̄ truncates the ratios π_θ/μ of a drifted policy: given some (0.5, 1.25, 2 by turn).
+    const options = (p: Record<string, unknown>) => ({
+      ...methodOptions(name, p, values),
+      ...(m === 'rtpo' ? { ratio: (_: unknown, i: number) => 0.5 + 0.75 * i } : {}),
+    });
+    const unset = creditBatch(batch, name, options({}));
+    const explicit = creditBatch(batch, name, options(declared));
     assert.deepEqual(explicit, unset, m);
     // And a different value does change something (the parameter is really read).
     for (const [k, v] of Object.entries(declared)) {
       const other = typeof v === 'boolean' ? !v : v === 0 ? 0.5 : Number(v) / 2;
-      const changed = creditBatch(batch, name, methodOptions(name, { ...declared, [k]: other }, values));
+      const changed = creditBatch(batch, name, options({ ...declared, [k]: other }));
       assert.notDeepEqual(changed, unset, `${m}.${k}=${other} changes nothing`);
     }
   }

@@ -142,9 +142,10 @@ test('kill -9 an async run mid-run, --resume: the same rows, metrics and policy 
   await assertKillResumes(args, dir, 80, 23, 80 * 64);
 });
 
-test('--async-pipeline is refused, one line and exit 2, with ES, guidance and cross-policy sampling', async () => {
+test('--async-pipeline is refused, one line and exit 2, with ES, RTPO, guidance and cross-policy sampling', async () => {
   const cases: [string[], string][] = [
     [['--algo', 'es'], 'algo es has none'],
+    [['--algo', 'rtpo'], 'algo rtpo runs its backward stages in one go'],
     [['--guidance', 'bread'], 'cannot go with guidance.mode bread'],
     [['--cross-policy', '0.3'], 'cannot go with crossPolicy.q > 0'],
   ];

@@ -163,12 +163,13 @@ test('--rehearsal grammar: ratio=R[,alpha=A][,prior=P]; anything else refused in
   }
 });
 
-test('rehearsal is refused under fog, with ES, with shaping or info-gain, and on other envs', () => {
+test('rehearsal is refused under fog, with ES or RTPO, with shaping or info-gain, and on other envs', () => {
   const env = { env: 'frozenlake', params: { map: '4x4', slippery: true } };
   const rehearsal = DEFAULT;
   const cases: [Record<string, unknown>, RegExp][] = [
     [{ env: { env: 'frozenlake', params: { random: true, size: 4, fog: 1 } } }, /without fog/],
     [{ env, algo: 'es' }, /algo es/],
+    [{ env, algo: 'rtpo' }, /algo rtpo recomputes the whole batch's credit/],
     [{ env, shaping: { kind: 'progress', coef: 0.1 } }, /cannot go with shaping/],
     [{ env: { env: 'sql', params: {} } }, /needs env frozenlake/],
   ];
