@@ -91,6 +91,17 @@ export class PrefixCache {
     this.stats.reused += length;
   }
 
+  /** Starts sequence s of `cache` (empty) from the longest stored prefix of `tokens`, at most `limit`
+   * positions (so that the tokens after it, which the caller feeds, include the ones whose logits it
+   * reads); returns how many positions it loaded. */
+  start(cache: KvCache, s: number, tokens: ArrayLike<number>, limit: number): number {
+    const hit = this.lookup(tokens, limit);
+    if (hit !== undefined) this.load(cache, s, hit.entry, hit.length);
+    const from = hit?.length ?? 0;
+    this.stats.fed += tokens.length - from;
+    return from;
+  }
+
   /** Keeps sequence s of `cache` (its `tokens`, as many as it holds); an entry that is a prefix of it
    * is dropped (the new one serves every lookup the old one did). */
   store(cache: KvCache, s: number, tokens: ArrayLike<number>): void {

@@ -246,13 +246,9 @@ function startFromPrefixes(
   prompts: readonly ArrayLike<number>[],
 ): ArrayLike<number>[] {
   pc.sync();
-  return prompts.map((p, b) => {
-    const hit = pc.lookup(p, p.length - 1);
-    if (hit !== undefined) pc.load(cache, b, hit.entry, hit.length);
-    const from = hit?.length ?? 0;
-    pc.stats.fed += p.length - from;
-    return Array.prototype.slice.call(p, from) as number[];
-  });
+  return prompts.map(
+    (p, b) => Array.prototype.slice.call(p, pc.start(cache, b, p, p.length - 1)) as number[],
+  );
 }
 
 /**
@@ -353,10 +349,7 @@ export function scoreTokensTop(
   else {
     prefixCache.sync();
     const cache = new KvCache(model, 1);
-    const hit = prefixCache.lookup(ids, P - 1);
-    if (hit !== undefined) prefixCache.load(cache, 0, hit.entry, hit.length);
-    first = hit?.length ?? 0;
-    prefixCache.stats.fed += ids.length - first;
+    first = prefixCache.start(cache, 0, ids, P - 1);
     logits = feed(model, cache, [0], [ids.subarray(first)]);
     prefixCache.store(cache, 0, ids);
   }
