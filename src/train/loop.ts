@@ -195,14 +195,14 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
       o.queue.where,
       `cannot go with ${config.crossPolicy.q > 0 ? 'cross-policy sampling (crossPolicy.q > 0)' : `guidance (${config.guidance.mode})`}: only the learner's own weights travel to the workers`,
     );
-  if (
-    o.queue !== undefined &&
-    (config.shaping !== undefined || config.infoGain !== undefined || config.rehearsal !== undefined)
-  )
+  // On search the information gain reads the clues each turn's info records (the env's own accounting),
+  // which travel with the trajectories; under fog it reads the cells recordCells adds, which workers do not.
+  const fogGain = config.infoGain !== undefined && config.env.env !== 'search';
+  if (o.queue !== undefined && (config.shaping !== undefined || fogGain || config.rehearsal !== undefined))
     throw new InputError(
       '--queue',
       o.queue.where,
-      `cannot go with ${config.shaping !== undefined ? '--shaping' : config.infoGain !== undefined ? '--info-gain' : '--rehearsal'}: the workers' envs do not record the cell after each step that it reads`,
+      `cannot go with ${config.shaping !== undefined ? '--shaping' : fogGain ? '--info-gain' : '--rehearsal'}: the workers' envs do not record the cell after each step that it reads`,
     );
   if ((config.reward === undefined) !== (o.reward === undefined))
     throw new Error(

@@ -3,8 +3,10 @@
 // the config accepts search; a short run reports train/info_gain and keeps the true reward's success.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { StepInfo } from '../../src/core/types.ts';
-import { envConfig, envs } from '../../src/envs/index.ts';
+import type { StepInfo, Trajectory } from '../../src/core/types.ts';
+import { envConfig, envs, makeEnv } from '../../src/envs/index.ts';
+import { rollout } from '../../src/rollout/batch.ts';
+import type { RolloutQueue } from '../../src/rollout/queue.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
 import { clueGains, InfoGain } from '../../src/train/info-gain.ts';
 import { trainPolicyGradient } from '../../src/train/loop.ts';
@@ -58,4 +60,36 @@ test('a search run with --info-gain reports train/info_gain; its success is the 
   }
   assert.equal(plain.metrics[0].values['train/info_gain'], undefined);
   assert.equal(gained.metrics[0].values['rollout/success'], plain.metrics[0].values['rollout/success']);
+});
+
+test('through a rollout queue (trajectories as JSON, as workers send them) a search run with --info-gain is the same run', async () => {
+  const config = parseTrainConfig({
+    env: envConfig('search', { mode: 'choose' }),
+    policy: { kind: 'mlp', hidden: [8] },
+    iters: 2,
+    groups: 4,
+    budget: { kind: 'fixed', budget: 12 },
+    eval: { episodes: 8 },
+    seed: 5,
+    infoGain: 0.5,
+  });
+  let batches = 0;
+  const queue: RolloutQueue = {
+    where: 'in-process (over JSON)',
+    runner: () => async (opts) => {
+      batches++;
+      return JSON.parse(JSON.stringify(await rollout(opts))) as Trajectory[];
+    },
+    close: async () => {},
+  };
+  const queued = await trainPolicyGradient({ config, envs, queue });
+  const direct = await trainPolicyGradient({ config, envs });
+  assert.equal(batches, 2);
+  assert.ok(queued.metrics.every((m) => m.values['train/info_gain'] > 0));
+  assert.deepEqual(
+    queued.metrics.map((m) => m.values),
+    direct.metrics.map((m) => m.values),
+  );
+  const spec = makeEnv({ ...envConfig('search', { mode: 'choose' }), seed: 0 }).spec;
+  assert.deepEqual(queued.learner.checkpoint(spec), direct.learner.checkpoint(spec));
 });
