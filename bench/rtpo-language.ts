@@ -7,8 +7,10 @@
 // rate, and the paired difference (arm − GRPO, rtpo − turn-level) with its mean and 95% t-interval over
 // seeds. Also rtpo's metrics (the context mismatch of re-tokenised prompts, the drift it corrected).
 // One JSON object on stdout; progress on stderr.
-//   node --import tsx bench/rtpo-language.ts --base DIR/bc [--seeds 1,2,3] [--iters 4] [--groups 4]
-//     [--group-size 8] [--tasks 40] [--samples 2]
+//   node --import tsx bench/rtpo-language.ts --base DIR/bc [--temperature T] [--seeds 1,2,3] [--iters 4]
+//     [--groups 4] [--group-size 8] [--tasks 40] [--samples 2]
+// --temperature samples the clone (and every arm trained from it) at T instead of its saved temperature
+// (`transformer:from=DIR,temperature=T`): a clone that rarely succeeds at 1 gives its groups no signal.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpuUsage } from 'node:process';
@@ -25,6 +27,7 @@ import { paired, r4 } from './paired.ts';
 const { values } = parseArgs({
   options: {
     base: { type: 'string' },
+    temperature: { type: 'string' },
     seeds: { type: 'string', default: '1,2,3' },
     iters: { type: 'string', default: '4' },
     groups: { type: 'string', default: '4' },
@@ -86,7 +89,18 @@ async function heldOut(policy: Policy<unknown, unknown>): Promise<Score> {
 
 const t0 = performance.now();
 const cpu0 = cpuUsage();
-const clone = await heldOut(await openPolicy(checkpoint, makeEnv(tasks[0]).spec, '--base'));
+const envSpec = makeEnv(tasks[0]).spec;
+const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
+if (temperature !== undefined && !(temperature >= 0 && temperature <= 2))
+  fail(`--temperature: got "${values.temperature}"; expected a number from 0 to 2`);
+/** The clone as every arm starts from it (a fresh copy each time: training never moves it). */
+const openClone = () =>
+  openPolicy(
+    temperature === undefined ? checkpoint : `transformer:from=${base},temperature=${temperature}`,
+    envSpec,
+    '--base',
+  );
+const clone = await heldOut(await openClone());
 process.stderr.write(`clone: held-out success ${r4(clone.success)}, invalid ${r4(clone.invalid)}\n`);
 const results: Record<Arm, (Score & { train: number; seconds: number; rtpo?: Record<string, number> })[]> = {
   grpo: [],
@@ -107,7 +121,7 @@ for (const seed of seeds) {
       seed,
       ...ARMS[arm],
     });
-    const r = await trainPolicyGradient({ config, envs });
+    const r = await trainPolicyGradient({ config, envs, init: await openClone() });
     const avg = (k: string) =>
       r.metrics.reduce((a, m) => a + (m.values[k] ?? 0), 0) / Math.max(1, r.metrics.length);
     results[arm].push({
@@ -139,6 +153,7 @@ console.log(
     setting: {
       env: 'sql level 1 (tool calls)',
       policy: `transformer cloned on sql (${base})`,
+      temperature: temperature ?? "the clone's own",
       iters,
       groups,
       groupSize,

@@ -183,6 +183,15 @@ const errorContrast: Rule = (m) => {
       `${s.contrast.pairs} error/pre-error pairs scored (fewer than ${LANGUAGE_THRESHOLDS.minStates})`,
       s.contrast,
     );
+  // As normal-states' ties: where Δ and its whole interval are exactly 0, the per-turn signal scored
+  // RL and the base alike at (nearly) every error and pre-error state — it cannot tell them apart.
+  if (s.contrast.value === 0 && s.contrast.ci95[0] === 0 && s.contrast.ci95[1] === 0)
+    return undecided(
+      claim,
+      test,
+      `Δ is 0 with an interval of [0, 0] over ${s.contrast.pairs} pairs (win ${show(s.error)} at error states, ${show(s.preError)} before them): the signal cannot tell the policies apart`,
+      s.contrast,
+    );
   return decided(
     claim,
     test,
@@ -217,11 +226,20 @@ const recoveryDid: Rule = (m) => {
   );
 };
 
+/** RL's own actions are exactly as likely under the base as under RL: RL never left the base (every
+ * update of its run had a zero gradient — e.g. no group with a success), so a comparison of the two says
+ * nothing about what RL does. */
+const didNotMove = (m: LanguageMeasurements): boolean =>
+  m.likelihood.nllRlUnderRl !== null && m.likelihood.nllRlUnderBase === m.likelihood.nllRlUnderRl;
+const NOT_MOVED =
+  'RL’s actions are exactly as likely under the base as under RL (the same NLL to the last bit): RL never moved from the base';
+
 const nllPlausible: Rule = (m) => {
   const l = m.likelihood;
   const claim = 'RL’s actions stay plausible to the base model (per-action NLL)';
   const test = `The base’s mean NLL of RL’s actions ÷ the base’s mean NLL of its own actions has its 95% interval over tasks below ${LANGUAGE_THRESHOLDS.nllRatio}.`;
   if (l.nllRatio.value === null) return undecided(claim, test, 'no finite NLL to compare');
+  if (didNotMove(m)) return undecided(claim, test, NOT_MOVED, l.nllRatio);
   const tok = l.perToken;
   return decided(
     claim,
@@ -244,6 +262,7 @@ const llrSign: Rule = (m) => {
       `${l.successes.base} successful base trajectories (fewer than ${LANGUAGE_THRESHOLDS.minSuccesses})`,
       l.llrSuccessBase,
     );
+  if (didNotMove(m)) return undecided(claim, test, NOT_MOVED, l.llrSuccessBase);
   return decided(
     claim,
     test,

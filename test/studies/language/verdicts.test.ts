@@ -129,6 +129,15 @@ test('error-contrast and recovery-did: undecided without error states, decided o
   m.recovery = null;
   assert.match(verdict(m, 'error-contrast').undecided ?? '', /no error state/);
   assert.match(verdict(m, 'recovery-did').undecided ?? '', /no error state/);
+  // Δ exactly 0 with a [0, 0] interval (every pair tied at both states): undecided; any spread decides.
+  const t = measurements();
+  t.stepQuality.contrast = { ...e(0, 0, 0), pairs: 16 };
+  assert.equal(verdict(t, 'error-contrast').held, null);
+  assert.match(verdict(t, 'error-contrast').undecided ?? '', /interval of \[0, 0\] over 16 pairs/);
+  t.stepQuality.contrast = { ...e(0, -0.02, 0.01), pairs: 16 };
+  assert.equal(verdict(t, 'error-contrast').held, false);
+  t.stepQuality.contrast = { ...e(0.03, 0.01, 0.05), pairs: 16 };
+  assert.equal(verdict(t, 'error-contrast').held, true);
   const z = measurements();
   const zero = e(0, 0, 0);
   z.recovery = { ...z.recovery!, rl: { error: zero, preError: zero }, base: { error: zero, preError: zero } };
@@ -143,6 +152,17 @@ test('nll-plausible and llr-sign on both sides of their thresholds', () => {
   assert.equal(verdict(m, 'llr-sign').held, false);
   m.likelihood.successes.base = LANGUAGE_THRESHOLDS.minSuccesses - 1;
   assert.equal(verdict(m, 'llr-sign').held, null);
+  // RL that never moved (its actions' NLL the same under both, to the bit): undecided, whatever the ratio.
+  const still = measurements();
+  still.likelihood.nllRatio = e(1, 1, 1);
+  still.likelihood.nllRlUnderBase = 0.55;
+  still.likelihood.nllRlUnderRl = 0.55;
+  for (const id of ['nll-plausible', 'llr-sign'] as const) {
+    assert.equal(verdict(still, id).held, null, id);
+    assert.match(verdict(still, id).undecided ?? '', /RL never moved from the base/, id);
+  }
+  still.likelihood.nllRlUnderRl = 0.55 - 1e-12;
+  assert.equal(verdict(still, 'nll-plausible').held, true);
 });
 
 test('training-curves: reward up and step down held; step up not held; no reward at all undecided', () => {
