@@ -236,65 +236,73 @@ export function worldIn(profile: LanguageProfile, id: LanguageWorldId): Language
 }
 
 /**
- * The paper profile's sizes, calibrated on 2026-12-02 to finish in ≤ 90 minutes on 2 quiet cores (the
- * issue's budget) with three seeds in each of the four worlds: the timing model (predictTiming,
- * predictWall) on the unit costs measured below predicts PAPER_PREDICTION's seconds.
+ * The paper profile's sizes, calibrated to finish in ≤ 90 minutes on 2 quiet cores (the issue's budget)
+ * with three seeds in each of the four worlds: the timing model (predictTiming, predictWall) on the unit
+ * costs measured below predicts PAPER_PREDICTION's seconds.
  *
  * Until 2026-12-02 (before any run of this profile) they were guesses: RL 8 × 8 × 8 (FrozenLake) and
  * 5–6 × 8 × 8 (tool worlds), 30–60 held-out tasks, 30–60 states, 4 continuations: 7.4 CPU-hours, 3.7
  * hours on 2 cores by the model below (a sql RL episode costs 3.5 CPU-s: every turn's prompt of ≈ 500
- * tokens is read forward and backward). What changed, per world (the bases are the guessed ones, kept):
+ * tokens is read forward and backward). What changed on 2026-12-02, per world (the bases are the
+ * guessed ones, kept):
  *   frozenlake-text  RL 8 → 6 iterations of 8 × 8; held-out tasks 60 → 40; states 60 → 40
  *   sql              RL 6 × 8 × 8 → 4 × 2 × 8; held-out tasks 40 → 16; states 40 → 16; continuations 4 → 2
  *   tools            RL 5 × 8 × 8 → 4 × 2 × 8; held-out tasks 30 → 16; states 30 → 16; actions 8 → 4; continuations 4 → 2
  *   code             RL 5 × 8 × 8 → 4 × 2 × 8; held-out tasks 30 → 20; states 30 → 16; continuations 4 → 2
+ * Those sizes ran to the end on 2026-12-03 in 106 minutes (the 2026-12-02 unit costs had predicted 78).
+ * With the unit costs re-measured from that run, what changed on 2026-12-03 (the bases and the τ
+ * control kept: they are 29% of the work, and what every finding stands on):
+ *   frozenlake-text  RL 6 → 5 iterations; held-out tasks 40 → 28; states 40 → 28; continuations 4 → 3
+ *   sql              RL 4 → 3 iterations; held-out tasks 16 → 10; states 16 → 12; actions 8 → 6
+ *   tools            RL 4 → 3 iterations; held-out tasks 16 → 10; states 16 → 12
+ *   code             RL 4 → 3 iterations; held-out tasks 20 → 8; states 16 → 8; actions 8 → 6
  */
 const PAPER_SIZES: Record<LanguageWorldId, Sizes> = {
   'frozenlake-text': {
     train: 200,
-    test: 40,
+    test: 28,
     tokenizerEpisodes: 200,
     bc: { epochs: 2, batchSize: 16, lr: 3e-3 },
-    rl: { iters: 6, groups: 8, groupSize: 8 },
+    rl: { iters: 5, groups: 8, groupSize: 8 },
     samples: 8,
-    states: 40,
+    states: 28,
     actions: 8,
-    continuations: 4,
+    continuations: 3,
     resamples: 1000,
   },
   sql: {
     train: 300,
-    test: 16,
+    test: 10,
     tokenizerEpisodes: 200,
     bc: { epochs: 6, batchSize: 8, lr: 2e-3 },
-    rl: { iters: 4, groups: 2, groupSize: 8 },
+    rl: { iters: 3, groups: 2, groupSize: 8 },
     samples: 8,
-    states: 16,
-    actions: 8,
+    states: 12,
+    actions: 6,
     continuations: 2,
     resamples: 1000,
   },
   tools: {
     train: 200,
-    test: 16,
+    test: 10,
     tokenizerEpisodes: 200,
     bc: { epochs: 4, batchSize: 8, lr: 2e-3 },
-    rl: { iters: 4, groups: 2, groupSize: 8 },
+    rl: { iters: 3, groups: 2, groupSize: 8 },
     samples: 8,
-    states: 16,
+    states: 12,
     actions: 4,
     continuations: 2,
     resamples: 1000,
   },
   code: {
     train: 200,
-    test: 20,
+    test: 8,
     tokenizerEpisodes: 200,
     bc: { epochs: 4, batchSize: 8, lr: 2e-3 },
-    rl: { iters: 4, groups: 2, groupSize: 8 },
+    rl: { iters: 3, groups: 2, groupSize: 8 },
     samples: 8,
-    states: 16,
-    actions: 8,
+    states: 8,
+    actions: 6,
     continuations: 2,
     resamples: 1000,
   },
@@ -380,62 +388,64 @@ export function predictWall(
 }
 
 /**
- * Each world's unit costs, CPU-seconds on one core of the project's 2-core machine, measured on
- * 2026-12-02 (the paper profile's tokenizer and base, then one seed with 1 RL iteration of 8 × 8, 8
- * held-out tasks × 4 samples, 8 states × 4 actions, 2 continuations; four such runs at once, each on one
- * thread, the machine shared with other jobs: load averages 4–15, so wall times were 1–7 × the CPU
- * times; docs/budget-study.md lists each stage). A stage's CPU time divided by its units; the bases
- * and episodes are those of the paper profile's own bases (the same sizes), so the episodes' lengths and
- * replies are the ones the paper profile plays.
+ * Each world's unit costs, CPU-seconds on one core of the project's 2-core machine, re-measured on
+ * 2026-12-03 from the paper profile's first full run (106 minutes, at the sizes before those above):
+ * each stage's seconds as its progress lines on stderr timed them, one job a thread and two at once,
+ * the mean over the world's three seeds, divided by the stage's units (a Pass@(K,T) episode's cost is
+ * also the cost of RL's and BudgetMix's final evaluations; `demo` kept from 2026-12-02, the base's time
+ * charged to its epochs). On 2026-12-02 they had been measured on a short run beside other jobs; the
+ * full run took 1.0-1.8 times those: FrozenLake's and code's episodes are longer at the paper's sizes
+ * than the short run's, and a trained-longer policy scores more turns (docs/budget-study.md lists each
+ * stage).
  */
 export const UNIT_COSTS: Record<LanguageWorldId, UnitCosts> = {
   'frozenlake-text': {
-    tokenizer: 0.0015,
+    tokenizer: 0.003,
     demo: 0.04,
-    epoch: 0.713,
-    rlEpisode: 0.479,
-    episode: 0.159,
-    mixEpisode: 0.252,
-    tauEpisode: 0.122,
-    draw: 0.0068,
-    continuation: 0.05,
-    scored: 0.178,
+    epoch: 0.894,
+    rlEpisode: 0.754,
+    episode: 0.256,
+    mixEpisode: 0.574,
+    tauEpisode: 0.252,
+    draw: 0.0111,
+    continuation: 0.104,
+    scored: 0.338,
   },
   sql: {
-    tokenizer: 0.0025,
+    tokenizer: 0.008,
     demo: 0.003,
-    epoch: 0.189,
-    rlEpisode: 3.54,
-    episode: 0.348,
-    mixEpisode: 2.27,
-    tauEpisode: 0.231,
-    draw: 0.066,
-    continuation: 0.281,
-    scored: 0.041,
+    epoch: 0.339,
+    rlEpisode: 3.06,
+    episode: 0.473,
+    mixEpisode: 1.54,
+    tauEpisode: 0.318,
+    draw: 0.0447,
+    continuation: 0.284,
+    scored: 0.0387,
   },
   tools: {
-    tokenizer: 0.0015,
+    tokenizer: 0.0045,
     demo: 0.005,
-    epoch: 0.485,
-    rlEpisode: 2.52,
-    episode: 0.376,
-    mixEpisode: 2.57,
-    tauEpisode: 0.372,
-    draw: 0.166,
-    continuation: 0.317,
-    scored: 0.044,
+    epoch: 0.73,
+    rlEpisode: 1.42,
+    episode: 0.569,
+    mixEpisode: 1.27,
+    tauEpisode: 0.47,
+    draw: 0.072,
+    continuation: 0.244,
+    scored: 0.0401,
   },
   code: {
-    tokenizer: 0.0105,
+    tokenizer: 0.015,
     demo: 0.025,
-    epoch: 0.206,
-    rlEpisode: 2.33,
-    episode: 0.327,
-    mixEpisode: 1.44,
-    tauEpisode: 0.296,
-    draw: 0.074,
-    continuation: 0.188,
-    scored: 0.0016,
+    epoch: 0.314,
+    rlEpisode: 3.26,
+    episode: 0.704,
+    mixEpisode: 2.52,
+    tauEpisode: 0.634,
+    draw: 0.0987,
+    continuation: 0.385,
+    scored: 0.00927,
   },
 };
 
