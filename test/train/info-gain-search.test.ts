@@ -40,20 +40,22 @@ test('the gain is the share of the chain newly acquired: hand-made values, a who
   assert.equal(bits, 1);
 });
 
+/** A short MLP run on search (choose mode), with the info-gain weight when given. */
+const searchConfig = (seed: number, infoGain?: number) =>
+  parseTrainConfig({
+    env: envConfig('search', { mode: 'choose' }),
+    policy: { kind: 'mlp', hidden: [8] },
+    iters: 2,
+    groups: 4,
+    budget: { kind: 'fixed', budget: 12 },
+    eval: { episodes: 8 },
+    seed,
+    ...(infoGain === undefined ? {} : { infoGain }),
+  });
+
 test('a search run with --info-gain reports train/info_gain; its success is the true reward’s', async () => {
-  const config = (infoGain?: number) =>
-    parseTrainConfig({
-      env: envConfig('search', { mode: 'choose' }),
-      policy: { kind: 'mlp', hidden: [8] },
-      iters: 2,
-      groups: 4,
-      budget: { kind: 'fixed', budget: 12 },
-      eval: { episodes: 8 },
-      seed: 3,
-      ...(infoGain === undefined ? {} : { infoGain }),
-    });
-  const gained = await trainPolicyGradient({ config: config(0.5), envs });
-  const plain = await trainPolicyGradient({ config: config(), envs });
+  const gained = await trainPolicyGradient({ config: searchConfig(3, 0.5), envs });
+  const plain = await trainPolicyGradient({ config: searchConfig(3), envs });
   for (const m of gained.metrics) {
     const g = m.values['train/info_gain'];
     assert.ok(g > 0 && g <= 1, `share of the chain per trajectory: ${g}`);
@@ -63,16 +65,7 @@ test('a search run with --info-gain reports train/info_gain; its success is the 
 });
 
 test('through a rollout queue (trajectories as JSON, as workers send them) a search run with --info-gain is the same run', async () => {
-  const config = parseTrainConfig({
-    env: envConfig('search', { mode: 'choose' }),
-    policy: { kind: 'mlp', hidden: [8] },
-    iters: 2,
-    groups: 4,
-    budget: { kind: 'fixed', budget: 12 },
-    eval: { episodes: 8 },
-    seed: 5,
-    infoGain: 0.5,
-  });
+  const config = searchConfig(5, 0.5);
   let batches = 0;
   const queue: RolloutQueue = {
     where: 'in-process (over JSON)',
