@@ -251,7 +251,7 @@ export function worldIn(profile: LanguageProfile, id: LanguageWorldId): Language
  *   code             RL 5 × 8 × 8 → 4 × 2 × 8; held-out tasks 30 → 20; states 30 → 16; continuations 4 → 2
  * Those sizes ran to the end on 2026-12-03 in 106 minutes (the 2026-12-02 unit costs had predicted 78).
  * With the unit costs re-measured from that run, what changed on 2026-12-03 (the bases and the τ
- * control kept: they are 29% of the work, and what every finding stands on):
+ * control kept: they are 30% of the work, and what every finding stands on):
  *   frozenlake-text  RL 6 → 5 iterations; held-out tasks 40 → 28; states 40 → 28; continuations 4 → 3
  *   sql              RL 4 → 3 iterations; held-out tasks 16 → 10; states 16 → 12; actions 8 → 6
  *   tools            RL 4 → 3 iterations; held-out tasks 16 → 10; states 16 → 12
