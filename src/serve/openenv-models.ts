@@ -210,6 +210,20 @@ export const RESET_REQUEST: Model = {
   schema: {},
 };
 
+/** turnwise's part of a reset's body over HTTP: the task seed and the env stream (`env_seed`, an extra
+ * field) are integers a double holds exactly. The reference's Python ints have no bound; a larger one
+ * would arrive here rounded, so it is a 422 naming the field, as pydantic reports a bound. */
+const SEED_FIELD: FieldType = { kind: 'int', ge: 0, le: Number.MAX_SAFE_INTEGER };
+export const RESET_SEEDS: Model = {
+  title: 'ResetSeeds',
+  extra: 'allow',
+  fields: [
+    { name: 'seed', type: SEED_FIELD, required: false, nullable: true },
+    { name: 'env_seed', type: SEED_FIELD, required: false, nullable: true },
+  ],
+  schema: {},
+};
+
 /** StepRequest: the action (a dict, checked by the env's action model next), an optional timeout and
  * request id, extra fields allowed. */
 export const STEP_REQUEST: Model = {

@@ -40,6 +40,7 @@ import {
   observationSchema,
   type PydanticError,
   RESET_REQUEST,
+  RESET_SEEDS,
   STATE_SCHEMA,
   STEP_REQUEST,
   validate,
@@ -399,7 +400,9 @@ export function startOpenEnvServer(o: OpenEnvServeOptions): Promise<RunningOpenE
     if (path === '/mcp') return send(res, 200, mcpAnswer(spec, body));
     if (path === '/reset') {
       const request = requestModel(RESET_REQUEST, body, false);
-      return send(res, 200, await fresh((e) => e.reset(request)));
+      const seeds = validate(RESET_SEEDS, request, ['body'], false);
+      if (seeds.errors.length > 0) throw new HttpError(422, { detail: seeds.errors });
+      return send(res, 200, await fresh((e) => e.reset(seeds.value)));
     }
     const request = requestModel(STEP_REQUEST, body, true);
     const decoded = decodeAction(actions, request.action as Record<string, unknown>);

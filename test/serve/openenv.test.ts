@@ -175,6 +175,31 @@ test('HTTP errors as FastAPI gives them: 404, 405 with Allow, 422 {detail: [pyda
       },
     ],
   });
+  // turnwise's seeds are doubles: above 2^53 − 1 (which JSON.parse would round) a 422 naming the field,
+  // as for any bound; the env stream's `env_seed` is checked the same way; the largest exact seed plays.
+  const big = await http(s.url, 'POST', '/reset', '{"seed": 9007199254740993}');
+  assert.equal(big.status, 422);
+  assert.deepEqual(
+    (big.json as { detail: { type: string; loc: string[]; ctx: unknown }[] }).detail.map((e) => [
+      e.type,
+      e.loc,
+      e.ctx,
+    ]),
+    [['less_than_equal', ['body', 'seed'], { le: 9007199254740991 }]],
+  );
+  const stream = await http(s.url, 'POST', '/reset', '{"seed": 1, "env_seed": "x"}');
+  assert.equal(stream.status, 422);
+  assert.deepEqual(
+    (stream.json as { detail: { type: string; loc: string[] }[] }).detail.map((e) => [e.type, e.loc]),
+    [['int_parsing', ['body', 'env_seed']]],
+  );
+  const edge = await http(
+    s.url,
+    'POST',
+    '/reset',
+    '{"seed": 9007199254740991, "env_seed": 9007199254740991}',
+  );
+  assert.equal(edge.status, 200);
   const missing = await http(s.url, 'POST', '/step');
   assert.deepEqual(
     [missing.status, missing.json],
