@@ -199,27 +199,19 @@ const METADATA_SCHEMA = {
 };
 const nullable = (type: string) => ({ anyOf: [{ type }, { type: 'null' }] });
 
-/** ResetRequest: seed ≥ 0, episode_id ≤ 255 characters, extra fields allowed (passed to reset). */
+/** A seed of turnwise's: an integer a double holds exactly. The reference's Python ints have no upper
+ * bound; a larger one would arrive here rounded, so it is refused as pydantic refuses a bound. */
+const SEED: FieldType = { kind: 'int', ge: 0, le: Number.MAX_SAFE_INTEGER };
+
+/** ResetRequest: seed ≥ 0 (and ≤ 2^53 − 1, turnwise's bound), episode_id ≤ 255 characters, extra fields
+ * allowed (passed to reset) — turnwise's own extra, the env stream `env_seed`, checked as the seed is. */
 export const RESET_REQUEST: Model = {
   title: 'ResetRequest',
   extra: 'allow',
   fields: [
-    { name: 'seed', type: { kind: 'int', ge: 0 }, required: false, nullable: true },
+    { name: 'seed', type: SEED, required: false, nullable: true },
     { name: 'episode_id', type: { kind: 'str', maxLength: 255 }, required: false, nullable: true },
-  ],
-  schema: {},
-};
-
-/** turnwise's part of a reset's body over HTTP: the task seed and the env stream (`env_seed`, an extra
- * field) are integers a double holds exactly. The reference's Python ints have no bound; a larger one
- * would arrive here rounded, so it is a 422 naming the field, as pydantic reports a bound. */
-const SEED_FIELD: FieldType = { kind: 'int', ge: 0, le: Number.MAX_SAFE_INTEGER };
-export const RESET_SEEDS: Model = {
-  title: 'ResetSeeds',
-  extra: 'allow',
-  fields: [
-    { name: 'seed', type: SEED_FIELD, required: false, nullable: true },
-    { name: 'env_seed', type: SEED_FIELD, required: false, nullable: true },
+    { name: 'env_seed', type: SEED, required: false, nullable: true },
   ],
   schema: {},
 };

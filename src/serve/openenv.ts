@@ -40,7 +40,6 @@ import {
   observationSchema,
   type PydanticError,
   RESET_REQUEST,
-  RESET_SEEDS,
   STATE_SCHEMA,
   STEP_REQUEST,
   validate,
@@ -400,9 +399,7 @@ export function startOpenEnvServer(o: OpenEnvServeOptions): Promise<RunningOpenE
     if (path === '/mcp') return send(res, 200, mcpAnswer(spec, body));
     if (path === '/reset') {
       const request = requestModel(RESET_REQUEST, body, false);
-      const seeds = validate(RESET_SEEDS, request, ['body'], false);
-      if (seeds.errors.length > 0) throw new HttpError(422, { detail: seeds.errors });
-      return send(res, 200, await fresh((e) => e.reset(seeds.value)));
+      return send(res, 200, await fresh((e) => e.reset(request)));
     }
     const request = requestModel(STEP_REQUEST, body, true);
     const decoded = decodeAction(actions, request.action as Record<string, unknown>);
