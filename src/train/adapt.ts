@@ -12,8 +12,8 @@ import type { EnvFactory, Policy, Task } from '../core/types.ts';
 import { meanExactSuccess, meanOptimalSuccess } from '../eval/exact.ts';
 import { rollout } from '../rollout/batch.ts';
 import type { TrainConfig } from './config.ts';
-import { learnerFor } from './learner.ts';
 import { trainPolicyGradient } from './loop.ts';
+import { trainable } from './setup.ts';
 
 type AnyPolicy = Policy<unknown, unknown>;
 
@@ -88,12 +88,12 @@ export async function adapt(o: AdaptOptions): Promise<AdaptResult> {
         n,
         `expected a multiple of groups × groupSize = ${perIter}, at most the ${config.iters * perIter} episodes of the run`,
       );
-  const base = learnerFor(o.policy);
+  const base = trainable(o.policy);
   if (base === undefined)
     throw new InputError(
       '--policy',
       o.policy.id,
-      'cannot be adapted: a tabular or MLP policy has parameters to move',
+      'cannot be adapted: a tabular, MLP or transformer policy has parameters to move',
     );
   const learner = base.clone();
   const copies: { episodes: number; steps: number; policy: AnyPolicy }[] = [];

@@ -75,7 +75,7 @@ function isGenerated(env: EnvConfig): boolean {
 }
 
 /** learnerFor, and the transformer's token-level learner (in its own file, which builds on learner.ts). */
-function trainable(policy: AnyPolicy): Learner | undefined {
+export function trainable(policy: AnyPolicy): Learner | undefined {
   return policy instanceof TransformerPolicy ? new TransformerLearner(policy) : learnerFor(policy);
 }
 

@@ -3,7 +3,7 @@
 // last point says (a round trip through the file), the trained policy is never moved, the same seed gives
 // the same curve, and bad input is refused in one line before any work.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -11,6 +11,7 @@ import { InputError } from '../../src/core/errors.ts';
 import { envConfig, envs, makeTasks } from '../../src/envs/index.ts';
 import { meanExactSuccess } from '../../src/eval/exact.ts';
 import { makePolicy } from '../../src/policies/spec.ts';
+import type { TransformerPolicy } from '../../src/policies/transformer.ts';
 import { adapt } from '../../src/train/adapt.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
 import { learnerFor } from '../../src/train/learner.ts';
@@ -117,6 +118,62 @@ test('adapt() adapts a copy: the trained policy’s parameters are not moved', a
   );
 });
 
+test('adapt takes a saved transformer too: at the temperature its spec gives, with the transformer’s training defaults', async () => {
+  // The language agent reads any board as text, so it can meet the larger maps an MLP cannot read.
+  const file = join(dir, 'lm.safetensors');
+  const lake = envConfig('frozenlake', { random: true, size: 3, slippery: true });
+  const fresh = makePolicy(
+    'transformer:layers=1,d=16,heads=2,ctx=1024,seed=3',
+    envs.spec(makeTasks(lake, 1, 0)[0]),
+  );
+  (fresh as TransformerPolicy).save(file);
+  const saved = readFileSync(file);
+  const spec = `transformer:from=${file},temperature=0.5`;
+  const out = join(dir, 'lm-adapted');
+  const r = await turnwise([
+    'adapt',
+    '--policy',
+    spec,
+    '--random',
+    '--size',
+    '4',
+    '--slippery',
+    '--episodes',
+    '16',
+    '--groups',
+    '2',
+    '--group-size',
+    '4',
+    '--at',
+    '8,16',
+    '--budget',
+    '6',
+    '--eval-tasks',
+    '3',
+    '--json',
+    '--out',
+    out,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const report = JSON.parse(r.stdout);
+  // A text policy's action distribution is not a table over the env's actions: sampled, one episode a task.
+  assert.equal(report.measure, 'sampled');
+  assert.deepEqual(
+    report.points.map((p: { episodes: number }) => p.episodes),
+    [0, 8, 16],
+  );
+  const env4 = envs.spec(
+    makeTasks(envConfig('frozenlake', { random: true, size: 4, slippery: true }), 1, 0)[0],
+  );
+  // The adapted policy keeps the temperature it adapted at (its file alone: no from=).
+  assert.equal((makePolicy(out, env4) as TransformerPolicy).format.temperature, 0.5);
+  assert.equal((makePolicy(file, env4) as TransformerPolicy).format.temperature, 1);
+  // The transformer's defaults of turnwise train (lr 3e-4 constant, 1 epoch × 2 minibatches), not the MLP's.
+  const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+  assert.deepEqual([config.optim.lr, config.optim.anneal, config.ppo.epochs], [3e-4, false, 1]);
+  assert.deepEqual(readFileSync(file), saved);
+});
+
 test('adapt refuses bad input in one line, exit 2, before any work', async () => {
   const cases: [string[], RegExp][] = [
     [['--policy', base, ...TARGET], /^turnwise: --episodes: missing/],
@@ -137,6 +194,10 @@ test('adapt refuses bad input in one line, exit 2, before any work', async () =>
       /--lr: got "0"; expected a number in \(0, 1\]/,
     ],
     [['--policy', 'random', ...TARGET, '--episodes', '128'], /--policy: got "random"; cannot be adapted/],
+    [
+      ['--policy', 'transformer:layers=1,d=16', ...TARGET, '--episodes', '128'],
+      /--policy: got "transformer:layers=1,d=16"; a fresh transformer has learned nothing to adapt: give from=RUN/,
+    ],
   ];
   for (const [argv, want] of cases) {
     const r = await turnwise(['adapt', ...argv]);

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { envs, makeTasks } from '../../envs/index.ts';
-import { makePolicy } from '../../policies/spec.ts';
+import { makePolicy, parsePolicySpec } from '../../policies/spec.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { adapt } from '../../train/adapt.ts';
 import { parseTrainConfig } from '../../train/config.ts';
@@ -28,7 +28,7 @@ type AdaptFlags = EnvFlags & {
   groups: string;
   groupSize: string;
   budget?: string;
-  lr: string;
+  lr?: string;
   entCoef: string;
   evalTasks: string;
   seed: string;
@@ -38,6 +38,16 @@ type AdaptFlags = EnvFlags & {
 
 /** Held-out tasks start here: the training config's default test seeds, disjoint from its train seeds. */
 const HELD_OUT_FROM = 1_000_000;
+
+/** The saved policy a spec adapts: the path itself, or a saved transformer sampled otherwise
+ * (`transformer:from=RUN,temperature=0.3`: the run adapts at that temperature). */
+function savedPath(spec: string): string {
+  if (!spec.startsWith('transformer:')) return spec;
+  const from = parsePolicySpec(spec).params.from;
+  if (from === undefined)
+    throw new InputError('--policy', spec, 'a fresh transformer has learned nothing to adapt: give from=RUN');
+  return from;
+}
 
 export function registerAdapt(program: Command): void {
   envOptions(program.command('adapt').description(ABOUT.adapt.description))
@@ -59,8 +69,7 @@ export function registerAdapt(program: Command): void {
     .option('--budget <T>', "turn budget of the adaptation and held-out episodes (default: the env's limit)")
     .option(
       '--lr <x>',
-      'Adam learning rate of the adaptation, annealed to 0 (default: the MLP training default)',
-      '0.003',
+      "Adam learning rate of the adaptation (default: turnwise train's for the policy's kind — MLP 3e-3 annealed to 0, transformer 3e-4 constant)",
     )
     .option('--ent-coef <x>', 'entropy bonus (annealed to 0)', '0')
     .option('--eval-tasks <n>', 'held-out tasks of the new distribution (task seeds from 1000000)', '200')
@@ -95,7 +104,8 @@ export function registerAdapt(program: Command): void {
             f.at,
             `expected multiples of ${perIter} (groups × group size) up to --episodes ${episodes}`,
           );
-      const lr = num('--lr', f.lr, (x) => x > 0 && x <= 1, 'a number in (0, 1]');
+      const lr =
+        f.lr === undefined ? undefined : num('--lr', f.lr, (x) => x > 0 && x <= 1, 'a number in (0, 1]');
       const entCoef = num('--ent-coef', f.entCoef, (x) => x >= 0 && x <= 1, 'a number in [0, 1]');
       const evalTasks = int('--eval-tasks', f.evalTasks, 1, 1_000_000);
       const runSeed = seed(f.seed);
@@ -104,16 +114,17 @@ export function registerAdapt(program: Command): void {
       const budget =
         f.budget === undefined ? (spec.maxTurns ?? 100) : int('--budget', f.budget, 1, 1_000_000);
       const policy = makePolicy(f.policy, spec, '--policy');
-      if (f.out !== undefined) checkOutput(f.out, '--out', 'dir', [['--policy', f.policy]]);
+      const saved = savedPath(f.policy);
+      if (f.out !== undefined) checkOutput(f.out, '--out', 'dir', [['--policy', saved]]);
       const config = parseTrainConfig(
         {
           env,
-          policy: { kind: 'checkpoint', path: f.policy },
+          policy: { kind: 'checkpoint', path: saved },
           iters,
           groups,
           groupSize,
           budget: { kind: 'fixed', budget },
-          optim: { lr, anneal: true },
+          optim: lr === undefined ? {} : { lr },
           ppo: { entCoef },
           trainSeeds: [0, HELD_OUT_FROM],
           testSeeds: [HELD_OUT_FROM, HELD_OUT_FROM + evalTasks],

@@ -1,0 +1,202 @@
+// Test-time adaptation with the language agent (issue 29 item 2; bench/adapt.ts measures the MLP): the
+// transformer cloned on random slippery 4x4 FrozenLake maps read as text (the paper profile's base,
+// DIR/frozenlake-text/base of `turnwise study budget --policy-kind transformer`) meets *larger* maps,
+// 5x5 — a distribution the MLP cannot even read (its input is tied to the map's size), the text agent
+// reads as it reads any board. It adapts there from its own rollouts and rewards (src/train/adapt.ts,
+// `turnwise adapt`'s code: token-level GRPO with turnwise train's transformer defaults). Held-out success
+// on 5x5 maps — sampled, one episode a map, the same episode seeds for every policy — before and after
+// each --at episodes; the paired difference over seeds (mean and 95% t-interval). Control: the same
+// episodes spent on more 4x4 maps, measured on the same 5x5 maps — what more training alone buys.
+// Each (seed, arm) runs in a child process of its own (gemm on one thread), --jobs of them at a time:
+// the numbers do not depend on --jobs. One JSON object on stdout, progress on stderr.
+//   node --import tsx bench/adapt-language.ts --base DIR/frozenlake-text/base [--seeds 1,2,3] [--iters 3]
+//     [--groups 8] [--group-size 8] [--at 64,192] [--maps 100] [--budget 100] [--target-size 5] [--jobs 2]
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { envConfig, envs, makeTasks } from '../src/envs/index.ts';
+import { meanOptimalSuccess } from '../src/eval/exact.ts';
+import { gemmThreads } from '../src/nn/gemm.ts';
+import { openPolicy } from '../src/policies/spec.ts';
+import { adapt } from '../src/train/adapt.ts';
+import { parseTrainConfig } from '../src/train/config.ts';
+import { FILES } from '../src/train/run-dir.ts';
+import { paired, r4 } from './paired.ts';
+
+const { values } = parseArgs({
+  options: {
+    base: { type: 'string' },
+    seeds: { type: 'string', default: '1,2,3' },
+    iters: { type: 'string', default: '3' },
+    groups: { type: 'string', default: '8' },
+    'group-size': { type: 'string', default: '8' },
+    at: { type: 'string', default: '64,192' },
+    maps: { type: 'string', default: '100' },
+    budget: { type: 'string', default: '100' },
+    'target-size': { type: 'string', default: '5' },
+    jobs: { type: 'string', default: '2' },
+    job: { type: 'string' },
+  },
+});
+const fail = (msg: string): never => {
+  process.stderr.write(`bench/adapt-language.ts: ${msg}\n`);
+  process.exit(2);
+};
+const base =
+  values.base ??
+  fail(
+    '--base: missing; expected a transformer cloned on FrozenLake text (turnwise study budget --policy-kind transformer --out DIR → DIR/frozenlake-text/base)',
+  );
+const checkpoint = existsSync(join(base, FILES.policy)) ? join(base, FILES.policy) : base;
+if (!existsSync(checkpoint)) fail(`--base: got "${base}"; expected a run directory or checkpoint file`);
+const ints = (flag: string, raw: string) => {
+  const xs = raw.split(',').map(Number);
+  if (!xs.every((x) => Number.isInteger(x) && x >= 0)) fail(`--${flag}: got "${raw}"; expected integers ≥ 0`);
+  return xs;
+};
+const seeds = ints('seeds', values.seeds);
+const [iters] = ints('iters', values.iters);
+const [groups] = ints('groups', values.groups);
+const [groupSize] = ints('group-size', values['group-size']);
+const at = ints('at', values.at);
+const [maps] = ints('maps', values.maps);
+const [budget] = ints('budget', values.budget);
+const [targetSize] = ints('target-size', values['target-size']);
+const [jobs] = ints('jobs', values.jobs);
+const source = { random: true, size: 4, p: 0.8, slippery: true };
+const target = { random: true, size: targetSize, p: 0.8, slippery: true };
+const HELD_OUT = 50_000_000;
+const targetMaps = makeTasks(envConfig('frozenlake', target), maps, HELD_OUT);
+const spec = envs.spec(targetMaps[0]);
+
+const config = (params: object, seed: number) =>
+  parseTrainConfig({
+    env: { env: 'frozenlake', params },
+    policy: { kind: 'checkpoint', path: checkpoint },
+    iters,
+    groups,
+    groupSize,
+    budget: { kind: 'fixed', budget },
+    eval: { episodes: 1 },
+    seed,
+  });
+
+type Arm = 'adapted' | 'control';
+/** One adaptation: a fresh copy of the clone trained on the arm's maps, measured on the 5x5 maps. The
+ * arms of a seed share its run seed, so the held-out episodes are drawn with the same seeds (the
+ * "before" point is the same number in both). */
+async function runJob(seed: number, arm: Arm): Promise<number[]> {
+  gemmThreads(1);
+  const params = arm === 'adapted' ? target : source;
+  const r = await adapt({
+    config: config(params, seed),
+    envs,
+    policy: await openPolicy(checkpoint, spec, '--base'),
+    at,
+    evalTasks: targetMaps,
+    evalBudget: budget,
+    onIter: (i, n, m) =>
+      process.stderr.write(
+        `seed ${seed} ${arm}: iteration ${i + 1}/${n}, success ${m['rollout/success'].toFixed(3)}, invalid ${(m['rollout/invalid_rate'] ?? 0).toFixed(3)}\n`,
+      ),
+  });
+  return r.points.map((p) => p.success);
+}
+
+if (values.job !== undefined) {
+  const [s, arm] = values.job.split(':');
+  const points = await runJob(Number(s), arm as Arm);
+  const u = process.cpuUsage();
+  console.log(JSON.stringify({ points, cpuSeconds: (u.user + u.system) / 1e6 }));
+  process.exit(0);
+}
+
+/** Runs every (seed, arm) in a child process, `jobs` at a time; their points by key. */
+let childCpu = 0;
+async function runAll(): Promise<Map<string, number[]>> {
+  const queue = seeds.flatMap((seed) => (['adapted', 'control'] as const).map((arm) => `${seed}:${arm}`));
+  const done = new Map<string, number[]>();
+  const argv = process.argv.slice(2);
+  const worker = async () => {
+    for (let key = queue.shift(); key !== undefined; key = queue.shift()) {
+      const child = spawn(process.execPath, [...process.execArgv, process.argv[1], ...argv, '--job', key], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let text = '';
+      child.stdout.on('data', (b: Buffer) => {
+        text += b;
+      });
+      const code = await new Promise<number | null>((res) => child.on('close', res));
+      if (code !== 0) fail(`job ${key} exited with ${code}`);
+      const r = JSON.parse(text) as { points: number[]; cpuSeconds: number };
+      done.set(key, r.points);
+      childCpu += r.cpuSeconds;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, jobs) }, worker));
+  return done;
+}
+
+interface Seed {
+  before: number;
+  adapted: number[];
+  control: number[];
+}
+const t0 = performance.now();
+const load0 = loadavg()[0];
+const points = await runAll();
+const rows: Seed[] = seeds.map((seed) => {
+  const adapted = points.get(`${seed}:adapted`)!;
+  const control = points.get(`${seed}:control`)!;
+  if (adapted[0] !== control[0]) fail(`seed ${seed}: the two arms measured the clone differently`);
+  process.stderr.write(
+    `seed ${seed}: before ${adapted[0].toFixed(4)} adapted ${adapted
+      .slice(1)
+      .map((x) => x.toFixed(4))
+      .join(' ')} control ${control
+      .slice(1)
+      .map((x) => x.toFixed(4))
+      .join(' ')}\n`,
+  );
+  return { before: adapted[0], adapted: adapted.slice(1), control: control.slice(1) };
+});
+const mean = (xs: number[]) => r4(xs.reduce((a, b) => a + b, 0) / xs.length);
+const cpu = process.cpuUsage();
+console.log(
+  JSON.stringify({
+    setting: {
+      policy: `transformer cloned on FrozenLake text, random 4x4 maps (${base})`,
+      source,
+      target,
+      budget,
+      iters,
+      groups,
+      groupSize,
+      seeds,
+      heldOutMaps: maps,
+      measure: 'sampled, one episode a map, the same episode seeds for every policy',
+      optimal: r4((await meanOptimalSuccess(envs, targetMaps, budget))!),
+    },
+    before: mean(rows.map((r) => r.before)),
+    curve: at.map((n, j) => ({
+      episodes: n,
+      adapted: mean(rows.map((r) => r.adapted[j])),
+      control: mean(rows.map((r) => r.control[j])),
+      adaptedMinusBefore: paired(rows.map((r) => r.adapted[j] - r.before)),
+      adaptedMinusControl: paired(rows.map((r) => r.adapted[j] - r.control[j])),
+    })),
+    perSeed: seeds.map((s, i) => ({
+      seed: s,
+      before: r4(rows[i].before),
+      adapted: rows[i].adapted.map(r4),
+      control: rows[i].control.map(r4),
+    })),
+    wallSeconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
+    // This process and its children, as each counted its own.
+    cpuSeconds: Number((childCpu + (cpu.user + cpu.system) / 1e6).toFixed(1)),
+    jobs,
+    load: { start: r4(load0), end: r4(loadavg()[0]), cores: cpus().length },
+  }),
+);
