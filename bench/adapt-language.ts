@@ -23,7 +23,7 @@ import { openPolicy } from '../src/policies/spec.ts';
 import { adapt } from '../src/train/adapt.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { FILES } from '../src/train/run-dir.ts';
-import { paired, r4 } from './paired.ts';
+import { type AdaptRow, adaptCurve, r4 } from './paired.ts';
 
 const { values } = parseArgs({
   options: {
@@ -139,15 +139,10 @@ async function runAll(): Promise<Map<string, number[]>> {
   return done;
 }
 
-interface Seed {
-  before: number;
-  adapted: number[];
-  control: number[];
-}
 const t0 = performance.now();
 const load0 = loadavg()[0];
 const points = await runAll();
-const rows: Seed[] = seeds.map((seed) => {
+const rows: AdaptRow[] = seeds.map((seed) => {
   const adapted = points.get(`${seed}:adapted`)!;
   const control = points.get(`${seed}:control`)!;
   if (adapted[0] !== control[0]) fail(`seed ${seed}: the two arms measured the clone differently`);
@@ -162,7 +157,7 @@ const rows: Seed[] = seeds.map((seed) => {
   );
   return { before: adapted[0], adapted: adapted.slice(1), control: control.slice(1) };
 });
-const mean = (xs: number[]) => r4(xs.reduce((a, b) => a + b, 0) / xs.length);
+const summary = adaptCurve(at, seeds, rows);
 const cpu = process.cpuUsage();
 console.log(
   JSON.stringify({
@@ -179,20 +174,9 @@ console.log(
       measure: 'sampled, one episode a map, the same episode seeds for every policy',
       optimal: r4((await meanOptimalSuccess(envs, targetMaps, budget))!),
     },
-    before: mean(rows.map((r) => r.before)),
-    curve: at.map((n, j) => ({
-      episodes: n,
-      adapted: mean(rows.map((r) => r.adapted[j])),
-      control: mean(rows.map((r) => r.control[j])),
-      adaptedMinusBefore: paired(rows.map((r) => r.adapted[j] - r.before)),
-      adaptedMinusControl: paired(rows.map((r) => r.adapted[j] - r.control[j])),
-    })),
-    perSeed: seeds.map((s, i) => ({
-      seed: s,
-      before: r4(rows[i].before),
-      adapted: rows[i].adapted.map(r4),
-      control: rows[i].control.map(r4),
-    })),
+    before: summary.before,
+    curve: summary.curve,
+    perSeed: summary.perSeed,
     wallSeconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
     // This process and its children, as each counted its own.
     cpuSeconds: Number((childCpu + (cpu.user + cpu.system) / 1e6).toFixed(1)),

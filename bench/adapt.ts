@@ -16,7 +16,7 @@ import { meanExactSuccess, meanOptimalSuccess } from '../src/eval/exact.ts';
 import { adapt } from '../src/train/adapt.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
-import { paired, r4 } from './paired.ts';
+import { type AdaptRow, adaptCurve, paired, r4 } from './paired.ts';
 
 const { values } = parseArgs({
   options: {
@@ -61,10 +61,7 @@ const config = (params: object, iters: number, seed: number, l: number) =>
     seed,
   });
 
-interface Seed {
-  before: number;
-  adapted: number[];
-  control: number[];
+interface Seed extends AdaptRow {
   sourceBefore: number;
   sourceAfter: number;
 }
@@ -99,6 +96,7 @@ for (const seed of seeds) {
   );
 }
 const mean = (xs: number[]) => r4(xs.reduce((a, b) => a + b, 0) / xs.length);
+const summary = adaptCurve(at, seeds, rows);
 const cpu = process.cpuUsage(cpu0);
 console.log(
   JSON.stringify({
@@ -119,25 +117,14 @@ console.log(
         source: r4((await meanOptimalSuccess(envs, sourceMaps, budget))!),
       },
     },
-    before: mean(rows.map((r) => r.before)),
-    curve: at.map((n, j) => ({
-      episodes: n,
-      adapted: mean(rows.map((r) => r.adapted[j])),
-      control: mean(rows.map((r) => r.control[j])),
-      adaptedMinusBefore: paired(rows.map((r) => r.adapted[j] - r.before)),
-      adaptedMinusControl: paired(rows.map((r) => r.adapted[j] - r.control[j])),
-    })),
+    before: summary.before,
+    curve: summary.curve,
     source: {
       before: mean(rows.map((r) => r.sourceBefore)),
       afterAdapting: mean(rows.map((r) => r.sourceAfter)),
       difference: paired(rows.map((r) => r.sourceAfter - r.sourceBefore)),
     },
-    perSeed: seeds.map((s, i) => ({
-      seed: s,
-      before: r4(rows[i].before),
-      adapted: rows[i].adapted.map(r4),
-      control: rows[i].control.map(r4),
-    })),
+    perSeed: summary.perSeed,
     wallSeconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
     cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(1)),
     load: { start: r4(load0), end: r4(loadavg()[0]), cores: cpus().length },

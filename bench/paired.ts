@@ -17,3 +17,32 @@ export function paired(xs: readonly number[]): { mean: number; lo: number; hi: n
   const half = (T95[n - 2] ?? 1.96) * (sd / Math.sqrt(n));
   return { mean: r4(mean), lo: r4(mean - half), hi: r4(mean + half) };
 }
+
+/** One seed of an adaptation bench: held-out success before, and of each arm at every `at` point. */
+export interface AdaptRow {
+  before: number;
+  adapted: number[];
+  control: number[];
+}
+
+/** What bench/adapt.ts and bench/adapt-language.ts print of their rows: the mean before, the curve
+ * (each arm's mean and the paired differences at every point), the rows themselves. */
+export function adaptCurve(at: readonly number[], seeds: readonly number[], rows: readonly AdaptRow[]) {
+  const mean = (xs: number[]) => r4(xs.reduce((a, b) => a + b, 0) / xs.length);
+  return {
+    before: mean(rows.map((r) => r.before)),
+    curve: at.map((n, j) => ({
+      episodes: n,
+      adapted: mean(rows.map((r) => r.adapted[j])),
+      control: mean(rows.map((r) => r.control[j])),
+      adaptedMinusBefore: paired(rows.map((r) => r.adapted[j] - r.before)),
+      adaptedMinusControl: paired(rows.map((r) => r.adapted[j] - r.control[j])),
+    })),
+    perSeed: seeds.map((s, i) => ({
+      seed: s,
+      before: r4(rows[i].before),
+      adapted: rows[i].adapted.map(r4),
+      control: rows[i].control.map(r4),
+    })),
+  };
+}
