@@ -193,6 +193,34 @@ function inScript(cmd: Command, script: string): boolean {
   return forms.some((f) => script.includes(f));
 }
 
+/** A page's command with its ports replaced by the free ones chosen for them. */
+function withPorts(text: string, ports: Map<number, number>): string {
+  for (const [shown, real] of ports)
+    text = text.replace(new RegExp(`(?<=--port |:)${shown}\\b`, 'g'), String(real));
+  return text;
+}
+
+/** start() on the page's ports. The ports are chosen when the page starts and a server may start
+ * minutes later: when another test file took one meanwhile (the server's own refusal says
+ * EADDRINUSE), the command's ports are chosen again (later commands read the same map) and it starts
+ * again, a few times at most. */
+async function startOnPorts(
+  cmd: string,
+  ports: Map<number, number>,
+  cwd: string,
+  lines: number,
+): Promise<{ child: ChildProcess; out: string }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(withPorts(cmd, ports), cwd, lines);
+    } catch (e) {
+      if (attempt === 5 || !(e as Error).message.includes('EADDRINUSE')) throw e;
+      for (const m of cmd.matchAll(/--port (\d+)/g))
+        if (ports.has(Number(m[1]))) ports.set(Number(m[1]), await freePort());
+    }
+  }
+}
+
 async function runPage(t: import('node:test').TestContext, page: Page) {
   const dir = workdir(page.name);
   const ports = new Map<number, number>();
@@ -218,13 +246,16 @@ async function runPage(t: import('node:test').TestContext, page: Page) {
       if (HEAVY !== '1' && HEAVY !== script) continue;
     }
     await t.test(label, async () => {
-      let text = cmd.text;
-      for (const [shown, real] of ports)
-        text = text.replace(new RegExp(`(?<=--port |:)${shown}\\b`, 'g'), String(real));
+      const text = withPorts(cmd.text, ports);
       let out: string;
       const job = /^kill %(\d+)$/.exec(text);
       if (cmd.background) {
-        const server = await start(text, dir, comparable(page.lines.slice(cmd.outStart, cmd.outEnd)).length);
+        const server = await startOnPorts(
+          cmd.text,
+          ports,
+          dir,
+          comparable(page.lines.slice(cmd.outStart, cmd.outEnd)).length,
+        );
         servers.push({ cmd, child: server.child });
         out = server.out;
       } else if (job) {
