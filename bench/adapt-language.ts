@@ -7,10 +7,16 @@
 // on 5x5 maps — sampled, one episode a map, the same episode seeds for every policy — before and after
 // each --at episodes; the paired difference over seeds (mean and 95% t-interval). Control: the same
 // episodes spent on more 4x4 maps, measured on the same 5x5 maps — what more training alone buys.
+// --world sql: an unseen sql domain instead — a clone on level-1 questions of one domain (--source,
+// default shop; `turnwise bc --env sql --level 1 --domain shop`) meets another's schema (--target,
+// default school), its control the same episodes spent on more questions of its own domain; sql has no
+// oracle, so there is no optimum, only the sampled success (the env's exact-match check of the answer).
 // Each (seed, arm) runs in a child process of its own (gemm on one thread), --jobs of them at a time:
 // the numbers do not depend on --jobs. One JSON object on stdout, progress on stderr.
 //   node --import tsx bench/adapt-language.ts --base DIR/frozenlake-text/base [--seeds 1,2,3] [--iters 3]
 //     [--groups 8] [--group-size 8] [--at 64,192] [--maps 100] [--budget 100] [--target-size 5] [--jobs 2]
+//   node --import tsx bench/adapt-language.ts --world sql --base RUN [--source shop] [--target school]
+//     [--budget 10] [--maps 100] …
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -28,13 +34,16 @@ import { type AdaptRow, adaptCurve, r4 } from './paired.ts';
 const { values } = parseArgs({
   options: {
     base: { type: 'string' },
+    world: { type: 'string', default: 'frozenlake' },
+    source: { type: 'string', default: 'shop' },
+    target: { type: 'string', default: 'school' },
     seeds: { type: 'string', default: '1,2,3' },
     iters: { type: 'string', default: '3' },
     groups: { type: 'string', default: '8' },
     'group-size': { type: 'string', default: '8' },
     at: { type: 'string', default: '64,192' },
     maps: { type: 'string', default: '100' },
-    budget: { type: 'string', default: '100' },
+    budget: { type: 'string' },
     'target-size': { type: 'string', default: '5' },
     jobs: { type: 'string', default: '2' },
     job: { type: 'string' },
@@ -44,11 +53,21 @@ const fail = (msg: string): never => {
   process.stderr.write(`bench/adapt-language.ts: ${msg}\n`);
   process.exit(2);
 };
+const world = values.world;
+if (world !== 'frozenlake' && world !== 'sql') fail(`--world: got "${world}"; expected frozenlake or sql`);
 const base =
   values.base ??
   fail(
-    '--base: missing; expected a transformer cloned on FrozenLake text (turnwise study budget --policy-kind transformer --out DIR → DIR/frozenlake-text/base)',
+    world === 'sql'
+      ? '--base: missing; expected a transformer cloned on one sql domain (turnwise bc --env sql --level 1 --domain shop --out RUN)'
+      : '--base: missing; expected a transformer cloned on FrozenLake text (turnwise study budget --policy-kind transformer --out DIR → DIR/frozenlake-text/base)',
   );
+const DOMAINS = ['shop', 'school', 'library'];
+for (const flag of ['source', 'target'] as const)
+  if (!DOMAINS.includes(values[flag]))
+    fail(`--${flag}: got "${values[flag]}"; expected ${DOMAINS.join(', ')}`);
+if (world === 'sql' && values.source === values.target)
+  fail(`--target: got "${values.target}"; expected a domain other than --source`);
 const checkpoint = existsSync(join(base, FILES.policy)) ? join(base, FILES.policy) : base;
 if (!existsSync(checkpoint)) fail(`--base: got "${base}"; expected a run directory or checkpoint file`);
 const ints = (flag: string, raw: string) => {
@@ -62,18 +81,22 @@ const [groups] = ints('groups', values.groups);
 const [groupSize] = ints('group-size', values['group-size']);
 const at = ints('at', values.at);
 const [maps] = ints('maps', values.maps);
-const [budget] = ints('budget', values.budget);
+const [budget] = ints('budget', values.budget ?? (world === 'sql' ? '10' : '100'));
 const [targetSize] = ints('target-size', values['target-size']);
 const [jobs] = ints('jobs', values.jobs);
-const source = { random: true, size: 4, p: 0.8, slippery: true };
-const target = { random: true, size: targetSize, p: 0.8, slippery: true };
+const source: Record<string, unknown> =
+  world === 'sql' ? { level: 1, domain: values.source } : { random: true, size: 4, p: 0.8, slippery: true };
+const target: Record<string, unknown> =
+  world === 'sql'
+    ? { level: 1, domain: values.target }
+    : { random: true, size: targetSize, p: 0.8, slippery: true };
 const HELD_OUT = 50_000_000;
-const targetMaps = makeTasks(envConfig('frozenlake', target), maps, HELD_OUT);
+const targetMaps = makeTasks(envConfig(world, target), maps, HELD_OUT);
 const spec = envs.spec(targetMaps[0]);
 
 const config = (params: object, seed: number) =>
   parseTrainConfig({
-    env: { env: 'frozenlake', params },
+    env: { env: world, params },
     policy: { kind: 'checkpoint', path: checkpoint },
     iters,
     groups,
@@ -162,7 +185,11 @@ const cpu = process.cpuUsage();
 console.log(
   JSON.stringify({
     setting: {
-      policy: `transformer cloned on FrozenLake text, random 4x4 maps (${base})`,
+      policy:
+        world === 'sql'
+          ? `transformer cloned on sql level 1, domain ${values.source} (${base})`
+          : `transformer cloned on FrozenLake text, random 4x4 maps (${base})`,
+      world,
       source,
       target,
       budget,
@@ -172,7 +199,7 @@ console.log(
       seeds,
       heldOutMaps: maps,
       measure: 'sampled, one episode a map, the same episode seeds for every policy',
-      optimal: r4((await meanOptimalSuccess(envs, targetMaps, budget))!),
+      optimal: world === 'sql' ? null : r4((await meanOptimalSuccess(envs, targetMaps, budget))!),
     },
     before: summary.before,
     curve: summary.curve,

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../core/errors.ts';
-import type { EnvFactory } from '../core/types.ts';
+import type { EnvFactory, EnvSpec, Trajectory } from '../core/types.ts';
 import { loadNeuralPolicy, type NeuralPolicy } from '../policies/neural.ts';
 import { writeFileAtomic } from '../store/atomic.ts';
 import { JsonlWriter } from '../store/jsonl.ts';
@@ -18,6 +18,17 @@ import {
   pairSpecs,
   trainPair,
 } from './pair.ts';
+import {
+  evaluateSearchPair,
+  type FixedPlan,
+  freshSearchAgents,
+  type SearchPairAgents,
+  type SearchPairConfig,
+  type SearchPairEvaluation,
+  type SearchPairMetrics,
+  searchPairSpecs,
+  trainSearchPair,
+} from './pair-search.ts';
 
 /** An agent trained from scratch (`mlp`), fixed to the goal (`goal`, the planner only), or a network
  * written by an earlier run (a file: frozen, not trained). */
@@ -49,31 +60,46 @@ export interface PairReport {
   files: string[];
 }
 
+/** A network file of one agent, refused in one line unless it is that agent's network for this setting
+ * (`what`: "4x4 maps", "search questions"; `fixed`: the fixed planner the flag also takes). */
+function loadAgent(
+  flag: '--planner' | '--executor',
+  file: string,
+  spec: EnvSpec,
+  what: string,
+  fixed: string,
+): NeuralPolicy {
+  const allowed = `expected mlp${flag === '--planner' ? `, ${fixed}` : ''} or a network file written by train-pair --out`;
+  if (!existsSync(file)) throw new InputError(flag, file, `${allowed} (no such file)`);
+  const wanted = `expected ${flag === '--planner' ? 'a planner' : 'an executor'} network of ${what}`;
+  let p: NeuralPolicy | undefined;
+  try {
+    p = loadNeuralPolicy(file, spec);
+  } catch (e) {
+    // The loader names the file; the user named the flag: the reason goes after it.
+    if (e instanceof InputError)
+      throw new InputError(flag, file, `${wanted} (${e.message.slice(e.field.length + 2)})`);
+    throw e;
+  }
+  if (p === undefined) throw new InputError(flag, file, allowed);
+  if (p.config.env !== spec.id) throw new InputError(flag, file, `${wanted}, not a ${p.config.env}`);
+  return p;
+}
+
 /** Both agents from their sources; a file is refused (one line) unless it is a network of that agent
  * on maps of this size. */
 export function pairAgents(o: Pick<PairRunOptions, 'config' | 'planner' | 'executor'>): PairAgents {
   const nS = o.config.size * o.config.size;
   const fresh = freshAgents(nS, o.config.hidden, o.config.seed);
   const specs = pairSpecs(nS);
-  const load = (flag: '--planner' | '--executor', file: string): NeuralPolicy => {
-    const spec = flag === '--planner' ? specs.planner : specs.executor;
-    const allowed = `expected mlp${flag === '--planner' ? ', goal' : ''} or a network file written by train-pair --out`;
-    if (!existsSync(file)) throw new InputError(flag, file, `${allowed} (no such file)`);
-    const size = `${o.config.size}x${o.config.size}`;
-    const wanted = `expected ${flag === '--planner' ? 'a planner' : 'an executor'} network of ${size} maps`;
-    let p: NeuralPolicy | undefined;
-    try {
-      p = loadNeuralPolicy(file, spec);
-    } catch (e) {
-      // The loader names the file; the user named the flag: the reason goes after it.
-      if (e instanceof InputError)
-        throw new InputError(flag, file, `${wanted} (${e.message.slice(e.field.length + 2)})`);
-      throw e;
-    }
-    if (p === undefined) throw new InputError(flag, file, allowed);
-    if (p.config.env !== spec.id) throw new InputError(flag, file, `${wanted}, not a ${p.config.env}`);
-    return p;
-  };
+  const load = (flag: '--planner' | '--executor', file: string) =>
+    loadAgent(
+      flag,
+      file,
+      flag === '--planner' ? specs.planner : specs.executor,
+      `${o.config.size}x${o.config.size} maps`,
+      'goal',
+    );
   const planner =
     o.planner === 'goal' ? null : o.planner === 'mlp' ? fresh.planner : load('--planner', o.planner.file);
   const executor = o.executor === 'mlp' ? fresh.executor : load('--executor', o.executor.file);
@@ -99,20 +125,111 @@ export function runPair(envs: EnvFactory, o: PairRunOptions): PairReport {
     seconds: (performance.now() - t0) / 1000,
     files: [],
   };
-  if (o.out !== undefined) {
-    const files: string[] = [];
-    if (agents.planner !== null) {
-      agents.planner.save(join(o.out, 'planner.safetensors'));
-      files.push('planner.safetensors');
-    }
-    agents.executor.save(join(o.out, 'executor.safetensors'));
-    files.push('executor.safetensors');
-    const w = new JsonlWriter(join(o.out, 'trajectories.jsonl'));
-    for (const t of trajectories) w.write(t);
-    w.close();
-    files.push('trajectories.jsonl', 'summary.json');
-    report.files = files;
-    writeFileAtomic(join(o.out, 'summary.json'), `${JSON.stringify({ ...report, seconds: undefined })}\n`);
+  if (o.out !== undefined)
+    report.files = writePairRun(o.out, agents.planner, agents.executor, trajectories, report);
+  return report;
+}
+
+/** Writes a pair's run directory: the networks (a fixed planner has none), the held-out episodes and
+ * the summary. Returns the files written. */
+function writePairRun(
+  out: string,
+  planner: NeuralPolicy | null,
+  executor: NeuralPolicy,
+  trajectories: readonly Trajectory[],
+  report: { seconds: number; files: string[] },
+): string[] {
+  const files: string[] = [];
+  if (planner !== null) {
+    planner.save(join(out, 'planner.safetensors'));
+    files.push('planner.safetensors');
   }
+  executor.save(join(out, 'executor.safetensors'));
+  files.push('executor.safetensors');
+  const w = new JsonlWriter(join(out, 'trajectories.jsonl'));
+  for (const t of trajectories) w.write(t);
+  w.close();
+  files.push('trajectories.jsonl', 'summary.json');
+  writeFileAtomic(join(out, 'summary.json'), `${JSON.stringify({ ...report, files, seconds: undefined })}\n`);
+  return files;
+}
+
+/** The search pair's agents: the planner trained (`mlp`), fixed (the question's hops or a constant
+ * plan), or a network file; the executor trained or a file. */
+export type SearchPlannerSource = 'mlp' | FixedPlan | { file: string };
+
+export interface SearchPairRunOptions {
+  config: SearchPairConfig;
+  planner: SearchPlannerSource;
+  executor: 'mlp' | { file: string };
+  /** Held-out questions of the evaluation, and episodes per question. */
+  evalQuestions: number;
+  evalSamples: number;
+  out?: string;
+  onIter?: (m: SearchPairMetrics) => void;
+}
+
+export interface SearchPairReport {
+  config: SearchPairConfig;
+  planner: string;
+  executor: string;
+  trained: { planner: boolean; executor: boolean };
+  final: SearchPairMetrics | undefined;
+  envSteps: number;
+  replaySteps: number;
+  evaluation: Omit<SearchPairEvaluation, 'trajectories'>;
+  seconds: number;
+  files: string[];
+}
+
+export function searchPairAgents(
+  o: Pick<SearchPairRunOptions, 'config' | 'planner' | 'executor'>,
+): SearchPairAgents {
+  const fresh = freshSearchAgents(o.config.hidden, o.config.seed);
+  const specs = searchPairSpecs();
+  const load = (flag: '--planner' | '--executor', file: string) =>
+    loadAgent(
+      flag,
+      file,
+      flag === '--planner' ? specs.planner : specs.executor,
+      'search questions',
+      'level, 1, 2, 3',
+    );
+  const planner =
+    o.planner === 'mlp'
+      ? fresh.planner
+      : typeof o.planner === 'object'
+        ? load('--planner', o.planner.file)
+        : o.planner;
+  const executor = o.executor === 'mlp' ? fresh.executor : load('--executor', o.executor.file);
+  return { planner, executor, trainPlanner: o.planner === 'mlp', trainExecutor: o.executor === 'mlp' };
+}
+
+export function runSearchPair(o: SearchPairRunOptions): SearchPairReport {
+  const t0 = performance.now();
+  const agents = searchPairAgents(o);
+  if (o.out !== undefined) mkdirSync(o.out, { recursive: true });
+  const run = trainSearchPair(o.config, agents, o.onIter);
+  const { trajectories, ...evaluation } = evaluateSearchPair(
+    o.config,
+    agents,
+    o.evalQuestions,
+    o.evalSamples,
+    777,
+  );
+  const net = typeof agents.planner === 'object' ? agents.planner : null;
+  const report: SearchPairReport = {
+    config: o.config,
+    planner: net?.id ?? (agents.planner === 'level' ? 'level' : `plan=${agents.planner}`),
+    executor: agents.executor.id,
+    trained: { planner: agents.trainPlanner && net !== null, executor: agents.trainExecutor },
+    final: run.metrics.at(-1),
+    envSteps: run.envSteps,
+    replaySteps: run.replaySteps,
+    evaluation,
+    seconds: (performance.now() - t0) / 1000,
+    files: [],
+  };
+  if (o.out !== undefined) report.files = writePairRun(o.out, net, agents.executor, trajectories, report);
   return report;
 }

@@ -41,10 +41,10 @@ import { mlpPolicyConfig, NeuralPolicy } from '../policies/neural.ts';
 import { pgLoss } from './ppo.ts';
 
 /** Keys the pair's streams apart from a single-agent rollout of the same seeds. */
-const PAIR_STREAM = { planner: 0x9a1, executor: 0x9a2, iter: 0x9a3, update: 0x9a4 } as const;
+export const PAIR_STREAM = { planner: 0x9a1, executor: 0x9a2, iter: 0x9a3, update: 0x9a4 } as const;
 /** Held-out maps start here (training draws its maps below). */
 export const HELD_OUT_SEED = 50_000_000;
-const TRAIN_SEEDS = 1_000_000;
+export const TRAIN_SEEDS = 1_000_000;
 
 export interface PairConfig {
   /** Side of the random maps, probability that a cell is frozen, slippery ice. */
@@ -279,7 +279,7 @@ function runExecutor(executor: NeuralPolicy, jobs: readonly Job[], steps: number
 }
 
 /** A planner unit or an executor unit of the loss. */
-interface Unit {
+export interface Unit {
   ctx: TurnContext<unknown>;
   action: number;
   logpOld: number;
@@ -444,11 +444,11 @@ export function pairEpisodes(
 }
 
 /** The PPO-clip epochs of one agent over its units (turn-mean aggregation), as train/update.ts. */
-function updateAgent(
+export function updateAgent(
   policy: NeuralPolicy,
   optimizer: Adam,
   units: readonly Unit[],
-  config: PairConfig,
+  config: Pick<PairConfig, 'epochs' | 'minibatches' | 'clipLow' | 'clipHigh'>,
   entCoef: number,
   rng: Rng,
 ): { loss: number; entropy: number } {

@@ -466,6 +466,8 @@ function specs(valid: () => string): Spec[] {
       path: ['train-pair'],
       base: ['--iters', '1', '--groups', '1', '--group-size', '2', '--eval-maps', '1', '--hidden', '4'],
       flags: {
+        '--env': badEnum(['frozenlake', 'search']),
+        '--level': pick('1', 'mixed', '4'),
         '--planner': badEnum(['mlp', 'goal']),
         '--executor': badEnum(['mlp']),
         '--credit': badEnum(['shared', 'per-agent', 'counterfactual']),

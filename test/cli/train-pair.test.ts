@@ -97,3 +97,102 @@ test('refusals: one line naming the flag, exit 2, nothing written', async () => 
     assert.ok(!existsSync(join(dir, 'refused')));
   }
 });
+
+test('--env search: the same seed writes the same run directory; plans recorded; a fixed planner writes no network', async () => {
+  const SEARCH = ['--env', 'search', ...SMALL];
+  for (const d of ['sa', 'sb']) {
+    const r = await turnwise([
+      'train-pair',
+      ...SEARCH,
+      '--credit',
+      'counterfactual',
+      '--seed',
+      '2',
+      '--out',
+      join(dir, d),
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^pair on search questions \(level mixed, 6 calls offered a turn\)/);
+  }
+  for (const f of ['planner.safetensors', 'executor.safetensors', 'trajectories.jsonl', 'summary.json'])
+    assert.ok(read('sa', f).equals(read('sb', f)), f);
+  const summary = JSON.parse(read('sa', 'summary.json').toString());
+  assert.equal(summary.config.level, 'mixed');
+  assert.equal(summary.config.budget, 12);
+  assert.ok(summary.replaySteps > 0);
+  const lines = read('sa', 'trajectories.jsonl').toString().trim().split('\n');
+  assert.equal(lines.length, 20);
+  for (const line of lines) {
+    const t = JSON.parse(line);
+    const plan = t.turns[0].action + 1;
+    assert.deepEqual(t.turns[0].info, { agent: 'planner', step: false, plan });
+    for (const turn of t.turns.slice(1))
+      assert.deepEqual([turn.info.agent, turn.info.plan], ['executor', plan]);
+  }
+  // The planner fixed to the question's hops, at level 2: every plan is 2, forced.
+  const l = await turnwise([
+    'train-pair',
+    ...SEARCH,
+    '--level',
+    '2',
+    '--planner',
+    'level',
+    '--out',
+    join(dir, 'sl'),
+  ]);
+  assert.equal(l.code, 0, l.stderr);
+  assert.ok(!existsSync(join(dir, 'sl', 'planner.safetensors')));
+  for (const line of read('sl', 'trajectories.jsonl').toString().trim().split('\n')) {
+    const t = JSON.parse(line);
+    assert.deepEqual([t.turns[0].action, t.turns[0].forced], [1, true]);
+  }
+  // The planner alone over sa's executor, which is written back unchanged.
+  const p = await turnwise([
+    'train-pair',
+    ...SEARCH,
+    '--executor',
+    join(dir, 'sa', 'executor.safetensors'),
+    '--out',
+    join(dir, 'sp'),
+  ]);
+  assert.equal(p.code, 0, p.stderr);
+  assert.ok(read('sp', 'executor.safetensors').equals(read('sa', 'executor.safetensors')));
+
+  const refusals: [string[], RegExp][] = [
+    [
+      ['--size', '5'],
+      /^turnwise: --size: got "5"; only with --env frozenlake \(search questions have --level\)\n$/,
+    ],
+    [['--slippery'], /^turnwise: --slippery: got "true"; only with --env frozenlake/],
+    [['--level', '4'], /^turnwise: --level: got "4"; expected 1, 2, 3 or mixed\n$/],
+    [
+      ['--planner', 'goal'],
+      /^turnwise: --planner: got "goal"; expected mlp, level, 1, 2, 3 or a network file/,
+    ],
+    [
+      ['--planner', '3', '--executor', join(dir, 'sa', 'executor.safetensors')],
+      /^turnwise: --executor: got ".*"; with --planner 3 the executor is trained: mlp\n$/,
+    ],
+    [
+      ['--planner', join(dir, 'a', 'planner.safetensors')],
+      /^turnwise: --planner: got ".*"; expected a planner network of search questions \(.*frozenlake-planner.*\)\n$/,
+    ],
+  ];
+  for (const [args, message] of refusals) {
+    const r = await turnwise(['train-pair', ...SEARCH, ...args, '--out', join(dir, 'refused')]);
+    assert.equal(r.code, 2, args.join(' '));
+    assert.match(r.stderr, message);
+    assert.equal(r.stdout, '');
+    assert.ok(!existsSync(join(dir, 'refused')));
+  }
+  // And the other way: search's flags on frozenlake.
+  for (const [args, message] of [
+    [['--level', '2'], /^turnwise: --level: got "2"; only with --env search/],
+    [['--planner', 'level'], /^turnwise: --planner: got "level"; expected mlp, goal or a network file/],
+    [['--env', 'web'], /^turnwise: --env: got "web"; expected frozenlake or search\n$/],
+  ] as [string[], RegExp][]) {
+    const r = await turnwise(['train-pair', ...SMALL, ...args]);
+    assert.equal(r.code, 2, args.join(' '));
+    assert.match(r.stderr, message);
+  }
+});

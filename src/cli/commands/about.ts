@@ -47,7 +47,7 @@ export const ABOUT = {
   'train-pair': {
     term: 'train-pair [options]',
     description:
-      'two agents, one outcome: a planner picks a waypoint, an executor walks (FrozenLake); credit shared, per-agent or counterfactual',
+      'two agents, one outcome: a planner picks a waypoint and an executor walks (FrozenLake), or a planner decomposes a question and an executor calls the search tools (search); credit shared, per-agent or counterfactual',
   },
   adapt: {
     term: 'adapt [options]',

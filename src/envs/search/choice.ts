@@ -124,6 +124,11 @@ export class SearchChoiceEnv implements Env<SearchChoiceObservation, number> {
     return this.inner.clues;
   }
 
+  /** How many documents the episode has opened (feature 9's numerator). */
+  get opened(): number {
+    return this.reading.opened.length;
+  }
+
   reset(seed: number): SearchChoiceObservation {
     this.seed = seed;
     this.t = 0;

@@ -1,0 +1,573 @@
+// Two agents, one outcome, on the search env (docs/two-agent.md "On search"): a planner reads the
+// question and decomposes it — it writes how many lookups (hops) the answer takes, n ∈ {1, 2, 3} — and
+// an executor makes the calls, one of the choice variant's offered calls a turn (envs/search/choice.ts),
+// until it answers. The plan is the executor's sub-goal count: its progress feature (feature 9 of every
+// slot, documents opened / (2·hops)) is computed with the planner's n instead of the hops the question
+// states, so a plan too short makes it answer with an intermediate entity and a plan too long makes it
+// keep searching past the answer. The outcome (the right answer within the budget) is shared, and the
+// pair is trained from it with the credits of credit/agents.ts, as on FrozenLake (train/pair.ts):
+// shared, per-agent group baselines, or the counterfactual, every episode replayed with each of the
+// three plans under its own streams (the env's seed — which draws the offers — and the executor's).
+//
+// What the planner reads: the question as a bag of words hashed into QUESTION_BUCKETS counts (/3) —
+// never the level or the hops, which it has to infer from the phrasing ("the birthplace of the author
+// of …"). Either agent may be fixed: the planner to the question's stated hops (`level`: the single-
+// agent choice env's own feature), to a constant plan, or to a network of an earlier run.
+//
+// The budget counts both agents' turns: turn 0 is the planner's, turns 1 … T−1 the executor's calls.
+// A trajectory records both: the planner's turn has the question as its observation and the plan's
+// index (n − 1) as its action, `info.agent = "planner"`, `info.step = false`, `info.plan = n`; each
+// executor turn has the env's text view (the question, the last result, the calls offered by number)
+// and the slot chosen, `info.agent = "executor"` and `info.plan`, beside the env's own info (tool,
+// clues, …).
+import { Rng, STREAM } from '../core/rng.ts';
+import type {
+  EnvSpec,
+  EnvView,
+  FailureKind,
+  Outcome,
+  StepInfo,
+  Task,
+  Trajectory,
+  Turn,
+  TurnContext,
+} from '../core/types.ts';
+import { type AgentCredit, type PairEpisode, pairCredit } from '../credit/agents.ts';
+import {
+  makeSearchTaskEnv,
+  type SearchChoiceEnv,
+  type SearchChoiceObservation,
+  SLOT_FEATURES,
+  searchTokens,
+  searchWorld,
+} from '../envs/search/index.ts';
+import { Adam } from '../nn/optim.ts';
+import { mlpPolicyConfig, NeuralPolicy } from '../policies/neural.ts';
+import { HELD_OUT_SEED, PAIR_STREAM, TRAIN_SEEDS, type Unit, updateAgent } from './pair.ts';
+
+/** The plans: the planner's action a means n = a + 1 hops. */
+export const PLANS = 3;
+/** The planner's input: the question's words hashed into this many counts. */
+export const QUESTION_BUCKETS = 64;
+/** Offered calls a turn (the choice variant's default). */
+const SLOTS = 6;
+/** Index of the progress feature (documents opened / (2·hops)) in a slot's features (choice.ts). */
+const PROGRESS = 9;
+
+export type SearchLevelParam = 1 | 2 | 3 | 'mixed';
+
+export interface SearchPairConfig {
+  /** The questions' hops (mixed: drawn per task). */
+  level: SearchLevelParam;
+  /** T: the planner's turn and T − 1 executor calls. */
+  budget: number;
+  credit: AgentCredit;
+  iters: number;
+  /** Questions per iteration, and episodes per question (the group). */
+  groups: number;
+  groupSize: number;
+  hidden: number[];
+  lr: number;
+  epochs: number;
+  minibatches: number;
+  clipLow: number;
+  clipHigh: number;
+  /** Entropy bonus, decayed linearly to 0 over the run. */
+  entCoef: number;
+  seed: number;
+}
+
+export const SEARCH_PAIR_DEFAULTS: Omit<SearchPairConfig, 'credit'> = {
+  level: 'mixed',
+  budget: 12,
+  iters: 40,
+  groups: 32,
+  groupSize: 8,
+  hidden: [64],
+  lr: 3e-3,
+  epochs: 4,
+  minibatches: 4,
+  clipLow: 0.2,
+  clipHigh: 0.28,
+  entCoef: 0.05,
+  seed: 0,
+};
+
+/** A fixed planner: the question's stated hops, or a constant plan n. */
+export type FixedPlan = 'level' | 1 | 2 | 3;
+
+/** The two agents: the planner a network or fixed; each trained or not. */
+export interface SearchPairAgents {
+  planner: NeuralPolicy | FixedPlan;
+  executor: NeuralPolicy;
+  trainPlanner: boolean;
+  trainExecutor: boolean;
+}
+
+export function searchPairTask(level: SearchLevelParam, seed: number): Task {
+  return { env: 'search', params: { level, mode: 'choose' }, seed };
+}
+
+/** The planner chooses among the plans from the question's hashed words; the executor among the offered
+ * calls from their features (the progress feature counted against the plan). */
+export function searchPairSpecs(): { planner: EnvSpec; executor: EnvSpec } {
+  const base = { oracle: false, snapshots: false } as const;
+  return {
+    planner: { ...base, id: 'search-planner', actions: PLANS, features: QUESTION_BUCKETS },
+    executor: { ...base, id: 'search-executor', actions: SLOTS, features: SLOTS * SLOT_FEATURES },
+  };
+}
+
+/** Fresh networks for both agents (the executor's seed one above the planner's). */
+export function freshSearchAgents(hidden: readonly number[], seed: number) {
+  const specs = searchPairSpecs();
+  return {
+    planner: new NeuralPolicy(mlpPolicyConfig(specs.planner, { hidden, seed }), `planner:mlp:seed=${seed}`),
+    executor: new NeuralPolicy(
+      mlpPolicyConfig(specs.executor, { hidden, seed: seed + 1 }),
+      `executor:mlp:seed=${seed + 1}`,
+    ),
+  };
+}
+
+/** FNV-1a of a word, into QUESTION_BUCKETS. */
+function bucket(word: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < word.length; i++) {
+    h ^= word.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % QUESTION_BUCKETS;
+}
+
+/** What the planner reads: the question's words, hashed, each bucket's count / 3. */
+export function questionFeatures(question: string): Float32Array {
+  const f = new Float32Array(QUESTION_BUCKETS);
+  for (const w of searchTokens(question)) f[bucket(w)] += 1 / 3;
+  return f;
+}
+
+/** The executor's input at an observation under plan n: the env's slot features with the progress
+ * feature (documents opened / (2·hops)) counted against n instead of the question's hops. */
+export function executorFeatures(env: SearchChoiceEnv, o: SearchChoiceObservation, n: number): Float32Array {
+  const f = Float32Array.from(o.features);
+  for (let s = 0; s < env.k; s++) f[s * SLOT_FEATURES + PROGRESS] = env.opened / (2 * n);
+  return f;
+}
+
+const plannerView: EnvView<string> = {
+  spec: searchPairSpecs().planner,
+  features: (question) => questionFeatures(question),
+};
+/** The executor's observation carries its own input (computed when it was seen). */
+const executorView: EnvView<{ x: Float32Array }> = {
+  spec: searchPairSpecs().executor,
+  features: (o) => o.x,
+};
+
+const NO_HISTORY: readonly never[] = [];
+
+/** The streams of episode (runSeed, task, sample): the env's seed, the planner's and the executor's. */
+function streams(runSeed: number, task: Task, sample: number) {
+  return {
+    envSeed: Rng.derive(runSeed, task.seed, sample, STREAM.env).uint32(),
+    planner: Rng.derive(runSeed, task.seed, sample, STREAM.policy, PAIR_STREAM.planner),
+    executor: () => Rng.derive(runSeed, task.seed, sample, STREAM.policy, PAIR_STREAM.executor),
+  };
+}
+
+/** One executor run to do: a task, its env seed and executor stream, and the plan to follow. */
+interface Job {
+  task: Task;
+  envSeed: number;
+  rng: Rng;
+  plan: number;
+  /** Record the turns (a real episode) or only the outcome (a replay). */
+  record: boolean;
+}
+
+interface ExecutorRun {
+  success: boolean;
+  return: number;
+  steps: number;
+  end: 'terminated' | 'truncated';
+  failure: FailureKind | null;
+  turns: Turn[];
+  contexts: TurnContext<{ x: Float32Array }>[];
+}
+
+/** Runs the executor in lockstep over the jobs (one env each), each for at most `steps` calls. */
+function runExecutor(executor: NeuralPolicy, jobs: readonly Job[], steps: number): ExecutorRun[] {
+  const envs = jobs.map((j) => makeSearchTaskEnv(j.task) as SearchChoiceEnv);
+  const obs = jobs.map((j, i) => envs[i].reset(j.envSeed));
+  const runs: ExecutorRun[] = jobs.map(() => ({
+    success: false,
+    return: 0,
+    steps: 0,
+    end: 'truncated',
+    failure: null,
+    turns: [],
+    contexts: [],
+  }));
+  let live = jobs.map((_, i) => i);
+  for (let t = 0; t < steps && live.length > 0; t++) {
+    const ctxs: TurnContext<{ x: Float32Array }>[] = live.map((i) => ({
+      observation: { x: executorFeatures(envs[i], obs[i], jobs[i].plan) },
+      history: NO_HISTORY,
+      turn: t + 1,
+      rng: jobs[i].rng,
+      env: executorView,
+    }));
+    const actions = executor.actBatch(ctxs as TurnContext<unknown>[]);
+    const next: number[] = [];
+    live.forEach((i, k) => {
+      const { action, logp } = actions[k];
+      const before = jobs[i].record ? envs[i].text(obs[i]) : '';
+      const r = envs[i].step(action);
+      const run = runs[i];
+      run.steps++;
+      run.return += r.reward;
+      if (jobs[i].record) {
+        run.contexts.push(ctxs[k]);
+        const info: StepInfo = { ...r.info, agent: 'executor', plan: jobs[i].plan };
+        run.turns.push({ t: t + 1, observation: before, action, reward: r.reward, logp, info });
+      }
+      if (r.terminated) {
+        run.end = 'terminated';
+        run.success = r.info.success === true;
+        run.failure = run.success ? null : (r.info.failure ?? 'wrong-answer');
+        return;
+      }
+      obs[i] = r.observation;
+      next.push(i);
+    });
+    live = next;
+  }
+  for (const run of runs) if (run.end === 'truncated') run.failure = 'budget';
+  for (const env of envs) env.close();
+  return runs;
+}
+
+export interface SearchPairRecord {
+  trajectory: Trajectory;
+  /** The plan's index (n − 1): the planner's choice. */
+  choice: number;
+  /** The question's hops. */
+  level: number;
+  /** π(·|s) of the planner (absent when it is fixed). */
+  probs?: Float64Array;
+  plannerCtx: TurnContext<string>;
+  executorContexts: TurnContext<{ x: Float32Array }>[];
+  task: Task;
+  envSeed: number;
+  sample: number;
+}
+
+const plannerName = (p: NeuralPolicy | FixedPlan) =>
+  p instanceof NeuralPolicy ? p.id : p === 'level' ? 'level' : `plan=${p}`;
+
+/** K episodes of the pair on each task: the planner's turn, then the executor's calls in lockstep. */
+export function rolloutSearchPair(
+  agents: Pick<SearchPairAgents, 'planner' | 'executor'>,
+  tasks: readonly Task[],
+  samples: number,
+  budget: number,
+  runSeed: number,
+): SearchPairRecord[] {
+  const planned: { ctx: TurnContext<string>; task: Task; level: number; sample: number; envSeed: number }[] =
+    [];
+  for (const task of tasks) {
+    const world = searchWorld(task);
+    for (let k = 0; k < samples; k++) {
+      const s = streams(runSeed, task, k);
+      planned.push({
+        ctx: { observation: world.question, history: NO_HISTORY, turn: 0, rng: s.planner, env: plannerView },
+        task,
+        level: world.level,
+        sample: k,
+        envSeed: s.envSeed,
+      });
+    }
+  }
+  const { planner } = agents;
+  const ctxs = planned.map((p) => p.ctx as TurnContext<unknown>);
+  const choices =
+    planner instanceof NeuralPolicy
+      ? planner.actBatch(ctxs)
+      : planned.map((p) => ({ action: (planner === 'level' ? p.level : planner) - 1, logp: 0 }));
+  const probs = planner instanceof NeuralPolicy ? planner.probsBatch(ctxs) : undefined;
+  const jobs: Job[] = planned.map((p, i) => ({
+    task: p.task,
+    envSeed: p.envSeed,
+    rng: streams(runSeed, p.task, p.sample).executor(),
+    plan: choices[i].action + 1,
+    record: true,
+  }));
+  const runs = runExecutor(agents.executor, jobs, budget - 1);
+  const policy = `pair(planner=${plannerName(planner)}; executor=${agents.executor.id})`;
+  return planned.map((p, i) => {
+    const run = runs[i];
+    const choice = choices[i].action;
+    const plannerTurn: Turn = {
+      t: 0,
+      observation: p.ctx.observation,
+      action: choice,
+      reward: 0,
+      logp: choices[i].logp,
+      info: { agent: 'planner', step: false, plan: choice + 1 },
+      ...(planner instanceof NeuralPolicy ? {} : { forced: true }),
+    };
+    const turns = [plannerTurn, ...run.turns];
+    const outcome: Outcome = {
+      success: run.success,
+      return: run.return,
+      turns: turns.length,
+      firstSuccessTurn: run.success ? turns.length : null,
+      end: run.end,
+      failure: run.failure,
+    };
+    return {
+      trajectory: {
+        id: `pair${runSeed}-${p.task.seed}-${p.sample}`,
+        task: p.task,
+        policy,
+        budget,
+        revealBudget: false,
+        turns,
+        outcome,
+      },
+      choice,
+      level: p.level,
+      probs: probs?.[i],
+      plannerCtx: p.ctx,
+      executorContexts: run.contexts,
+      task: p.task,
+      envSeed: p.envSeed,
+      sample: p.sample,
+    };
+  });
+}
+
+/** R_i(n) for every plan n of every episode: the executor replayed under the episode's own streams. */
+export function replayPlans(
+  executor: NeuralPolicy,
+  episodes: readonly SearchPairRecord[],
+  budget: number,
+  runSeed: number,
+): { replays: Float64Array[]; steps: number } {
+  const replays = episodes.map(() => new Float64Array(PLANS));
+  let steps = 0;
+  for (let a = 0; a < PLANS; a++) {
+    const jobs = episodes.map((e) => ({
+      task: e.task,
+      envSeed: e.envSeed,
+      rng: streams(runSeed, e.task, e.sample).executor(),
+      plan: a + 1,
+      record: false,
+    }));
+    runExecutor(executor, jobs, budget - 1).forEach((run, i) => {
+      replays[i][a] = run.return;
+      steps += run.steps;
+    });
+  }
+  return { replays, steps };
+}
+
+/** What credit/agents.ts needs of a group's episodes: the plan, the outcome, the replays, π. */
+export function searchPairEpisodes(
+  group: readonly SearchPairRecord[],
+  replays?: readonly Float64Array[],
+): PairEpisode[] {
+  return group.map((r, k) => ({
+    choice: r.choice,
+    outcome: r.trajectory.outcome.return,
+    replays: replays?.[k],
+    probs: r.probs,
+  }));
+}
+
+/** The planner's plans against the questions' hops: exact, too short, too long (shares). */
+function planStats(records: readonly SearchPairRecord[]) {
+  let exact = 0;
+  let short = 0;
+  for (const r of records) {
+    if (r.choice + 1 === r.level) exact++;
+    else if (r.choice + 1 < r.level) short++;
+  }
+  const n = records.length;
+  return { exact: exact / n, short: short / n, long: (n - exact - short) / n };
+}
+
+/** The namespaced metrics of one iteration. */
+export interface SearchPairMetrics {
+  iter: number;
+  'rollout/success': number;
+  'rollout/turns': number;
+  /** Shares of plans equal to, below and above the question's hops. */
+  'planner/exact': number;
+  'planner/short': number;
+  'planner/long': number;
+  'planner/entropy': number;
+  'executor/entropy': number;
+  'env/steps': number;
+  'env/replay_steps': number;
+  'executor/zero_adv': number;
+  /** Share of episodes whose replays differ across plans (counterfactual credit only; NaN otherwise). */
+  'planner/pivotal': number;
+}
+
+export interface SearchPairRunResult {
+  agents: SearchPairAgents;
+  metrics: SearchPairMetrics[];
+  envSteps: number;
+  replaySteps: number;
+  last: Trajectory[];
+}
+
+/** Trains the pair for config.iters iterations; `onIter` sees each iteration's metrics (progress). */
+export function trainSearchPair(
+  config: SearchPairConfig,
+  agents: SearchPairAgents,
+  onIter?: (m: SearchPairMetrics) => void,
+): SearchPairRunResult {
+  const { planner, executor } = agents;
+  const net = planner instanceof NeuralPolicy ? planner : null;
+  const trainPlanner = agents.trainPlanner && net !== null;
+  const optP = trainPlanner ? new Adam(net!.net.namedParameters(), { lr: config.lr }) : undefined;
+  const optE = agents.trainExecutor ? new Adam(executor.net.namedParameters(), { lr: config.lr }) : undefined;
+  // A fixed planner is not credited; its executor's per-agent group is then the whole group (one choice).
+  const credit = !trainPlanner && config.credit === 'counterfactual' ? 'per-agent' : config.credit;
+  const metrics: SearchPairMetrics[] = [];
+  let envSteps = 0;
+  let replaySteps = 0;
+  let last: Trajectory[] = [];
+  for (let iter = 0; iter < config.iters; iter++) {
+    const pick = Rng.derive(config.seed, STREAM.task, PAIR_STREAM.iter, iter);
+    const tasks = Array.from({ length: config.groups }, () =>
+      searchPairTask(config.level, pick.int(TRAIN_SEEDS)),
+    );
+    const runSeed = Rng.derive(config.seed, PAIR_STREAM.iter, iter).uint32();
+    const records = rolloutSearchPair(agents, tasks, config.groupSize, config.budget, runSeed);
+    const steps = records.reduce((a, r) => a + r.trajectory.outcome.turns - 1, 0);
+    envSteps += steps;
+    let replays: Float64Array[] | undefined;
+    let iterReplaySteps = 0;
+    if (trainPlanner && config.credit === 'counterfactual') {
+      const r = replayPlans(executor, records, config.budget, runSeed);
+      replays = r.replays;
+      iterReplaySteps = r.steps;
+      replaySteps += r.steps;
+    }
+    const plannerUnits: Unit[] = [];
+    const executorUnits: Unit[] = [];
+    for (let g = 0; g < config.groups; g++) {
+      const from = g * config.groupSize;
+      const group = records.slice(from, from + config.groupSize);
+      const adv = pairCredit(
+        searchPairEpisodes(group, replays?.slice(from, from + config.groupSize)),
+        credit,
+      );
+      group.forEach((r, k) => {
+        if (trainPlanner)
+          plannerUnits.push({
+            ctx: r.plannerCtx as TurnContext<unknown>,
+            action: r.choice,
+            logpOld: r.trajectory.turns[0].logp,
+            advantage: adv.planner[k],
+          });
+        r.executorContexts.forEach((ctx, j) => {
+          const turn = r.trajectory.turns[j + 1];
+          executorUnits.push({
+            ctx: ctx as TurnContext<unknown>,
+            action: turn.action as number,
+            logpOld: turn.logp,
+            advantage: adv.executor[k],
+          });
+        });
+      });
+    }
+    const entCoef = config.entCoef * (1 - iter / config.iters);
+    const pStats =
+      optP === undefined
+        ? undefined
+        : updateAgent(
+            net!,
+            optP,
+            plannerUnits,
+            config,
+            entCoef,
+            Rng.derive(config.seed, PAIR_STREAM.update, 0, iter),
+          );
+    const eStats =
+      optE === undefined
+        ? undefined
+        : updateAgent(
+            executor,
+            optE,
+            executorUnits,
+            config,
+            entCoef,
+            Rng.derive(config.seed, PAIR_STREAM.update, 1, iter),
+          );
+    const ps = planStats(records);
+    const m: SearchPairMetrics = {
+      iter,
+      'rollout/success': records.filter((r) => r.trajectory.outcome.success).length / records.length,
+      'rollout/turns': records.reduce((a, r) => a + r.trajectory.outcome.turns, 0) / records.length,
+      'planner/exact': ps.exact,
+      'planner/short': ps.short,
+      'planner/long': ps.long,
+      'planner/entropy': pStats?.entropy ?? Number.NaN,
+      'executor/entropy': eStats?.entropy ?? Number.NaN,
+      'env/steps': steps,
+      'env/replay_steps': iterReplaySteps,
+      'executor/zero_adv':
+        executorUnits.filter((u) => u.advantage === 0).length / Math.max(1, executorUnits.length),
+      'planner/pivotal':
+        replays === undefined
+          ? Number.NaN
+          : replays.filter((r) => Math.min(...r) !== Math.max(...r)).length / replays.length,
+    };
+    metrics.push(m);
+    onIter?.(m);
+    if (iter === config.iters - 1) last = records.map((r) => r.trajectory);
+  }
+  return { agents, metrics, envSteps, replaySteps, last };
+}
+
+export interface SearchPairEvaluation {
+  episodes: number;
+  success: number;
+  turns: number;
+  /** Shares of plans equal to, below and above the question's hops. */
+  exact: number;
+  short: number;
+  long: number;
+  /** The bound: the share of held-out questions whose gold path (2·hops + 1 calls, the useful call is
+   * always offered) fits in the T − 1 executor turns. */
+  bound: number;
+  trajectories: Trajectory[];
+}
+
+/** The pair on held-out questions (task seeds from HELD_OUT_SEED), both agents sampling. */
+export function evaluateSearchPair(
+  config: Pick<SearchPairConfig, 'level' | 'budget'>,
+  agents: Pick<SearchPairAgents, 'planner' | 'executor'>,
+  questions: number,
+  samples: number,
+  runSeed: number,
+): SearchPairEvaluation {
+  const tasks = Array.from({ length: questions }, (_, i) => searchPairTask(config.level, HELD_OUT_SEED + i));
+  const records = rolloutSearchPair(agents, tasks, samples, config.budget, runSeed);
+  const ts = records.map((r) => r.trajectory);
+  const fits = tasks.filter((t) => 2 * searchWorld(t).level + 1 <= config.budget - 1).length;
+  const ps = planStats(records);
+  return {
+    episodes: ts.length,
+    success: ts.filter((t) => t.outcome.success).length / ts.length,
+    turns: ts.reduce((a, t) => a + t.outcome.turns, 0) / ts.length,
+    ...ps,
+    bound: fits / questions,
+    trajectories: ts,
+  };
+}
