@@ -32,7 +32,7 @@ import type {
   Turn,
   TurnContext,
 } from '../core/types.ts';
-import { type AgentCredit, type PairEpisode, pairCredit } from '../credit/agents.ts';
+import type { AgentCredit } from '../credit/agents.ts';
 import {
   makeSearchTaskEnv,
   type SearchChoiceEnv,
@@ -41,9 +41,8 @@ import {
   searchTokens,
   searchWorld,
 } from '../envs/search/index.ts';
-import { Adam } from '../nn/optim.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../policies/neural.ts';
-import { HELD_OUT_SEED, PAIR_STREAM, TRAIN_SEEDS, type Unit, updateAgent } from './pair.ts';
+import { HELD_OUT_SEED, type LoopMetrics, PAIR_STREAM, type PairTurns, pairLoop } from './pair.ts';
 
 /** The plans: the planner's action a means n = a + 1 hops. */
 export const PLANS = 3;
@@ -248,16 +247,11 @@ function runExecutor(executor: NeuralPolicy, jobs: readonly Job[], steps: number
   return runs;
 }
 
-export interface SearchPairRecord {
-  trajectory: Trajectory;
-  /** The plan's index (n − 1): the planner's choice. */
-  choice: number;
+/** One episode: what credit and the update read (PairTurns: the plan's index n − 1 is the choice), and
+ * what a replay needs. */
+export interface SearchPairRecord extends PairTurns {
   /** The question's hops. */
   level: number;
-  /** π(·|s) of the planner (absent when it is fixed). */
-  probs?: Float64Array;
-  plannerCtx: TurnContext<string>;
-  executorContexts: TurnContext<{ x: Float32Array }>[];
   task: Task;
   envSeed: number;
   sample: number;
@@ -339,8 +333,8 @@ export function rolloutSearchPair(
       choice,
       level: p.level,
       probs: probs?.[i],
-      plannerCtx: p.ctx,
-      executorContexts: run.contexts,
+      plannerCtx: p.ctx as TurnContext<unknown>,
+      executorContexts: run.contexts as TurnContext<unknown>[],
       task: p.task,
       envSeed: p.envSeed,
       sample: p.sample,
@@ -373,19 +367,6 @@ export function replayPlans(
   return { replays, steps };
 }
 
-/** What credit/agents.ts needs of a group's episodes: the plan, the outcome, the replays, π. */
-export function searchPairEpisodes(
-  group: readonly SearchPairRecord[],
-  replays?: readonly Float64Array[],
-): PairEpisode[] {
-  return group.map((r, k) => ({
-    choice: r.choice,
-    outcome: r.trajectory.outcome.return,
-    replays: replays?.[k],
-    probs: r.probs,
-  }));
-}
-
 /** The planner's plans against the questions' hops: exact, too short, too long (shares). */
 function planStats(records: readonly SearchPairRecord[]) {
   let exact = 0;
@@ -398,23 +379,13 @@ function planStats(records: readonly SearchPairRecord[]) {
   return { exact: exact / n, short: short / n, long: (n - exact - short) / n };
 }
 
-/** The namespaced metrics of one iteration. */
-export interface SearchPairMetrics {
-  iter: number;
-  'rollout/success': number;
-  'rollout/turns': number;
-  /** Shares of plans equal to, below and above the question's hops. */
+/** The namespaced metrics of one iteration: the shares of plans equal to, below and above the
+ * question's hops stand where FrozenLake's waypoint statistics do. */
+export type SearchPairMetrics = LoopMetrics<{
   'planner/exact': number;
   'planner/short': number;
   'planner/long': number;
-  'planner/entropy': number;
-  'executor/entropy': number;
-  'env/steps': number;
-  'env/replay_steps': number;
-  'executor/zero_adv': number;
-  /** Share of episodes whose replays differ across plans (counterfactual credit only; NaN otherwise). */
-  'planner/pivotal': number;
-}
+}>;
 
 export interface SearchPairRunResult {
   agents: SearchPairAgents;
@@ -430,109 +401,22 @@ export function trainSearchPair(
   agents: SearchPairAgents,
   onIter?: (m: SearchPairMetrics) => void,
 ): SearchPairRunResult {
-  const { planner, executor } = agents;
-  const net = planner instanceof NeuralPolicy ? planner : null;
-  const trainPlanner = agents.trainPlanner && net !== null;
-  const optP = trainPlanner ? new Adam(net!.net.namedParameters(), { lr: config.lr }) : undefined;
-  const optE = agents.trainExecutor ? new Adam(executor.net.namedParameters(), { lr: config.lr }) : undefined;
-  // A fixed planner is not credited; its executor's per-agent group is then the whole group (one choice).
-  const credit = !trainPlanner && config.credit === 'counterfactual' ? 'per-agent' : config.credit;
-  const metrics: SearchPairMetrics[] = [];
-  let envSteps = 0;
-  let replaySteps = 0;
-  let last: Trajectory[] = [];
-  for (let iter = 0; iter < config.iters; iter++) {
-    const pick = Rng.derive(config.seed, STREAM.task, PAIR_STREAM.iter, iter);
-    const tasks = Array.from({ length: config.groups }, () =>
-      searchPairTask(config.level, pick.int(TRAIN_SEEDS)),
-    );
-    const runSeed = Rng.derive(config.seed, PAIR_STREAM.iter, iter).uint32();
-    const records = rolloutSearchPair(agents, tasks, config.groupSize, config.budget, runSeed);
-    const steps = records.reduce((a, r) => a + r.trajectory.outcome.turns - 1, 0);
-    envSteps += steps;
-    let replays: Float64Array[] | undefined;
-    let iterReplaySteps = 0;
-    if (trainPlanner && config.credit === 'counterfactual') {
-      const r = replayPlans(executor, records, config.budget, runSeed);
-      replays = r.replays;
-      iterReplaySteps = r.steps;
-      replaySteps += r.steps;
-    }
-    const plannerUnits: Unit[] = [];
-    const executorUnits: Unit[] = [];
-    for (let g = 0; g < config.groups; g++) {
-      const from = g * config.groupSize;
-      const group = records.slice(from, from + config.groupSize);
-      const adv = pairCredit(
-        searchPairEpisodes(group, replays?.slice(from, from + config.groupSize)),
-        credit,
-      );
-      group.forEach((r, k) => {
-        if (trainPlanner)
-          plannerUnits.push({
-            ctx: r.plannerCtx as TurnContext<unknown>,
-            action: r.choice,
-            logpOld: r.trajectory.turns[0].logp,
-            advantage: adv.planner[k],
-          });
-        r.executorContexts.forEach((ctx, j) => {
-          const turn = r.trajectory.turns[j + 1];
-          executorUnits.push({
-            ctx: ctx as TurnContext<unknown>,
-            action: turn.action as number,
-            logpOld: turn.logp,
-            advantage: adv.executor[k],
-          });
-        });
-      });
-    }
-    const entCoef = config.entCoef * (1 - iter / config.iters);
-    const pStats =
-      optP === undefined
-        ? undefined
-        : updateAgent(
-            net!,
-            optP,
-            plannerUnits,
-            config,
-            entCoef,
-            Rng.derive(config.seed, PAIR_STREAM.update, 0, iter),
-          );
-    const eStats =
-      optE === undefined
-        ? undefined
-        : updateAgent(
-            executor,
-            optE,
-            executorUnits,
-            config,
-            entCoef,
-            Rng.derive(config.seed, PAIR_STREAM.update, 1, iter),
-          );
-    const ps = planStats(records);
-    const m: SearchPairMetrics = {
-      iter,
-      'rollout/success': records.filter((r) => r.trajectory.outcome.success).length / records.length,
-      'rollout/turns': records.reduce((a, r) => a + r.trajectory.outcome.turns, 0) / records.length,
-      'planner/exact': ps.exact,
-      'planner/short': ps.short,
-      'planner/long': ps.long,
-      'planner/entropy': pStats?.entropy ?? Number.NaN,
-      'executor/entropy': eStats?.entropy ?? Number.NaN,
-      'env/steps': steps,
-      'env/replay_steps': iterReplaySteps,
-      'executor/zero_adv':
-        executorUnits.filter((u) => u.advantage === 0).length / Math.max(1, executorUnits.length),
-      'planner/pivotal':
-        replays === undefined
-          ? Number.NaN
-          : replays.filter((r) => Math.min(...r) !== Math.max(...r)).length / replays.length,
-    };
-    metrics.push(m);
-    onIter?.(m);
-    if (iter === config.iters - 1) last = records.map((r) => r.trajectory);
-  }
-  return { agents, metrics, envSteps, replaySteps, last };
+  const net = agents.planner instanceof NeuralPolicy ? agents.planner : null;
+  const run = pairLoop(
+    {
+      task: (seed) => searchPairTask(config.level, seed),
+      rollout: (tasks, runSeed) => rolloutSearchPair(agents, tasks, config.groupSize, config.budget, runSeed),
+      replay: (records, runSeed) => replayPlans(agents.executor, records, config.budget, runSeed),
+      choiceStats: (records) => {
+        const ps = planStats(records);
+        return { 'planner/exact': ps.exact, 'planner/short': ps.short, 'planner/long': ps.long };
+      },
+    },
+    config,
+    { ...agents, planner: net },
+    onIter,
+  );
+  return { agents, ...run };
 }
 
 export interface SearchPairEvaluation {

@@ -430,17 +430,122 @@ export function replayWaypoints(
   return { replays, steps };
 }
 
-/** What credit/agents.ts needs of a group's episodes: the waypoint, the outcome, the replays, π. */
-export function pairEpisodes(
-  group: readonly PairEpisodeRecord[],
+/** What one iteration's credit and update read of an episode, in either two-agent setting (this file's
+ * FrozenLake, pair-search.ts's search): the planner's choice and π, both agents' contexts, the turns. */
+export interface PairTurns {
+  choice: number;
+  probs?: Float64Array;
+  plannerCtx: TurnContext<unknown>;
+  executorContexts: readonly TurnContext<unknown>[];
+  trajectory: Trajectory;
+}
+
+/** The FrozenLake record as PairTurns: the choice is the waypoint. */
+const asTurns = (r: PairEpisodeRecord): PairTurns => ({
+  choice: r.waypoint,
+  probs: r.probs,
+  plannerCtx: r.plannerCtx as TurnContext<unknown>,
+  executorContexts: r.executorContexts as TurnContext<unknown>[],
+  trajectory: r.trajectory,
+});
+
+/** What credit/agents.ts needs of a group's episodes: the choice, the outcome, the replays, π. */
+export function choiceEpisodes(
+  group: readonly PairTurns[],
   replays?: readonly Float64Array[],
 ): PairEpisode[] {
   return group.map((r, k) => ({
-    choice: r.waypoint,
+    choice: r.choice,
     outcome: r.trajectory.outcome.return,
     replays: replays?.[k],
     probs: r.probs,
   }));
+}
+
+/** What credit/agents.ts needs of a group of FrozenLake episodes (the choice is the waypoint). */
+export function pairEpisodes(
+  group: readonly PairEpisodeRecord[],
+  replays?: readonly Float64Array[],
+): PairEpisode[] {
+  return choiceEpisodes(group.map(asTurns), replays);
+}
+
+/** An agent being trained: its network and its optimiser. */
+export interface Trainee {
+  policy: NeuralPolicy;
+  optimizer: Adam;
+}
+
+/** One iteration's credit, group by group, then the PPO-clip epochs of each trained agent (the
+ * planner's first), with the entropy bonus decayed over the run. Returns what the metrics report. */
+export function creditAndUpdate(
+  episodes: readonly PairTurns[],
+  replays: readonly Float64Array[] | undefined,
+  o: {
+    config: Pick<
+      PairConfig,
+      | 'groups'
+      | 'groupSize'
+      | 'iters'
+      | 'entCoef'
+      | 'seed'
+      | 'epochs'
+      | 'minibatches'
+      | 'clipLow'
+      | 'clipHigh'
+    >;
+    credit: AgentCredit;
+    iter: number;
+    planner?: Trainee;
+    executor?: Trainee;
+  },
+): { plannerEntropy: number; executorEntropy: number; executorZeroAdvantage: number } {
+  const { config, iter } = o;
+  const plannerUnits: Unit[] = [];
+  const executorUnits: Unit[] = [];
+  for (let g = 0; g < config.groups; g++) {
+    const from = g * config.groupSize;
+    const group = episodes.slice(from, from + config.groupSize);
+    const adv = pairCredit(choiceEpisodes(group, replays?.slice(from, from + config.groupSize)), o.credit);
+    group.forEach((r, k) => {
+      if (o.planner !== undefined)
+        plannerUnits.push({
+          ctx: r.plannerCtx,
+          action: r.choice,
+          logpOld: r.trajectory.turns[0].logp,
+          advantage: adv.planner[k],
+        });
+      r.executorContexts.forEach((ctx, j) => {
+        const turn = r.trajectory.turns[j + 1];
+        executorUnits.push({
+          ctx,
+          action: turn.action as number,
+          logpOld: turn.logp,
+          advantage: adv.executor[k],
+        });
+      });
+    });
+  }
+  const entCoef = config.entCoef * (1 - iter / config.iters);
+  const update = (t: Trainee | undefined, units: Unit[], agent: number) =>
+    t === undefined
+      ? undefined
+      : updateAgent(
+          t.policy,
+          t.optimizer,
+          units,
+          config,
+          entCoef,
+          Rng.derive(config.seed, PAIR_STREAM.update, agent, iter),
+        );
+  const pStats = update(o.planner, plannerUnits, 0);
+  const eStats = update(o.executor, executorUnits, 1);
+  return {
+    plannerEntropy: pStats?.entropy ?? Number.NaN,
+    executorEntropy: eStats?.entropy ?? Number.NaN,
+    executorZeroAdvantage:
+      executorUnits.filter((u) => u.advantage === 0).length / Math.max(1, executorUnits.length),
+  };
 }
 
 /** The PPO-clip epochs of one agent over its units (turn-mean aggregation), as train/update.ts. */
@@ -491,24 +596,118 @@ export function updateAgent(
   return { loss: loss / steps, entropy: entropy / steps };
 }
 
-/** The namespaced metrics of one iteration. */
-export interface PairMetrics {
-  iter: number;
-  'rollout/success': number;
-  'rollout/turns': number;
-  /** Share of waypoints on a hole, and on the start or the goal (no detour). */
-  'planner/hole': number;
-  'planner/direct': number;
-  'planner/entropy': number;
-  'executor/entropy': number;
-  /** Env steps of the episodes, and of the counterfactual replays. */
-  'env/steps': number;
-  'env/replay_steps': number;
-  /** Share of the executor's turns whose advantage is exactly 0 (no learning signal). */
-  'executor/zero_adv': number;
-  /** Share of episodes whose replays differ across waypoints: where the planner's choice changed the
-   * outcome (counterfactual credit only; NaN otherwise). */
-  'planner/pivotal': number;
+/** The namespaced metrics of one iteration, in either setting: `S`, the setting's statistics of the
+ * planner's choices, stands after the rollout's. */
+export type LoopMetrics<S> = { iter: number; 'rollout/success': number; 'rollout/turns': number } & S & {
+    'planner/entropy': number;
+    'executor/entropy': number;
+    /** Env steps of the episodes, and of the counterfactual replays. */
+    'env/steps': number;
+    'env/replay_steps': number;
+    /** Share of the executor's turns whose advantage is exactly 0 (no learning signal). */
+    'executor/zero_adv': number;
+    /** Share of episodes whose replays differ across choices: where the planner's choice changed the
+     * outcome (counterfactual credit only; NaN otherwise). */
+    'planner/pivotal': number;
+  };
+
+/** FrozenLake's: the share of waypoints on a hole, and on the start or the goal (no detour). */
+export type PairMetrics = LoopMetrics<{ 'planner/hole': number; 'planner/direct': number }>;
+
+/** What the loop below needs of a setting: its training tasks, its rollout and replays, its statistics. */
+export interface PairSetting<R extends PairTurns, S> {
+  task: (seed: number) => Task;
+  rollout: (tasks: readonly Task[], runSeed: number) => R[];
+  /** R_i(c) for every choice c of every episode, under the episode's own streams. */
+  replay: (records: readonly R[], runSeed: number) => { replays: Float64Array[]; steps: number };
+  choiceStats: (records: readonly R[]) => S;
+}
+
+/** The config fields the loop reads. */
+export type LoopConfig = Pick<
+  PairConfig,
+  | 'credit'
+  | 'iters'
+  | 'groups'
+  | 'groupSize'
+  | 'lr'
+  | 'epochs'
+  | 'minibatches'
+  | 'clipLow'
+  | 'clipHigh'
+  | 'entCoef'
+  | 'seed'
+>;
+
+/** Trains a pair for config.iters iterations: collect → (replays) → credit → update, each iteration's
+ * tasks and streams drawn from the run's seed. The planner is trained when it is a network and
+ * `trainPlanner`; `onIter` sees each iteration's metrics (progress). */
+export function pairLoop<R extends PairTurns, S>(
+  setting: PairSetting<R, S>,
+  config: LoopConfig,
+  agents: {
+    planner: NeuralPolicy | null;
+    executor: NeuralPolicy;
+    trainPlanner: boolean;
+    trainExecutor: boolean;
+  },
+  onIter?: (m: LoopMetrics<S>) => void,
+): { metrics: LoopMetrics<S>[]; envSteps: number; replaySteps: number; last: Trajectory[] } {
+  const { planner, executor } = agents;
+  const trainPlanner = agents.trainPlanner && planner !== null;
+  const optP = trainPlanner ? new Adam(planner!.net.namedParameters(), { lr: config.lr }) : undefined;
+  const optE = agents.trainExecutor ? new Adam(executor.net.namedParameters(), { lr: config.lr }) : undefined;
+  // A fixed planner is not credited; its executor's per-agent group is then the whole group (one choice).
+  const credit = !trainPlanner && config.credit === 'counterfactual' ? 'per-agent' : config.credit;
+  const metrics: LoopMetrics<S>[] = [];
+  let envSteps = 0;
+  let replaySteps = 0;
+  let last: Trajectory[] = [];
+  for (let iter = 0; iter < config.iters; iter++) {
+    // collect: G fresh tasks, K episodes each
+    const pick = Rng.derive(config.seed, STREAM.task, PAIR_STREAM.iter, iter);
+    const tasks = Array.from({ length: config.groups }, () => setting.task(pick.int(TRAIN_SEEDS)));
+    const runSeed = Rng.derive(config.seed, PAIR_STREAM.iter, iter).uint32();
+    const records = setting.rollout(tasks, runSeed);
+    const steps = records.reduce((a, r) => a + r.trajectory.outcome.turns - 1, 0);
+    envSteps += steps;
+    // replays (counterfactual credit of a trained planner)
+    let replays: Float64Array[] | undefined;
+    let iterReplaySteps = 0;
+    if (trainPlanner && config.credit === 'counterfactual') {
+      const r = setting.replay(records, runSeed);
+      replays = r.replays;
+      iterReplaySteps = r.steps;
+      replaySteps += r.steps;
+    }
+    // credit and update
+    const stats = creditAndUpdate(records, replays, {
+      config,
+      credit,
+      iter,
+      planner: optP === undefined ? undefined : { policy: planner!, optimizer: optP },
+      executor: optE === undefined ? undefined : { policy: executor, optimizer: optE },
+    });
+    const m = {
+      iter,
+      'rollout/success': records.filter((r) => r.trajectory.outcome.success).length / records.length,
+      'rollout/turns': records.reduce((a, r) => a + r.trajectory.outcome.turns, 0) / records.length,
+      ...setting.choiceStats(records),
+      'planner/entropy': stats.plannerEntropy,
+      'executor/entropy': stats.executorEntropy,
+      'env/steps': steps,
+      'env/replay_steps': iterReplaySteps,
+      'executor/zero_adv': stats.executorZeroAdvantage,
+      'planner/pivotal':
+        replays === undefined
+          ? Number.NaN
+          : replays.filter((r) => Math.min(...r) !== Math.max(...r)).length / replays.length,
+    } as LoopMetrics<S>;
+    metrics.push(m);
+    onIter?.(m);
+    if (iter === config.iters - 1) last = records.map((r) => r.trajectory);
+  }
+  return { metrics, envSteps, replaySteps, last };
 }
 
 /** What the planner's choices on some episodes were. */
@@ -540,108 +739,22 @@ export function trainPair(
   agents: PairAgents,
   onIter?: (m: PairMetrics) => void,
 ): PairRunResult {
-  const { planner, executor } = agents;
-  const trainPlanner = agents.trainPlanner && planner !== null;
-  const optP = trainPlanner ? new Adam(planner!.net.namedParameters(), { lr: config.lr }) : undefined;
-  const optE = agents.trainExecutor ? new Adam(executor.net.namedParameters(), { lr: config.lr }) : undefined;
-  // A fixed planner is not credited; its executor's per-agent group is then the whole group (one choice).
-  const credit = !trainPlanner && config.credit === 'counterfactual' ? 'per-agent' : config.credit;
-  const metrics: PairMetrics[] = [];
-  let envSteps = 0;
-  let replaySteps = 0;
-  let last: Trajectory[] = [];
-  for (let iter = 0; iter < config.iters; iter++) {
-    // collect: G fresh maps, K episodes each
-    const pick = Rng.derive(config.seed, STREAM.task, PAIR_STREAM.iter, iter);
-    const tasks = Array.from({ length: config.groups }, () => pairTask(config, pick.int(TRAIN_SEEDS)));
-    const runSeed = Rng.derive(config.seed, PAIR_STREAM.iter, iter).uint32();
-    const records = rolloutPair(envs, agents, tasks, config.groupSize, config.budget, runSeed, config.sight);
-    const steps = records.reduce((a, r) => a + r.trajectory.outcome.turns - 1, 0);
-    envSteps += steps;
-    // replays (counterfactual credit of a trained planner)
-    let replays: Float64Array[] | undefined;
-    let iterReplaySteps = 0;
-    if (trainPlanner && config.credit === 'counterfactual') {
-      const r = replayWaypoints(envs, executor, records, config.budget, runSeed);
-      replays = r.replays;
-      iterReplaySteps = r.steps;
-      replaySteps += r.steps;
-    }
-    // credit, group by group
-    const plannerUnits: Unit[] = [];
-    const executorUnits: Unit[] = [];
-    for (let g = 0; g < config.groups; g++) {
-      const group = records.slice(g * config.groupSize, (g + 1) * config.groupSize);
-      const adv = pairCredit(
-        pairEpisodes(group, replays?.slice(g * config.groupSize, (g + 1) * config.groupSize)),
-        credit,
-      );
-      group.forEach((r, k) => {
-        if (trainPlanner)
-          plannerUnits.push({
-            ctx: r.plannerCtx as TurnContext<unknown>,
-            action: r.waypoint,
-            logpOld: r.trajectory.turns[0].logp,
-            advantage: adv.planner[k],
-          });
-        r.executorContexts.forEach((ctx, j) => {
-          const turn = r.trajectory.turns[j + 1];
-          executorUnits.push({
-            ctx: ctx as TurnContext<unknown>,
-            action: turn.action as number,
-            logpOld: turn.logp,
-            advantage: adv.executor[k],
-          });
-        });
-      });
-    }
-    // update
-    const entCoef = config.entCoef * (1 - iter / config.iters);
-    const pStats =
-      optP === undefined
-        ? undefined
-        : updateAgent(
-            planner!,
-            optP,
-            plannerUnits,
-            config,
-            entCoef,
-            Rng.derive(config.seed, PAIR_STREAM.update, 0, iter),
-          );
-    const eStats =
-      optE === undefined
-        ? undefined
-        : updateAgent(
-            executor,
-            optE,
-            executorUnits,
-            config,
-            entCoef,
-            Rng.derive(config.seed, PAIR_STREAM.update, 1, iter),
-          );
-    const ws = waypointStats(records);
-    const m: PairMetrics = {
-      iter,
-      'rollout/success': records.filter((r) => r.trajectory.outcome.success).length / records.length,
-      'rollout/turns': records.reduce((a, r) => a + r.trajectory.outcome.turns, 0) / records.length,
-      'planner/hole': ws.hole,
-      'planner/direct': ws.direct,
-      'planner/entropy': pStats?.entropy ?? Number.NaN,
-      'executor/entropy': eStats?.entropy ?? Number.NaN,
-      'env/steps': steps,
-      'env/replay_steps': iterReplaySteps,
-      'executor/zero_adv':
-        executorUnits.filter((u) => u.advantage === 0).length / Math.max(1, executorUnits.length),
-      'planner/pivotal':
-        replays === undefined
-          ? Number.NaN
-          : replays.filter((r) => Math.min(...r) !== Math.max(...r)).length / replays.length,
-    };
-    metrics.push(m);
-    onIter?.(m);
-    if (iter === config.iters - 1) last = records.map((r) => r.trajectory);
-  }
-  return { agents, metrics, envSteps, replaySteps, last };
+  type Turns = PairTurns & { record: PairEpisodeRecord };
+  const records = (rs: readonly Turns[]) => rs.map((r) => r.record);
+  const setting: PairSetting<Turns, { 'planner/hole': number; 'planner/direct': number }> = {
+    task: (seed) => pairTask(config, seed),
+    rollout: (tasks, runSeed) =>
+      rolloutPair(envs, agents, tasks, config.groupSize, config.budget, runSeed, config.sight).map((r) => ({
+        ...asTurns(r),
+        record: r,
+      })),
+    replay: (rs, runSeed) => replayWaypoints(envs, agents.executor, records(rs), config.budget, runSeed),
+    choiceStats: (rs) => {
+      const ws = waypointStats(records(rs));
+      return { 'planner/hole': ws.hole, 'planner/direct': ws.direct };
+    },
+  };
+  return { agents, ...pairLoop(setting, config, agents, onIter) };
 }
 
 export interface PairEvaluation {

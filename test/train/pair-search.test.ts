@@ -13,6 +13,7 @@ import {
   searchWorld,
 } from '../../src/envs/search/index.ts';
 import { TrajectorySchema } from '../../src/store/schema.ts';
+import { choiceEpisodes } from '../../src/train/pair.ts';
 import {
   executorFeatures,
   freshSearchAgents,
@@ -22,7 +23,6 @@ import {
   replayPlans,
   rolloutSearchPair,
   SEARCH_PAIR_DEFAULTS,
-  searchPairEpisodes,
   searchPairTask,
   trainSearchPair,
 } from '../../src/train/pair-search.ts';
@@ -113,7 +113,7 @@ test("replays share the episode's streams: the chosen plan's replay is the episo
   // Counterfactual credit takes them (it refuses replays that are not the episode's).
   for (let g = 0; g < 16; g++) {
     const group = records.slice(g * 8, g * 8 + 8);
-    const adv = pairCredit(searchPairEpisodes(group, replays.slice(g * 8, g * 8 + 8)), 'counterfactual');
+    const adv = pairCredit(choiceEpisodes(group, replays.slice(g * 8, g * 8 + 8)), 'counterfactual');
     assert.equal(adv.planner.length, 8);
   }
 });
