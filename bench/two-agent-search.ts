@@ -10,10 +10,19 @@
 // Each seed runs in a child process (its arms in order: the planner-alone arms need that seed's
 // executor), --jobs of them at a time; the numbers do not depend on --jobs. One JSON object on stdout,
 // progress on stderr.
+// --executor clue: the same question with an executor that can already search — a single-agent MLP
+// trained with clue credit on the choice variant (--clue-iters iterations of 16 × 8, budget T − 1; its
+// input is the executor's, the progress feature counted against the question's hops) — fixed: it plays
+// behind `level` and behind 3 untrained (executorOnly, executorPlan3), and the planner alone learns over
+// it (shared, counterfactual); planValue is this executor's.
 //   node --import tsx bench/two-agent-search.ts [--seeds 1,2,3] [--iters 60] [--groups 16] [--questions 500] [--budget 12] [--jobs 2]
+//     [--executor scratch|clue] [--clue-iters 100]
 import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import type { NeuralPolicy } from '../src/policies/neural.ts';
+import { envConfig, envs } from '../src/envs/index.ts';
+import { NeuralPolicy } from '../src/policies/neural.ts';
+import { parseTrainConfig } from '../src/train/config.ts';
+import { trainPolicyGradient } from '../src/train/loop.ts';
 import { HELD_OUT_SEED } from '../src/train/pair.ts';
 import {
   evaluateSearchPair,
@@ -37,6 +46,8 @@ const { values } = parseArgs({
     questions: { type: 'string', default: '500' },
     budget: { type: 'string', default: '12' },
     jobs: { type: 'string', default: '2' },
+    executor: { type: 'string', default: 'scratch' },
+    'clue-iters': { type: 'string', default: '100' },
     job: { type: 'string' },
   },
 });
@@ -55,8 +66,12 @@ const groups = int('groups', values.groups, 1);
 const questions = int('questions', values.questions, 1);
 const budget = int('budget', values.budget, 2);
 const jobs = int('jobs', values.jobs, 1);
+const executorKind = values.executor;
+if (executorKind !== 'scratch' && executorKind !== 'clue')
+  fail(`--executor: got "${executorKind}"; expected scratch or clue`);
+const clueIters = int('clue-iters', values['clue-iters'], 1);
 
-const ARMS = [
+const ALL_ARMS = [
   'shared',
   'perAgent',
   'counterfactual',
@@ -65,7 +80,9 @@ const ARMS = [
   'plannerOnlyShared',
   'plannerOnlyCounterfactual',
 ] as const;
-type Arm = (typeof ARMS)[number];
+type Arm = (typeof ALL_ARMS)[number];
+/** With a clue-trained executor only it is fixed: the pairs trained from scratch are not run. */
+const ARMS: readonly Arm[] = executorKind === 'clue' ? ALL_ARMS.slice(3) : ALL_ARMS;
 interface Result {
   success: number;
   turns: number;
@@ -94,6 +111,7 @@ function runArm(arm: Arm, config: SearchPairConfig, agents: SearchPairAgents): R
     long: ev.long,
     envSteps: r.envSteps,
     replaySteps: r.replaySteps,
+    // NaN (null in the JSON) for an arm that trains nothing.
     zeroAdv: r.metrics.reduce((a, m) => a + m['executor/zero_adv'], 0) / r.metrics.length,
     pivotal:
       r.metrics.slice(-10).reduce((a, m) => a + m['planner/pivotal'], 0) / Math.min(10, r.metrics.length),
@@ -135,6 +153,58 @@ function planValue(executor: NeuralPolicy): PlanValue {
     pivotal: pivotal / records.length,
     rightMinusUniform: gain / records.length,
   };
+}
+
+/** The single-agent MLP trained with clue credit on the choice variant, budget T − 1 (the executor's). */
+async function clueExecutor(seed: number): Promise<NeuralPolicy> {
+  const config = parseTrainConfig({
+    env: envConfig('search', { level: 'mixed', mode: 'choose' }),
+    policy: { kind: 'mlp', hidden: SEARCH_PAIR_DEFAULTS.hidden },
+    iters: clueIters,
+    groups: 16,
+    groupSize: SEARCH_PAIR_DEFAULTS.groupSize,
+    budget: { kind: 'fixed', budget: budget - 1 },
+    eval: { episodes: 1 },
+    seed,
+    credit: { method: 'clue' },
+  });
+  const r = await trainPolicyGradient({ config, envs });
+  if (!(r.policy instanceof NeuralPolicy)) throw new Error('an mlp policy trains a network');
+  return r.policy;
+}
+
+/** The clue-trained executor, fixed: behind `level` and 3 untrained, then the planner alone over it. */
+async function runClueSeed(seed: number): Promise<{ results: Record<Arm, Result>; planValue: PlanValue }> {
+  const base = { ...SEARCH_PAIR_DEFAULTS, budget, iters, groups, seed };
+  const executor = await clueExecutor(seed);
+  const out = {} as Record<Arm, Result>;
+  const fixed = (planner: 'level' | 3): SearchPairAgents => ({
+    planner,
+    executor,
+    trainPlanner: false,
+    trainExecutor: false,
+  });
+  out.executorOnly = runArm('executorOnly', { ...base, iters: 0, credit: 'shared' }, fixed('level'));
+  out.executorPlan3 = runArm('executorPlan3', { ...base, iters: 0, credit: 'shared' }, fixed(3));
+  const value = planValue(executor);
+  process.stderr.write(
+    `seed ${seed}: a plan's worth to the clue executor, always right − uniform ${value.rightMinusUniform.toFixed(4)}, pivotal ${value.pivotal.toFixed(3)}\n`,
+  );
+  for (const [arm, credit] of [
+    ['plannerOnlyShared', 'shared'],
+    ['plannerOnlyCounterfactual', 'counterfactual'],
+  ] as const)
+    out[arm] = runArm(
+      arm,
+      { ...base, credit },
+      {
+        planner: freshSearchAgents(base.hidden, seed).planner,
+        executor,
+        trainPlanner: true,
+        trainExecutor: false,
+      },
+    );
+  return { results: out, planValue: value };
 }
 
 /** Every arm of one seed, in order. */
@@ -183,7 +253,8 @@ function runSeed(seed: number): { results: Record<Arm, Result>; planValue: PlanV
 }
 
 if (values.job !== undefined) {
-  const r = runSeed(int('job', values.job, 0));
+  const job = int('job', values.job, 0);
+  const r = executorKind === 'clue' ? await runClueSeed(job) : runSeed(job);
   const u = process.cpuUsage();
   console.log(JSON.stringify({ ...r, cpuSeconds: (u.user + u.system) / 1e6 }));
   process.exit(0);
@@ -229,7 +300,12 @@ const t0 = performance.now();
 const cpu0 = process.cpuUsage();
 const bySeed = await runAll();
 const results = (arm: Arm) => seeds.map((s) => bySeed.get(s)![arm]);
-const mean = (arm: Arm, k: keyof Result) => r4(results(arm).reduce((a, x) => a + x[k], 0) / seeds.length);
+/** The mean over seeds; null where an arm has none (NaN in a child comes back as null: an arm that
+ * trains nothing has no zero-advantage share). */
+const mean = (arm: Arm, k: keyof Result): number | null =>
+  results(arm).some((x) => x[k] === null)
+    ? null
+    : r4(results(arm).reduce((a, x) => a + x[k], 0) / seeds.length);
 const summary = (arm: Arm) => ({
   success: mean(arm, 'success'),
   turns: mean(arm, 'turns'),
@@ -257,6 +333,9 @@ console.log(
       params: { level: SEARCH_PAIR_DEFAULTS.level, mode: 'choose' },
       budget,
       policy: `mlp:hidden=${SEARCH_PAIR_DEFAULTS.hidden.join('x')} (both agents)`,
+      ...(executorKind === 'clue'
+        ? { executor: `clue-trained single agent, ${clueIters} iterations of 16 × 8, fixed` }
+        : {}),
       iters,
       groups,
       groupSize: SEARCH_PAIR_DEFAULTS.groupSize,
@@ -283,14 +362,22 @@ console.log(
       seed: s,
       ...Object.fromEntries(ARMS.map((a) => [a, r4(results(a)[i].success)])),
     })),
-    difference: {
-      counterfactualVsShared: diff('counterfactual', 'shared'),
-      perAgentVsShared: diff('perAgent', 'shared'),
-      sharedVsExecutorOnly: diff('shared', 'executorOnly'),
-      counterfactualVsExecutorOnly: diff('counterfactual', 'executorOnly'),
-      executorPlan3VsExecutorOnly: diff('executorPlan3', 'executorOnly'),
-      plannerOnlyCounterfactualVsShared: diff('plannerOnlyCounterfactual', 'plannerOnlyShared'),
-    },
+    difference:
+      executorKind === 'clue'
+        ? {
+            executorPlan3VsExecutorOnly: diff('executorPlan3', 'executorOnly'),
+            plannerOnlySharedVsExecutorOnly: diff('plannerOnlyShared', 'executorOnly'),
+            plannerOnlyCounterfactualVsExecutorOnly: diff('plannerOnlyCounterfactual', 'executorOnly'),
+            plannerOnlyCounterfactualVsShared: diff('plannerOnlyCounterfactual', 'plannerOnlyShared'),
+          }
+        : {
+            counterfactualVsShared: diff('counterfactual', 'shared'),
+            perAgentVsShared: diff('perAgent', 'shared'),
+            sharedVsExecutorOnly: diff('shared', 'executorOnly'),
+            counterfactualVsExecutorOnly: diff('counterfactual', 'executorOnly'),
+            executorPlan3VsExecutorOnly: diff('executorPlan3', 'executorOnly'),
+            plannerOnlyCounterfactualVsShared: diff('plannerOnlyCounterfactual', 'plannerOnlyShared'),
+          },
     seconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
     // This process and its children, as each counted its own.
     cpuSeconds: Number((childCpu + (cpu.user + cpu.system) / 1e6).toFixed(1)),
