@@ -74,7 +74,7 @@ export function registerTrainPair(program: Command): void {
     .option('--executor <kind>', 'mlp: trained; FILE: an executor network written by --out, fixed', 'mlp')
     .option(
       '--credit <method>',
-      "shared: both agents get the team's GRPO outcome; per-agent: the planner its waypoint's mean outcome, the executor GRPO among the episodes of its waypoint; counterfactual: the planner R − Σ_w π(w)·R(w) over replays of every waypoint, the executor the team's",
+      "shared: both agents get the team's GRPO outcome; per-agent: the planner its choice's (waypoint's or plan's) mean outcome, the executor GRPO among the episodes of its choice; counterfactual: the planner R − Σ_c π(c)·R(c) over replays of every choice, the executor the team's",
       'shared',
     )
     .option('--size <n>', 'frozenlake: side of the random maps', String(d.size))
