@@ -20,6 +20,7 @@
 import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { envConfig, envs } from '../src/envs/index.ts';
+import { searchPairEnvs } from '../src/envs/search/index.ts';
 import { NeuralPolicy } from '../src/policies/neural.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
@@ -101,8 +102,8 @@ interface Result {
 
 function runArm(arm: Arm, config: SearchPairConfig, agents: SearchPairAgents): Result {
   const t = performance.now();
-  const r = trainSearchPair(config, agents);
-  const ev = evaluateSearchPair(config, agents, questions, 4, 777);
+  const r = trainSearchPair(searchPairEnvs, config, agents);
+  const ev = evaluateSearchPair(searchPairEnvs, config, agents, questions, 4, 777);
   const res = {
     success: ev.success,
     turns: ev.turns,
@@ -134,8 +135,8 @@ interface PlanValue {
 }
 function planValue(executor: NeuralPolicy): PlanValue {
   const tasks = Array.from({ length: questions }, (_, i) => searchPairTask('mixed', HELD_OUT_SEED + i));
-  const records = rolloutSearchPair({ planner: 'level', executor }, tasks, 4, budget, 777);
-  const { replays } = replayPlans(executor, records, budget, 777);
+  const records = rolloutSearchPair(searchPairEnvs, { planner: 'level', executor }, tasks, 4, budget, 777);
+  const { replays } = replayPlans(searchPairEnvs, executor, records, budget, 777);
   const sum = [0, 1, 2].map(() => new Array<number>(PLANS).fill(0));
   const episodes = [0, 0, 0];
   let pivotal = 0;
@@ -198,7 +199,7 @@ async function runClueSeed(seed: number): Promise<{ results: Record<Arm, Result>
       arm,
       { ...base, credit },
       {
-        planner: freshSearchAgents(base.hidden, seed).planner,
+        planner: freshSearchAgents(searchPairEnvs, base.hidden, seed).planner,
         executor,
         trainPlanner: true,
         trainExecutor: false,
@@ -216,13 +217,13 @@ function runSeed(seed: number): { results: Record<Arm, Result>; planValue: PlanV
     ['perAgent', 'per-agent'],
     ['counterfactual', 'counterfactual'],
   ] as const) {
-    const a = freshSearchAgents(base.hidden, seed);
+    const a = freshSearchAgents(searchPairEnvs, base.hidden, seed);
     out[arm] = runArm(arm, { ...base, credit }, { ...a, trainPlanner: true, trainExecutor: true });
   }
   // Each executor-alone arm from the same fresh executor.
   const alone = (planner: 'level' | 3): SearchPairAgents => ({
     planner,
-    executor: freshSearchAgents(base.hidden, seed).executor,
+    executor: freshSearchAgents(searchPairEnvs, base.hidden, seed).executor,
     trainPlanner: false,
     trainExecutor: true,
   });
@@ -242,7 +243,7 @@ function runSeed(seed: number): { results: Record<Arm, Result>; planValue: PlanV
       arm,
       { ...base, credit },
       {
-        planner: freshSearchAgents(base.hidden, seed).planner,
+        planner: freshSearchAgents(searchPairEnvs, base.hidden, seed).planner,
         executor: solo.executor,
         trainPlanner: true,
         trainExecutor: false,

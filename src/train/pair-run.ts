@@ -24,6 +24,7 @@ import {
   freshSearchAgents,
   type SearchPairAgents,
   type SearchPairConfig,
+  type SearchPairEnvs,
   type SearchPairEvaluation,
   type SearchPairMetrics,
   searchPairSpecs,
@@ -183,10 +184,11 @@ export interface SearchPairReport {
 }
 
 export function searchPairAgents(
+  envs: SearchPairEnvs,
   o: Pick<SearchPairRunOptions, 'config' | 'planner' | 'executor'>,
 ): SearchPairAgents {
-  const fresh = freshSearchAgents(o.config.hidden, o.config.seed);
-  const specs = searchPairSpecs();
+  const fresh = freshSearchAgents(envs, o.config.hidden, o.config.seed);
+  const specs = searchPairSpecs(envs);
   const load = (flag: '--planner' | '--executor', file: string) =>
     loadAgent(
       flag,
@@ -205,12 +207,13 @@ export function searchPairAgents(
   return { planner, executor, trainPlanner: o.planner === 'mlp', trainExecutor: o.executor === 'mlp' };
 }
 
-export function runSearchPair(o: SearchPairRunOptions): SearchPairReport {
+export function runSearchPair(envs: SearchPairEnvs, o: SearchPairRunOptions): SearchPairReport {
   const t0 = performance.now();
-  const agents = searchPairAgents(o);
+  const agents = searchPairAgents(envs, o);
   if (o.out !== undefined) mkdirSync(o.out, { recursive: true });
-  const run = trainSearchPair(o.config, agents, o.onIter);
+  const run = trainSearchPair(envs, o.config, agents, o.onIter);
   const { trajectories, ...evaluation } = evaluateSearchPair(
+    envs,
     o.config,
     agents,
     o.evalQuestions,

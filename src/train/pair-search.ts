@@ -27,20 +27,14 @@ import type {
   FailureKind,
   Outcome,
   StepInfo,
+  StepResult,
   Task,
   Trajectory,
   Turn,
   TurnContext,
 } from '../core/types.ts';
 import type { AgentCredit } from '../credit/agents.ts';
-import {
-  makeSearchTaskEnv,
-  type SearchChoiceEnv,
-  type SearchChoiceObservation,
-  SLOT_FEATURES,
-  searchTokens,
-  searchWorld,
-} from '../envs/search/index.ts';
+
 import { mlpPolicyConfig, NeuralPolicy } from '../policies/neural.ts';
 import { HELD_OUT_SEED, type LoopMetrics, PAIR_STREAM, type PairTurns, pairLoop } from './pair.ts';
 
@@ -48,10 +42,40 @@ import { HELD_OUT_SEED, type LoopMetrics, PAIR_STREAM, type PairTurns, pairLoop 
 export const PLANS = 3;
 /** The planner's input: the question's words hashed into this many counts. */
 export const QUESTION_BUCKETS = 64;
-/** Offered calls a turn (the choice variant's default). */
-const SLOTS = 6;
-/** Index of the progress feature (documents opened / (2·hops)) in a slot's features (choice.ts). */
-const PROGRESS = 9;
+/** An observation of the search env's choice variant, as read here. */
+export interface ChoiceObservation {
+  /** Features of the offered calls, slot by slot. */
+  features: number[];
+}
+
+/** One episode's env: the search env's choice variant (envs/search/choice.ts), as read here. */
+export interface ChoiceEnv {
+  /** Calls offered a turn. */
+  readonly k: number;
+  /** Documents the episode has opened. */
+  readonly opened: number;
+  reset(seed: number): ChoiceObservation;
+  step(action: number): StepResult<ChoiceObservation>;
+  text(o: ChoiceObservation): string;
+  close(): void;
+}
+
+/** What the setting needs of the search env, handed in by the composition layer as FrozenLake's pair
+ * gets its EnvFactory (train/ does not reach envs/): envs/search's `searchPairEnvs`. */
+export interface SearchPairEnvs {
+  /** A task's env, its choice variant. */
+  make(task: Task): ChoiceEnv;
+  question(task: Task): string;
+  /** The question's hops. */
+  level(task: Task): number;
+  /** The words of a text, as the env's search reads them. */
+  tokens(text: string): string[];
+  /** Calls offered a turn, features per call, and the index of the progress feature (documents opened /
+   * (2·hops)) among a call's features. */
+  slots: number;
+  slotFeatures: number;
+  progress: number;
+}
 
 export type SearchLevelParam = 1 | 2 | 3 | 'mixed';
 
@@ -109,17 +133,22 @@ export function searchPairTask(level: SearchLevelParam, seed: number): Task {
 
 /** The planner chooses among the plans from the question's hashed words; the executor among the offered
  * calls from their features (the progress feature counted against the plan). */
-export function searchPairSpecs(): { planner: EnvSpec; executor: EnvSpec } {
+export function searchPairSpecs(envs: SearchPairEnvs): { planner: EnvSpec; executor: EnvSpec } {
   const base = { oracle: false, snapshots: false } as const;
   return {
     planner: { ...base, id: 'search-planner', actions: PLANS, features: QUESTION_BUCKETS },
-    executor: { ...base, id: 'search-executor', actions: SLOTS, features: SLOTS * SLOT_FEATURES },
+    executor: {
+      ...base,
+      id: 'search-executor',
+      actions: envs.slots,
+      features: envs.slots * envs.slotFeatures,
+    },
   };
 }
 
 /** Fresh networks for both agents (the executor's seed one above the planner's). */
-export function freshSearchAgents(hidden: readonly number[], seed: number) {
-  const specs = searchPairSpecs();
+export function freshSearchAgents(envs: SearchPairEnvs, hidden: readonly number[], seed: number) {
+  const specs = searchPairSpecs(envs);
   return {
     planner: new NeuralPolicy(mlpPolicyConfig(specs.planner, { hidden, seed }), `planner:mlp:seed=${seed}`),
     executor: new NeuralPolicy(
@@ -140,29 +169,33 @@ function bucket(word: string): number {
 }
 
 /** What the planner reads: the question's words, hashed, each bucket's count / 3. */
-export function questionFeatures(question: string): Float32Array {
+export function questionFeatures(envs: SearchPairEnvs, question: string): Float32Array {
   const f = new Float32Array(QUESTION_BUCKETS);
-  for (const w of searchTokens(question)) f[bucket(w)] += 1 / 3;
+  for (const w of envs.tokens(question)) f[bucket(w)] += 1 / 3;
   return f;
 }
 
 /** The executor's input at an observation under plan n: the env's slot features with the progress
  * feature (documents opened / (2·hops)) counted against n instead of the question's hops. */
-export function executorFeatures(env: SearchChoiceEnv, o: SearchChoiceObservation, n: number): Float32Array {
+export function executorFeatures(
+  envs: SearchPairEnvs,
+  env: ChoiceEnv,
+  o: ChoiceObservation,
+  n: number,
+): Float32Array {
   const f = Float32Array.from(o.features);
-  for (let s = 0; s < env.k; s++) f[s * SLOT_FEATURES + PROGRESS] = env.opened / (2 * n);
+  for (let s = 0; s < env.k; s++) f[s * envs.slotFeatures + envs.progress] = env.opened / (2 * n);
   return f;
 }
 
-const plannerView: EnvView<string> = {
-  spec: searchPairSpecs().planner,
-  features: (question) => questionFeatures(question),
-};
-/** The executor's observation carries its own input (computed when it was seen). */
-const executorView: EnvView<{ x: Float32Array }> = {
-  spec: searchPairSpecs().executor,
-  features: (o) => o.x,
-};
+/** The planner's view (the question) and the executor's (its observation carries its own input, computed
+ * when it was seen). */
+function views(envs: SearchPairEnvs) {
+  const specs = searchPairSpecs(envs);
+  const planner: EnvView<string> = { spec: specs.planner, features: (q) => questionFeatures(envs, q) };
+  const executor: EnvView<{ x: Float32Array }> = { spec: specs.executor, features: (o) => o.x };
+  return { planner, executor };
+}
 
 const NO_HISTORY: readonly never[] = [];
 
@@ -196,8 +229,14 @@ interface ExecutorRun {
 }
 
 /** Runs the executor in lockstep over the jobs (one env each), each for at most `steps` calls. */
-function runExecutor(executor: NeuralPolicy, jobs: readonly Job[], steps: number): ExecutorRun[] {
-  const envs = jobs.map((j) => makeSearchTaskEnv(j.task) as SearchChoiceEnv);
+function runExecutor(
+  factory: SearchPairEnvs,
+  executor: NeuralPolicy,
+  jobs: readonly Job[],
+  steps: number,
+): ExecutorRun[] {
+  const view = views(factory).executor;
+  const envs = jobs.map((j) => factory.make(j.task));
   const obs = jobs.map((j, i) => envs[i].reset(j.envSeed));
   const runs: ExecutorRun[] = jobs.map(() => ({
     success: false,
@@ -211,11 +250,11 @@ function runExecutor(executor: NeuralPolicy, jobs: readonly Job[], steps: number
   let live = jobs.map((_, i) => i);
   for (let t = 0; t < steps && live.length > 0; t++) {
     const ctxs: TurnContext<{ x: Float32Array }>[] = live.map((i) => ({
-      observation: { x: executorFeatures(envs[i], obs[i], jobs[i].plan) },
+      observation: { x: executorFeatures(factory, envs[i], obs[i], jobs[i].plan) },
       history: NO_HISTORY,
       turn: t + 1,
       rng: jobs[i].rng,
-      env: executorView,
+      env: view,
     }));
     const actions = executor.actBatch(ctxs as TurnContext<unknown>[]);
     const next: number[] = [];
@@ -262,6 +301,7 @@ const plannerName = (p: NeuralPolicy | FixedPlan) =>
 
 /** K episodes of the pair on each task: the planner's turn, then the executor's calls in lockstep. */
 export function rolloutSearchPair(
+  envs: SearchPairEnvs,
   agents: Pick<SearchPairAgents, 'planner' | 'executor'>,
   tasks: readonly Task[],
   samples: number,
@@ -270,14 +310,15 @@ export function rolloutSearchPair(
 ): SearchPairRecord[] {
   const planned: { ctx: TurnContext<string>; task: Task; level: number; sample: number; envSeed: number }[] =
     [];
+  const plannerView = views(envs).planner;
   for (const task of tasks) {
-    const world = searchWorld(task);
+    const question = envs.question(task);
     for (let k = 0; k < samples; k++) {
       const s = streams(runSeed, task, k);
       planned.push({
-        ctx: { observation: world.question, history: NO_HISTORY, turn: 0, rng: s.planner, env: plannerView },
+        ctx: { observation: question, history: NO_HISTORY, turn: 0, rng: s.planner, env: plannerView },
         task,
-        level: world.level,
+        level: envs.level(task),
         sample: k,
         envSeed: s.envSeed,
       });
@@ -297,7 +338,7 @@ export function rolloutSearchPair(
     plan: choices[i].action + 1,
     record: true,
   }));
-  const runs = runExecutor(agents.executor, jobs, budget - 1);
+  const runs = runExecutor(envs, agents.executor, jobs, budget - 1);
   const policy = `pair(planner=${plannerName(planner)}; executor=${agents.executor.id})`;
   return planned.map((p, i) => {
     const run = runs[i];
@@ -344,6 +385,7 @@ export function rolloutSearchPair(
 
 /** R_i(n) for every plan n of every episode: the executor replayed under the episode's own streams. */
 export function replayPlans(
+  envs: SearchPairEnvs,
   executor: NeuralPolicy,
   episodes: readonly SearchPairRecord[],
   budget: number,
@@ -359,7 +401,7 @@ export function replayPlans(
       plan: a + 1,
       record: false,
     }));
-    runExecutor(executor, jobs, budget - 1).forEach((run, i) => {
+    runExecutor(envs, executor, jobs, budget - 1).forEach((run, i) => {
       replays[i][a] = run.return;
       steps += run.steps;
     });
@@ -397,6 +439,7 @@ export interface SearchPairRunResult {
 
 /** Trains the pair for config.iters iterations; `onIter` sees each iteration's metrics (progress). */
 export function trainSearchPair(
+  envs: SearchPairEnvs,
   config: SearchPairConfig,
   agents: SearchPairAgents,
   onIter?: (m: SearchPairMetrics) => void,
@@ -405,8 +448,9 @@ export function trainSearchPair(
   const run = pairLoop(
     {
       task: (seed) => searchPairTask(config.level, seed),
-      rollout: (tasks, runSeed) => rolloutSearchPair(agents, tasks, config.groupSize, config.budget, runSeed),
-      replay: (records, runSeed) => replayPlans(agents.executor, records, config.budget, runSeed),
+      rollout: (tasks, runSeed) =>
+        rolloutSearchPair(envs, agents, tasks, config.groupSize, config.budget, runSeed),
+      replay: (records, runSeed) => replayPlans(envs, agents.executor, records, config.budget, runSeed),
       choiceStats: (records) => {
         const ps = planStats(records);
         return { 'planner/exact': ps.exact, 'planner/short': ps.short, 'planner/long': ps.long };
@@ -435,6 +479,7 @@ export interface SearchPairEvaluation {
 
 /** The pair on held-out questions (task seeds from HELD_OUT_SEED), both agents sampling. */
 export function evaluateSearchPair(
+  envs: SearchPairEnvs,
   config: Pick<SearchPairConfig, 'level' | 'budget'>,
   agents: Pick<SearchPairAgents, 'planner' | 'executor'>,
   questions: number,
@@ -442,9 +487,9 @@ export function evaluateSearchPair(
   runSeed: number,
 ): SearchPairEvaluation {
   const tasks = Array.from({ length: questions }, (_, i) => searchPairTask(config.level, HELD_OUT_SEED + i));
-  const records = rolloutSearchPair(agents, tasks, samples, config.budget, runSeed);
+  const records = rolloutSearchPair(envs, agents, tasks, samples, config.budget, runSeed);
   const ts = records.map((r) => r.trajectory);
-  const fits = tasks.filter((t) => 2 * searchWorld(t).level + 1 <= config.budget - 1).length;
+  const fits = tasks.filter((t) => 2 * envs.level(t) + 1 <= config.budget - 1).length;
   const ps = planStats(records);
   return {
     episodes: ts.length,

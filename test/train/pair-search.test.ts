@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pairCredit } from '../../src/credit/agents.ts';
 import {
+  searchPairEnvs as envs,
   goldCall,
   makeSearchTaskEnv,
   type SearchChoiceEnv,
@@ -29,14 +30,14 @@ import {
 
 test('the planner reads the question as a bag of words: counts / 3, order does not matter', () => {
   const q = 'What is the name of the author of the publisher of a novel?';
-  const f = questionFeatures(q);
+  const f = questionFeatures(envs, q);
   assert.equal(f.length, QUESTION_BUCKETS);
   const total = f.reduce((a, x) => a + x, 0);
   assert.ok(Math.abs(total - searchTokens(q).length / 3) < 1e-5, `${total}`);
   const shuffled = 'of the author novel a the of publisher of name is the What?';
-  assert.deepEqual([...questionFeatures(shuffled)], [...f]);
+  assert.deepEqual([...questionFeatures(envs, shuffled)], [...f]);
   // One more "of" moves one bucket by 1/3.
-  const more = questionFeatures(`${q} of`);
+  const more = questionFeatures(envs, `${q} of`);
   const moved = [...more].map((x, i) => x - f[i]).filter((d) => Math.abs(d) > 1e-6);
   assert.equal(moved.length, 1);
   assert.ok(Math.abs(moved[0] - 1 / 3) < 1e-6);
@@ -50,9 +51,9 @@ test("the executor's input is the env's own at the question's hops, and differs 
     let o = env.reset(7);
     // Walk the gold path: the useful call is always offered.
     for (let t = 0; t < 2 * level + 1; t++) {
-      assert.deepEqual([...executorFeatures(env, o, level)], [...Float32Array.from(o.features)]);
+      assert.deepEqual([...executorFeatures(envs, env, o, level)], [...Float32Array.from(o.features)]);
       for (let n = 1; n <= PLANS; n++) {
-        const x = executorFeatures(env, o, n);
+        const x = executorFeatures(envs, env, o, n);
         for (let i = 0; i < x.length; i++) {
           if (i % SLOT_FEATURES === 9) assert.equal(x[i], Math.fround(env.opened / (2 * n)));
           else assert.equal(x[i], Math.fround(o.features[i]));
@@ -73,10 +74,10 @@ test("the executor's input is the env's own at the question's hops, and differs 
 });
 
 test('fixed planners: every plan is the question’s hops (level) or the constant, a forced turn, seen by each executor turn', () => {
-  const { executor } = freshSearchAgents([16], 0);
+  const { executor } = freshSearchAgents(envs, [16], 0);
   const tasks = [0, 1, 2, 3].map((s) => searchPairTask('mixed', s));
   for (const planner of ['level', 2] as const) {
-    const records = rolloutSearchPair({ planner, executor }, tasks, 3, 12, 5);
+    const records = rolloutSearchPair(envs, { planner, executor }, tasks, 3, 12, 5);
     assert.equal(records.length, 12);
     for (const r of records) {
       const n = planner === 'level' ? r.level : planner;
@@ -100,10 +101,10 @@ test('fixed planners: every plan is the question’s hops (level) or the constan
 });
 
 test("replays share the episode's streams: the chosen plan's replay is the episode; some plan changes an outcome", () => {
-  const agents = freshSearchAgents([16], 1);
+  const agents = freshSearchAgents(envs, [16], 1);
   const tasks = Array.from({ length: 16 }, (_, i) => searchPairTask('mixed', 100 + i));
-  const records = rolloutSearchPair(agents, tasks, 8, 12, 9);
-  const { replays, steps } = replayPlans(agents.executor, records, 12, 9);
+  const records = rolloutSearchPair(envs, agents, tasks, 8, 12, 9);
+  const { replays, steps } = replayPlans(envs, agents.executor, records, 12, 9);
   assert.ok(steps > 0);
   records.forEach((r, i) => {
     assert.equal(replays[i][r.choice], r.trajectory.outcome.return);
@@ -120,8 +121,9 @@ test("replays share the episode's streams: the chosen plan's replay is the episo
 
 test('the same seed trains the same pair, byte for byte', () => {
   const run = () => {
-    const agents = freshSearchAgents([8], 4);
+    const agents = freshSearchAgents(envs, [8], 4);
     const r = trainSearchPair(
+      envs,
       {
         ...SEARCH_PAIR_DEFAULTS,
         credit: 'counterfactual',

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { InputError } from '../../core/errors.ts';
 import { AGENT_CREDITS, type AgentCredit } from '../../credit/agents.ts';
 import { envs } from '../../envs/index.ts';
+import { searchPairEnvs } from '../../envs/search/index.ts';
 import { checkOutput } from '../../store/paths.ts';
 import { PAIR_DEFAULTS, type PairConfig } from '../../train/pair.ts';
 import { type AgentSource, runPair, runSearchPair, type SearchPlannerSource } from '../../train/pair-run.ts';
@@ -226,7 +227,7 @@ function searchPair(f: PairFlags, cmd: Command): void {
       ['--planner', typeof planner === 'object' ? planner.file : undefined],
       ['--executor', typeof executor === 'object' ? executor.file : undefined],
     ]);
-  const r = runSearchPair({
+  const r = runSearchPair(searchPairEnvs, {
     config,
     planner,
     executor,

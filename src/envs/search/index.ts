@@ -1,8 +1,9 @@
 // The search env as a registered env: params, tasks → worlds (cached), env construction, and the task's
 // description (with its clue chain and answer).
 import type { EnvSpec, Task } from '../../core/types.ts';
-import { SearchChoiceEnv, searchChoiceSpec } from './choice.ts';
+import { SearchChoiceEnv, SLOT_FEATURES, searchChoiceSpec } from './choice.ts';
 import { SearchEnv, searchSpec } from './env.ts';
+import { searchTokens } from './searcher.ts';
 import { searchParams, searchWorld } from './task.ts';
 
 export * from './choice.ts';
@@ -77,3 +78,21 @@ export function describeSearchText(d: Record<string, unknown>): string[] {
   }
   return lines;
 }
+
+/** The choice variant as the two-agent setting reads it (train/pair-search.ts's SearchPairEnvs, handed in
+ * by the composition layer): a task's env, its question and hops, the search's words, and the layout of
+ * the offered calls' features (choice.ts: feature 9 is documents opened / (2·hops)). */
+export const searchPairEnvs = {
+  make(task: Task): SearchChoiceEnv {
+    const env = makeSearchTaskEnv(task);
+    if (!(env instanceof SearchChoiceEnv))
+      throw new Error('the two-agent setting plays the choice variant (mode choose)');
+    return env;
+  },
+  question: (task: Task): string => searchWorld(task).question,
+  level: (task: Task): number => searchWorld(task).level,
+  tokens: searchTokens,
+  slots: 6,
+  slotFeatures: SLOT_FEATURES,
+  progress: 9,
+};
