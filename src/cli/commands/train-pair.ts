@@ -56,6 +56,32 @@ function widths(raw: string): number[] {
   return w;
 }
 
+/** The training loop's flags, the same for both envs (read after each env's own, in this order). */
+function loopFlags(f: PairFlags) {
+  return {
+    iters: int('--iters', f.iters, 1, 100_000),
+    groups: int('--groups', f.groups, 1, 100_000),
+    groupSize: int('--group-size', f.groupSize, 1, 10_000),
+    hidden: widths(f.hidden),
+    lr: num('--lr', f.lr, (x) => x > 0 && x < 10, 'a step size in (0, 10)'),
+    seed: seed(f.seed),
+  };
+}
+
+/** --out must not be a network file either agent reads. */
+function checkPairOut(
+  out: string | undefined,
+  planner: AgentSource | SearchPlannerSource,
+  executor: AgentSource,
+): void {
+  const file = (a: AgentSource | SearchPlannerSource) => (typeof a === 'object' ? a.file : undefined);
+  if (out !== undefined)
+    checkOutput(out, '--out', 'dir', [
+      ['--planner', file(planner)],
+      ['--executor', file(executor)],
+    ]);
+}
+
 export function registerTrainPair(program: Command): void {
   const d = PAIR_DEFAULTS;
   program
@@ -135,19 +161,10 @@ export function registerTrainPair(program: Command): void {
         slippery: f.slippery === true,
         budget: int('--budget', f.budget ?? String(d.budget), 2, 1000),
         sight: int('--sight', f.sight, 0, 8),
-        iters: int('--iters', f.iters, 1, 100_000),
-        groups: int('--groups', f.groups, 1, 100_000),
-        groupSize: int('--group-size', f.groupSize, 1, 10_000),
-        hidden: widths(f.hidden),
-        lr: num('--lr', f.lr, (x) => x > 0 && x < 10, 'a step size in (0, 10)'),
-        seed: seed(f.seed),
+        ...loopFlags(f),
       };
       const evalMaps = int('--eval-maps', f.evalMaps, 1, 1_000_000);
-      if (f.out !== undefined)
-        checkOutput(f.out, '--out', 'dir', [
-          ['--planner', typeof planner === 'object' ? planner.file : undefined],
-          ['--executor', typeof executor === 'object' ? executor.file : undefined],
-        ]);
+      checkPairOut(f.out, planner, executor);
       const r = runPair(envs, {
         config,
         planner,
@@ -214,19 +231,10 @@ function searchPair(f: PairFlags, cmd: Command): void {
     credit: f.credit as AgentCredit,
     level: (level === 'mixed' ? 'mixed' : Number(level)) as SearchLevelParam,
     budget: int('--budget', f.budget ?? String(d.budget), 2, 1000),
-    iters: int('--iters', f.iters, 1, 100_000),
-    groups: int('--groups', f.groups, 1, 100_000),
-    groupSize: int('--group-size', f.groupSize, 1, 10_000),
-    hidden: widths(f.hidden),
-    lr: num('--lr', f.lr, (x) => x > 0 && x < 10, 'a step size in (0, 10)'),
-    seed: seed(f.seed),
+    ...loopFlags(f),
   };
   const evalQuestions = int('--eval-maps', f.evalMaps, 1, 1_000_000);
-  if (f.out !== undefined)
-    checkOutput(f.out, '--out', 'dir', [
-      ['--planner', typeof planner === 'object' ? planner.file : undefined],
-      ['--executor', typeof executor === 'object' ? executor.file : undefined],
-    ]);
+  checkPairOut(f.out, planner, executor);
   const r = runSearchPair(searchPairEnvs, {
     config,
     planner,
