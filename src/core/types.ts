@@ -173,6 +173,22 @@ export interface EnvView<O> {
   stateKey?(o: O): string | number;
   /** The gold path and menu of valid actions of a tool env (when `spec.scripted`). */
   scripted?(): ScriptedView;
+  /** Of an env whose tools answer a call the same way whatever the episode did before (search): what
+   * world-model rehearsal learns its tools' answers from, and the env answering from what was learned. */
+  toolAnswers?(): ToolAnswers;
+}
+
+/** A tool env's answers as a world model learns them (train/rehearsal-tools.ts). The env keeps its own
+ * logic — parsing, the offers of a choice variant, its clue accounting — and only what its tools answer
+ * comes from the model. */
+export interface ToolAnswers {
+  /** The call a recorded turn made, as a key, and what the tools answered it (plain data), read from the
+   * turn and the observation after it (`next`: the next turn's; undefined after the last turn). Undefined
+   * when the turn made no call the tools answered (a malformed one) or its answer was not recorded. */
+  answerOf(turn: Turn, next: unknown): { key: string; answer: unknown } | undefined;
+  /** A new env of the same task whose tools answer from `lookup`. A call `lookup` has no answer for
+   * (undefined) halts the episode: terminated, reward 0, `info.halted` true. */
+  imagine(lookup: (key: string) => unknown): Env<unknown, unknown>;
 }
 
 export interface Env<O, A> extends EnvView<O> {

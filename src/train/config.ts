@@ -33,7 +33,7 @@ import {
   seedRange,
 } from './config-sections.ts';
 import { InfoGainSchema } from './info-gain.ts';
-import { RehearsalSchema, showRehearsal } from './rehearsal.ts';
+import { DEFAULT_ALPHA, RehearsalSchema, showRehearsal } from './rehearsal.ts';
 import { SHAPING_ENVS, ShapingSchema, showShaping } from './shaping.ts';
 
 export const TrainConfigSchema = z
@@ -101,7 +101,7 @@ export const TrainConfigSchema = z
     rehearsal: RehearsalSchema.optional().meta({
       flag: '--rehearsal <spec>',
       description:
-        'world-model rehearsal: ratio=R[,alpha=A][,prior=pooled|uniform] — a model of the map learned from the real steps (counts per (cell, action) with A pseudo-steps of a prior pooled over maps, default 4), and R imagined episodes in it per real one enter the update (FrozenLake without fog; docs/methods-measured.md)',
+        'world-model rehearsal: ratio=R[,alpha=A][,prior=pooled|uniform] — a model of the map learned from the real steps (counts per (cell, action) with A pseudo-steps of a prior pooled over maps, default 4), and R imagined episodes in it per real one enter the update (FrozenLake without fog); on search and sql a table of what the tools answered each call, per question, the imagined episodes halting at a call never made (ratio only); docs/methods-measured.md',
     }),
     reward: z
       .string()
@@ -293,9 +293,14 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
     const refuse = (why: string): never => {
       throw new InputError(name('rehearsal'), showRehearsal(c.rehearsal!), why);
     };
-    if (c.env.env !== 'frozenlake' || (c.env.params as { fog?: number }).fog !== undefined)
+    if (c.env.env === 'search' || c.env.env === 'sql') {
+      if (c.rehearsal.alpha !== DEFAULT_ALPHA || c.rehearsal.prior !== 'pooled')
+        refuse(
+          `on ${c.env.env} the model is a table of the tools' answers: alpha and prior are FrozenLake's (give ratio only)`,
+        );
+    } else if (c.env.env !== 'frozenlake' || (c.env.params as { fog?: number }).fog !== undefined)
       refuse(
-        "learns FrozenLake's transitions between cells: needs env frozenlake without fog (a fogged observation is not a cell)",
+        "learns FrozenLake's transitions between cells, or the answers of tools that keep no state: needs env frozenlake without fog (a fogged observation is not a cell), search or sql",
       );
     if (c.algo === 'es') refuse('adds imagined episodes to the policy-gradient update; algo es has none');
     if (c.algo === 'rtpo')

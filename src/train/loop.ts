@@ -10,6 +10,7 @@
 //                    (with config.infoGain, on r + W·g                             train/info-gain.ts)
 //   rehearse         with config.rehearsal, the real steps counted into a learned model of each map and
 //                    R imagined episodes per real one rolled out in it             train/rehearsal.ts
+//                    (on search, the tools' answers filed per question      train/rehearsal-tools.ts)
 //   advantages       credit (any method of credit/; GAE reads the critic)            train/update.ts
 //   update           clipped policy-gradient epochs over minibatches of the policy's own units
 //                    (+ critic regression for GAE; algo rtpo: backward stages, train/rtpo.ts)
@@ -37,6 +38,7 @@ import { InfoGain } from './info-gain.ts';
 import type { Learner, ViewOf } from './learner.ts';
 import { Pipeline, staleness } from './pipeline.ts';
 import { rehearse, WorldModel } from './rehearsal.ts';
+import { rehearseTools, ToolModel } from './rehearsal-tools.ts';
 import { type RewardSource, rewardBatch } from './reward.ts';
 import { checkpointDue, openRun, type Resumed, type RunDir, runSeconds } from './run-dir.ts';
 import { type Run, type Setup, setup, TRAIN_STREAM } from './setup.ts';
@@ -233,7 +235,10 @@ export async function trainPolicyGradient(o: TrainOptions): Promise<TrainResult>
   let state: TrainState = opened.state;
   if (config.guidance.mode !== 'none') r.guide = new PrefixGuide(config.guidance, state.guide);
   if (config.rehearsal !== undefined)
-    r.model = new WorldModel(config.rehearsal, !s.generated, state.rehearsal);
+    r.model =
+      config.env.env === 'frozenlake'
+        ? new WorldModel(config.rehearsal, !s.generated, state.rehearsal)
+        : new ToolModel(config.rehearsal, state.rehearsal?.tools);
   const metrics: IterationMetrics[] = [];
   const result = (final: FinalEval | null): TrainResult => ({
     config,
@@ -298,18 +303,21 @@ async function iteration(
     const gained = info?.apply(batch, viewOf);
     const learnt = rubric?.learnt ?? r.shaper?.shape(batch, viewOf) ?? gained?.learnt ?? batch;
     // Rehearsal: imagined groups get their advantages apart (their own groups), then join the update.
+    const rehearsing = r.model && {
+      iter,
+      seed: config.seed,
+      runSeed: Rng.derive(config.seed, TRAIN_STREAM.rehearsal, iter).uint32(),
+      groupSize: config.groupSize,
+      budget: config.budget,
+      policy: s.learner.policy,
+      revealBudget: s.revealBudget,
+      generated: s.generated,
+    };
     const rehearsed =
-      r.model &&
-      (await rehearse(r.model, batch, viewOf, {
-        iter,
-        seed: config.seed,
-        runSeed: Rng.derive(config.seed, TRAIN_STREAM.rehearsal, iter).uint32(),
-        groupSize: config.groupSize,
-        budget: config.budget,
-        policy: s.learner.policy,
-        revealBudget: s.revealBudget,
-        generated: s.generated,
-      }));
+      rehearsing &&
+      (r.model instanceof ToolModel
+        ? await rehearseTools(r.model, batch, viewOf, rehearsing)
+        : await rehearse(r.model!, batch, viewOf, rehearsing));
     const imagined = rehearsed?.imagined ?? [];
     const real = advantages(r, learnt, viewOf);
     const dreamt = imagined.length > 0 ? advantages(r, imagined, viewOf) : undefined;

@@ -160,7 +160,12 @@ export function tv(p: NextDist, q: NextDist): number {
 export interface RehearsalState {
   pooled: number[];
   maps: [string, [number, number, number][]][];
+  /** A tool env's model instead (rehearsal-tools.ts): its answers per task (pooled and maps empty). */
+  tools?: ToolTableState;
 }
+
+/** A tool env's checkpointed table (rehearsal-tools.ts): [task key, [call key, answer][]][]. */
+export type ToolTableState = [string, [string, unknown][]][];
 
 /** The counts of one map: (s·4 + a) → s′ → n. */
 type MapCounts = Map<number, Map<number, number>>;

@@ -19,6 +19,7 @@ import { Critic } from './critic.ts';
 import type { PrefixGuide } from './guidance.ts';
 import { type Learner, learnerFor } from './learner.ts';
 import type { WorldModel } from './rehearsal.ts';
+import type { ToolModel } from './rehearsal-tools.ts';
 import { maxBudget, validateSchedule } from './schedule.ts';
 import { type BatchShaper, recordCells } from './shaping.ts';
 import { TransformerLearner } from './transformer-learner.ts';
@@ -66,8 +67,8 @@ export interface Run {
   queue?: RolloutQueue;
   /** The reward shaping the learner sees (config.shaping), with its per-map potentials. */
   shaper?: BatchShaper;
-  /** The learned model of rehearsal (config.rehearsal). */
-  model?: WorldModel;
+  /** The learned model of rehearsal (config.rehearsal): FrozenLake's transitions, or a tool env's answers. */
+  model?: WorldModel | ToolModel;
 }
 
 function isGenerated(env: EnvConfig): boolean {

@@ -171,7 +171,7 @@ test('rehearsal is refused under fog, with ES or RTPO, with shaping or info-gain
     [{ env, algo: 'es' }, /algo es/],
     [{ env, algo: 'rtpo' }, /algo rtpo recomputes the whole batch's credit/],
     [{ env, shaping: { kind: 'progress', coef: 0.1 } }, /cannot go with shaping/],
-    [{ env: { env: 'sql', params: {} } }, /needs env frozenlake/],
+    [{ env: { env: 'tools', params: {} } }, /needs env frozenlake/],
   ];
   for (const [c, why] of cases)
     assert.throws(

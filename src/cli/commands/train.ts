@@ -306,9 +306,14 @@ export function registerTrain(program: Command): void {
       if (shaping) for (const line of shapingLines(shaping)) out(line);
       if (config.rehearsal && result.metrics.length > 0) {
         const [a, b] = [result.metrics[0].values, result.metrics.at(-1)!.values];
-        out(
-          `rehearsal ${showRehearsal(config.rehearsal)}: ${b['rehearsal/imagined_episodes']} imagined episodes an iteration; the model's TV to the true P over the (cell, action) visited ${fmt(a['train/model_tv'])} → ${fmt(b['train/model_tv'])}, over all ${fmt(a['rehearsal/model_tv_all'])} → ${fmt(b['rehearsal/model_tv_all'])} (iterations ${result.metrics[0].iter + 1} → ${result.metrics.at(-1)!.iter + 1})`,
-        );
+        if (config.env.env !== 'frozenlake')
+          out(
+            `rehearsal ratio=${config.rehearsal.ratio}: ${b['rehearsal/imagined_episodes']} imagined episodes an iteration; the tools' answers on file ${a['rehearsal/known_calls']} → ${b['rehearsal/known_calls']} calls (answers that contradicted one on file: ${b['rehearsal/conflicts']}); imagined episodes halted at an unknown call ${fmt(a['rehearsal/halted'])} → ${fmt(b['rehearsal/halted'])}, succeeded ${fmt(a['rehearsal/imagined_success'])} → ${fmt(b['rehearsal/imagined_success'])} (iterations ${result.metrics[0].iter + 1} → ${result.metrics.at(-1)!.iter + 1})`,
+          );
+        else
+          out(
+            `rehearsal ${showRehearsal(config.rehearsal)}: ${b['rehearsal/imagined_episodes']} imagined episodes an iteration; the model's TV to the true P over the (cell, action) visited ${fmt(a['train/model_tv'])} → ${fmt(b['train/model_tv'])}, over all ${fmt(a['rehearsal/model_tv_all'])} → ${fmt(b['rehearsal/model_tv_all'])} (iterations ${result.metrics[0].iter + 1} → ${result.metrics.at(-1)!.iter + 1})`,
+          );
       }
       if (rewardSummary) for (const line of rubricLines(rewardSummary)) out(line);
       out(`policy: ${outDir}/policy.safetensors (use --policy ${outDir})`);

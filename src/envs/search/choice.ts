@@ -24,8 +24,9 @@
 //   10   turn / 20 (the env's turn scale).
 // A table policy has nothing to key on (the calls move between slots); an MLP learns from these.
 import { Rng } from '../../core/rng.ts';
-import type { Env, EnvSpec, StepInfo, StepResult, ToolCall } from '../../core/types.ts';
+import type { Env, EnvSpec, StepInfo, StepResult, ToolAnswers, ToolCall } from '../../core/types.ts';
 import {
+  recordedAnswer,
   renderSearchObservation,
   SEARCH_MAX_TURNS,
   SearchEnv,
@@ -110,11 +111,12 @@ export class SearchChoiceEnv implements Env<SearchChoiceObservation, number> {
   private t = 0;
   private obs: SearchChoiceObservation;
 
-  constructor(world: SearchWorld) {
+  /** With `lookup`, the tools answer from it (world-model rehearsal: SearchEnv's). */
+  constructor(world: SearchWorld, lookup?: (key: string) => unknown) {
     this.world = world;
     this.k = world.params.slots ?? 6;
     this.spec = searchChoiceSpec(this.k);
-    this.inner = new SearchEnv(world);
+    this.inner = new SearchEnv(world, lookup);
     this.questionWords = new Set(searchTokens(world.question));
     this.obs = this.offer(this.inner.reset(0));
   }
@@ -267,6 +269,20 @@ export class SearchChoiceEnv implements Env<SearchChoiceObservation, number> {
       lines.push(`#${i} ${c.name}(${JSON.stringify(Object.values(c.arguments)[0])})`);
     });
     return lines.join('\n');
+  }
+
+  /** The offered call a turn picked and its answer (SearchEnv's); imagined envs are choice variants too. */
+  toolAnswers(): ToolAnswers {
+    return {
+      answerOf: (turn, next) => {
+        const o = turn.observation as SearchChoiceObservation;
+        const call = typeof turn.action === 'number' ? o.slots?.[turn.action] : undefined;
+        return call === undefined
+          ? undefined
+          : recordedAnswer(call, turn, next as SearchObservation | undefined);
+      },
+      imagine: (lookup) => new SearchChoiceEnv(this.world, lookup) as Env<unknown, unknown>,
+    };
   }
 
   snapshot(): ChoiceSnapshot {

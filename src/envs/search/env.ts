@@ -12,17 +12,29 @@
 // Earlier malformed calls are tool errors the agent sees (`info.valid = false`, `info.error` 'schema').
 // A search that matches nothing is a valid call with no results.
 //
+// An imagined env (world-model rehearsal, `toolAnswers().imagine`) answers from a learned table instead of
+// the world's tools; a call the table does not know ends the episode with `info.halted` (reward 0).
+//
 // Clue accounting (task.ts) in every turn's info:
 //   clues      the chain's clues this turn newly acquired (ids, in chain order);
 //   cluesHeld  how many the agent holds after the turn; cluesNeeded = 2 · hops;
 //   redundant  true when a non-answer turn acquired no new clue;
 //   quality    the step-quality proxy: newly acquired clues / clues needed.
-import type { Env, EnvSpec, ScriptedView, StepInfo, StepResult, ToolCall, Turn } from '../../core/types.ts';
+import type {
+  Env,
+  EnvSpec,
+  ScriptedView,
+  StepInfo,
+  StepResult,
+  ToolAnswers,
+  ToolCall,
+  Turn,
+} from '../../core/types.ts';
 import { toolEnvSpec } from '../tool-call.ts';
 import { docText } from './corpus.ts';
 import type { Hit } from './searcher.ts';
 import { cluesShown, type SearchWorld } from './task.ts';
-import { normaliseAnswer, parseSearchCall, SEARCH_TOOLS } from './tools.ts';
+import { normaliseAnswer, type ParsedSearchCall, parseSearchCall, SEARCH_TOOLS } from './tools.ts';
 
 export type SearchOutput =
   | { query: string; results: Hit[] }
@@ -65,7 +77,12 @@ export class SearchEnv implements Env<SearchObservation, ToolCall> {
   private closed = false;
   private obs: SearchObservation;
 
-  constructor(world: SearchWorld) {
+  /** Without `lookup` the tools are the world's; with it (world-model rehearsal, `toolAnswers().imagine`)
+   * every answer comes from it, and a call it does not know halts the episode. */
+  constructor(
+    world: SearchWorld,
+    private readonly lookup?: (key: string) => unknown,
+  ) {
     this.world = world;
     this.obs = this.observe(null);
   }
@@ -103,13 +120,23 @@ export class SearchEnv implements Env<SearchObservation, ToolCall> {
       if (ends) this.done = true;
       return this.toolError(tool, call.message, 'schema', ends, ends ? { failure: 'invalid-action' } : {});
     }
-    if (call.name === 'open' && !this.world.corpus.docById.has(call.doc)) {
+    const known = this.answer(call);
+    if (known === undefined) {
+      // Imagined (world-model rehearsal): the model does not know this call's answer.
       this.done = true;
-      return this.toolError(tool, `no such document: ${call.doc}`, 'no-such-doc', true, {
+      return this.toolError(tool, 'the world model does not know this call', 'unknown', true, {
+        halted: true,
+      });
+    }
+    if ('missing' in known) {
+      this.done = true;
+      return this.toolError(tool, `no such document: ${(call as { doc: string }).doc}`, 'no-such-doc', true, {
         failure: 'misperception',
       });
     }
-    const fresh = cluesShown(this.world, call).filter((c) => !this.held.has(c));
+    const fresh = cluesShown(this.world, call, 'results' in known ? known.results : undefined).filter(
+      (c) => !this.held.has(c),
+    );
     for (const c of fresh) this.held.add(c);
     const info: StepInfo = {
       tool,
@@ -122,12 +149,12 @@ export class SearchEnv implements Env<SearchObservation, ToolCall> {
     let output: SearchOutput;
     let reward = 0;
     if (call.name === 'search')
-      output = { query: call.query, results: this.world.searcher.search(call.query) };
+      output = { query: call.query, results: (known as { results: Hit[] }).results };
     else if (call.name === 'open') {
-      const d = this.world.corpus.docById.get(call.doc);
-      output = { doc: call.doc, title: d?.title ?? '', text: d === undefined ? '' : docText(d) };
+      const d = known as { title: string; text: string };
+      output = { doc: call.doc, title: d.title, text: d.text };
     } else {
-      const correct = normaliseAnswer(call.text) === normaliseAnswer(this.world.answer);
+      const correct = (known as { correct: boolean }).correct;
       this.done = true;
       reward = correct ? 1 : 0;
       info.success = correct;
@@ -136,6 +163,13 @@ export class SearchEnv implements Env<SearchObservation, ToolCall> {
     }
     this.obs = this.observe({ tool, ok: true, output });
     return { observation: this.obs, reward, terminated: this.done, info };
+  }
+
+  /** What the tools answer a well-formed call: the world's own, or (imagined) the model's — undefined
+   * when the model does not know the call. */
+  private answer(call: ValidSearchCall): SearchAnswer | undefined {
+    if (this.lookup !== undefined) return this.lookup(searchCallKey(call)) as SearchAnswer | undefined;
+    return searchAnswer(this.world, call);
   }
 
   private toolError(
@@ -188,11 +222,66 @@ export class SearchEnv implements Env<SearchObservation, ToolCall> {
     return searchScripted(this.world);
   }
 
+  toolAnswers(): ToolAnswers {
+    return {
+      answerOf: (turn, next) => recordedAnswer(turn.action, turn, next as SearchObservation | undefined),
+      imagine: (lookup) => new SearchEnv(this.world, lookup) as Env<unknown, unknown>,
+    };
+  }
+
   /** Nothing external is held (the index is the task's, shared); afterwards the env refuses to be used.
    * A second call does nothing. */
   close(): void {
     this.closed = true;
   }
+}
+
+type ValidSearchCall = Extract<ParsedSearchCall, { ok: true }>;
+
+/** What the tools answer a well-formed call, as plain data: a search's hits, a document's title and text
+ * (missing: no such id), an answer's verdict. The same in every state of an episode: the corpus is
+ * fixed and the tools keep nothing between calls. */
+export type SearchAnswer =
+  | { results: Hit[] }
+  | { title: string; text: string }
+  | { missing: true }
+  | { correct: boolean };
+
+/** The key a world model files a call's answer under (an answer's text normalised as the env compares it). */
+export function searchCallKey(call: ValidSearchCall): string {
+  if (call.name === 'search') return JSON.stringify(['search', call.query]);
+  if (call.name === 'open') return JSON.stringify(['open', call.doc]);
+  return JSON.stringify(['answer', normaliseAnswer(call.text)]);
+}
+
+/** The world's own answer to a call. */
+export function searchAnswer(world: SearchWorld, call: ValidSearchCall): SearchAnswer {
+  if (call.name === 'search') return { results: world.searcher.search(call.query) };
+  if (call.name === 'open') {
+    const d = world.corpus.docById.get(call.doc);
+    return d === undefined ? { missing: true } : { title: d.title, text: docText(d) };
+  }
+  return { correct: normaliseAnswer(call.text) === normaliseAnswer(world.answer) };
+}
+
+/** The call a recorded turn made (`action`: the call itself, or the offered call a choice picked) and its
+ * answer as the turn and the next observation show it (ToolAnswers.answerOf). */
+export function recordedAnswer(
+  action: unknown,
+  turn: Turn,
+  next: SearchObservation | undefined,
+): { key: string; answer: SearchAnswer } | undefined {
+  const call = parseSearchCall(action);
+  if (!call.ok || turn.info.halted === true) return undefined;
+  const key = searchCallKey(call);
+  if (turn.info.error === 'no-such-doc') return { key, answer: { missing: true } };
+  if (turn.info.valid === false) return undefined;
+  if (call.name === 'answer') return { key, answer: { correct: turn.info.success === true } };
+  const out = next?.last?.ok === true ? next.last.output : undefined;
+  if (out === undefined) return undefined;
+  if ('results' in out) return { key, answer: { results: out.results } };
+  if ('text' in out) return { key, answer: { title: out.title, text: out.text } };
+  return undefined;
 }
 
 /** The observation as text for an LLM: the question, the tools, and the last call's result. */

@@ -32,7 +32,7 @@ import {
   RELATIONS,
   type Relation,
 } from './corpus.ts';
-import { Searcher } from './searcher.ts';
+import { type Hit, Searcher } from './searcher.ts';
 import type { ParsedSearchCall } from './tools.ts';
 
 const ParamsSchema = z
@@ -168,8 +168,9 @@ export function buildSearchWorld(params: SearchParams, seed: number): SearchWorl
   throw new Error(`search task ${seed}: could not generate a question`);
 }
 
-/** The clues (of the task's chain) a well-formed call shows, in chain order. */
-export function cluesShown(world: SearchWorld, call: ParsedSearchCall): string[] {
+/** The clues (of the task's chain) a well-formed call shows, in chain order. A search's from `results` when
+ * given (a world model's answer: train/rehearsal-tools.ts), else from the world's own searcher. */
+export function cluesShown(world: SearchWorld, call: ParsedSearchCall, results?: readonly Hit[]): string[] {
   if (!call.ok || call.name === 'answer') return [];
   const out: string[] = [];
   for (const h of world.hops) {
@@ -178,7 +179,7 @@ export function cluesShown(world: SearchWorld, call: ParsedSearchCall): string[]
       if (call.doc === h.from) out.push(locateClue(h.from), factClue(h.from, h.relation));
       continue;
     }
-    const hit = world.searcher.search(call.query).find((x) => x.id === h.from);
+    const hit = (results ?? world.searcher.search(call.query)).find((x) => x.id === h.from);
     if (hit === undefined) continue;
     out.push(locateClue(h.from));
     if (hit.sentence === factIndex) out.push(factClue(h.from, h.relation));

@@ -14,6 +14,8 @@
 // Every other failure is a tool error the agent sees and may recover from: `info.valid = false`, the
 // message in the observation, `info.error` its category — an unknown tool or arguments that fail the
 // schema (also for submit), an unknown table in describe_table, a failing execute_sql.
+// An imagined env (world-model rehearsal, `toolAnswers().imagine`) answers every call from a learned table
+// and runs no query; a call the table does not know ends the episode with `info.halted` (reward 0).
 // `info.quality` (the per-turn step-quality proxy): the multiset IoU of an executed or submitted
 // query's result with the gold result (0 when it gave no rows); absent for list_tables/describe_table.
 import type {
@@ -23,6 +25,7 @@ import type {
   ScriptedView,
   StepInfo,
   StepResult,
+  ToolAnswers,
   ToolCall,
   Turn,
 } from '../../core/types.ts';
@@ -95,7 +98,14 @@ export class SqlEnv implements Env<SqlObservation, ToolCall> {
   private holding = false;
   private readonly goldKeys: string[];
 
-  constructor(world: SqlWorld, limits: QueryLimits = DEFAULT_LIMITS, runner: QueryRunner = runQueryIsolated) {
+  /** With `lookup` (world-model rehearsal, `toolAnswers().imagine`), every call's answer comes from it —
+   * no query runs — and a call it has no answer for halts the episode. */
+  constructor(
+    world: SqlWorld,
+    limits: QueryLimits = DEFAULT_LIMITS,
+    runner: QueryRunner = runQueryIsolated,
+    private readonly lookup?: (key: string) => unknown,
+  ) {
     this.world = world;
     this.limits = limits;
     this.runner = runner;
@@ -116,6 +126,7 @@ export class SqlEnv implements Env<SqlObservation, ToolCall> {
     const tool = typeof (action as Partial<ToolCall> | null)?.name === 'string' ? action.name : '?';
     if (this.done) return this.toolError(tool, 'the episode is over (submitted)', 'over', true);
     if (!call.ok) return this.toolError(tool, call.message, 'schema');
+    if (this.lookup !== undefined) return this.imagined(tool, call);
     if (call.name === 'list_tables') {
       return this.result(tool, { tables: this.world.tables.map((t) => t.name) }, {});
     }
@@ -168,6 +179,32 @@ export class SqlEnv implements Env<SqlObservation, ToolCall> {
     const output = { ...this.table(r.columns, r.rows), reward: score.reward };
     this.obs = { question: this.obs.question, last: { tool, ok: true, output } };
     return { observation: this.obs, reward: score.reward, terminated: true, info: { tool, ...info } };
+  }
+
+  /** A step answered by the world model: its recorded answer, or a halt where it has none. */
+  private imagined(tool: string, call: ValidSqlCall): StepResult<SqlObservation> {
+    const a = this.lookup!(sqlCallKey(call)) as SqlAnswer | undefined;
+    if (a === undefined) {
+      this.done = true;
+      return this.toolError(tool, 'the world model does not know this call', 'unknown', true, {
+        halted: true,
+      });
+    }
+    if ('last' in a) {
+      this.obs = { question: this.obs.question, last: a.last };
+      return { observation: this.obs, reward: 0, terminated: false, info: a.info };
+    }
+    // submit: the episode ends (what its last observation showed was never recorded: only whether it worked)
+    this.done = true;
+    this.obs = { question: this.obs.question, last: { tool, ok: a.info.valid !== false } };
+    return { observation: this.obs, reward: a.reward, terminated: true, info: a.info };
+  }
+
+  toolAnswers(): ToolAnswers {
+    return {
+      answerOf: (turn, next) => recordedSqlAnswer(turn, next as SqlObservation | undefined),
+      imagine: (lookup) => new SqlEnv(this.world, this.limits, this.runner, lookup) as Env<unknown, unknown>,
+    };
   }
 
   private alive(): void {
@@ -236,6 +273,34 @@ export class SqlEnv implements Env<SqlObservation, ToolCall> {
     this.closed = true;
     if (this.holding) queryPool.release();
   }
+}
+
+type ValidSqlCall = Extract<ReturnType<typeof parseCall>, { ok: true }>;
+
+/** What a world model files for a call (train/rehearsal-tools.ts): a non-final call's result as the next
+ * observation showed it and the turn's info; a submit's reward and info (the episode ended there). The
+ * same whatever the episode did before: the database is read-only and the tools keep nothing. */
+export type SqlAnswer = { last: LastCall; info: StepInfo } | { reward: number; info: StepInfo };
+
+/** The key a world model files a call's answer under. */
+export function sqlCallKey(call: ValidSqlCall): string {
+  if (call.name === 'list_tables') return JSON.stringify(['list_tables']);
+  if (call.name === 'describe_table') return JSON.stringify(['describe_table', call.table]);
+  return JSON.stringify([call.name, call.query]);
+}
+
+/** A recorded turn's call and answer (ToolAnswers.answerOf): undefined for a malformed call, one whose
+ * answer the trajectory does not show (the last turn, unless a submit), or a halted one. */
+export function recordedSqlAnswer(
+  turn: Turn,
+  next: SqlObservation | undefined,
+): { key: string; answer: SqlAnswer } | undefined {
+  const call = parseCall(turn.action);
+  if (!call.ok || turn.info.halted === true || turn.info.error === 'over') return undefined;
+  const key = sqlCallKey(call);
+  if (call.name === 'submit') return { key, answer: { reward: turn.reward, info: turn.info } };
+  if (next?.last == null) return undefined;
+  return { key, answer: { last: next.last, info: turn.info } };
 }
 
 /** The observation as text for an LLM: the question, the tools, and the last result as a table. */
