@@ -17,7 +17,6 @@
 //     [--groups 8] [--group-size 8] [--at 64,192] [--maps 100] [--budget 100] [--target-size 5] [--jobs 2]
 //   node --import tsx bench/adapt-language.ts --world sql --base RUN [--source shop] [--target school]
 //     [--budget 10] [--maps 100] …
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +28,7 @@ import { openPolicy } from '../src/policies/spec.ts';
 import { adapt } from '../src/train/adapt.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { FILES } from '../src/train/run-dir.ts';
+import { finishJob, runJobs } from './jobs.ts';
 import { type AdaptRow, adaptCurve, r4 } from './paired.ts';
 
 const { values } = parseArgs({
@@ -130,41 +130,16 @@ async function runJob(seed: number, arm: Arm): Promise<number[]> {
 
 if (values.job !== undefined) {
   const [s, arm] = values.job.split(':');
-  const points = await runJob(Number(s), arm as Arm);
-  const u = process.cpuUsage();
-  console.log(JSON.stringify({ points, cpuSeconds: (u.user + u.system) / 1e6 }));
-  process.exit(0);
-}
-
-/** Runs every (seed, arm) in a child process, `jobs` at a time; their points by key. */
-let childCpu = 0;
-async function runAll(): Promise<Map<string, number[]>> {
-  const queue = seeds.flatMap((seed) => (['adapted', 'control'] as const).map((arm) => `${seed}:${arm}`));
-  const done = new Map<string, number[]>();
-  const argv = process.argv.slice(2);
-  const worker = async () => {
-    for (let key = queue.shift(); key !== undefined; key = queue.shift()) {
-      const child = spawn(process.execPath, [...process.execArgv, process.argv[1], ...argv, '--job', key], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let text = '';
-      child.stdout.on('data', (b: Buffer) => {
-        text += b;
-      });
-      const code = await new Promise<number | null>((res) => child.on('close', res));
-      if (code !== 0) fail(`job ${key} exited with ${code}`);
-      const r = JSON.parse(text) as { points: number[]; cpuSeconds: number };
-      done.set(key, r.points);
-      childCpu += r.cpuSeconds;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, jobs) }, worker));
-  return done;
+  finishJob(await runJob(Number(s), arm as Arm));
 }
 
 const t0 = performance.now();
 const load0 = loadavg()[0];
-const points = await runAll();
+const { results: points, cpuSeconds: childCpu } = await runJobs<number[]>(
+  seeds.flatMap((seed) => (['adapted', 'control'] as const).map((arm) => `${seed}:${arm}`)),
+  jobs,
+  fail,
+);
 const rows: AdaptRow[] = seeds.map((seed) => {
   const adapted = points.get(`${seed}:adapted`)!;
   const control = points.get(`${seed}:control`)!;

@@ -20,7 +20,6 @@
 //     [--pool 64] [--groups 16] [--budget 20] [--episodes 500] [--jobs 2]
 //   node --import tsx bench/rehearsal-tools.ts --env sql --base RUN [--iters 4] [--at 4] [--ratios 1]
 //     [--pool 16] [--groups 4] [--budget 10] [--episodes 96]
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,6 +33,7 @@ import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
 import { FILES } from '../src/train/run-dir.ts';
 import { trainable } from '../src/train/setup.ts';
+import { finishJob, runJobs } from './jobs.ts';
 import { paired, r4 } from './paired.ts';
 
 const { values } = parseArgs({
@@ -197,41 +197,17 @@ async function runJob(seed: number, arm: string): Promise<Result> {
 
 if (values.job !== undefined) {
   const [s, arm] = values.job.split(':');
-  const r = await runJob(Number(s), arm);
-  const u = process.cpuUsage();
-  console.log(JSON.stringify({ result: r, cpuSeconds: (u.user + u.system) / 1e6 }));
-  process.exit(0);
+  finishJob(await runJob(Number(s), arm));
 }
 
 // Every (seed, arm) in a child process of its own, --jobs at a time (the numbers do not depend on it).
-let childCpu = 0;
-{
-  const queue = seeds.flatMap((seed) => ARMS.map((arm) => `${seed}:${arm}`));
-  const done = new Map<string, Result>();
-  const worker = async () => {
-    for (let key = queue.shift(); key !== undefined; key = queue.shift()) {
-      const child = spawn(
-        process.execPath,
-        [...process.execArgv, process.argv[1], ...process.argv.slice(2), '--job', key],
-        {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        },
-      );
-      let text = '';
-      child.stdout.on('data', (b: Buffer) => {
-        text += b;
-      });
-      const code = await new Promise<number | null>((res) => child.on('close', res));
-      if (code !== 0) fail(`job ${key} exited with ${code}`);
-      const r = JSON.parse(text) as { result: Result; cpuSeconds: number };
-      done.set(key, r.result);
-      childCpu += r.cpuSeconds;
-      log(`seed ${key}: ${JSON.stringify(r.result)}`);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, jobs) }, worker));
-  for (const seed of seeds) for (const arm of ARMS) arms[arm].push(done.get(`${seed}:${arm}`)!);
-}
+const { results: done, cpuSeconds: childCpu } = await runJobs<Result>(
+  seeds.flatMap((seed) => ARMS.map((arm) => `${seed}:${arm}`)),
+  jobs,
+  fail,
+  (key, r) => log(`seed ${key}: ${JSON.stringify(r)}`),
+);
+for (const seed of seeds) for (const arm of ARMS) arms[arm].push(done.get(`${seed}:${arm}`)!);
 
 const mean = (xs: number[]) => r4(xs.reduce((a, b) => a + b, 0) / xs.length);
 const summary = Object.fromEntries(

@@ -201,19 +201,21 @@ test('sql: every answer filed from an ε-scripted batch replays its episode turn
   }
 });
 
-test('a search rehearsal run: round(R·K) imagined episodes per question, the table growing over a pool of questions, no contradictions', async () => {
-  const config = parseTrainConfig({
+/** A small MLP run on the choice variant over a pool of 6 questions (4 groups × 4, budget 12). */
+const searchConfig = (more: Record<string, unknown>) =>
+  parseTrainConfig({
     env: envConfig('search', { mode: 'choose' }),
     policy: { kind: 'mlp', hidden: [16] },
-    iters: 4,
     groups: 4,
     groupSize: 4,
     trainSeeds: [0, 6],
     budget: { kind: 'fixed', budget: 12 },
     eval: { episodes: 8 },
-    seed: 2,
-    rehearsal: { ...CONFIG, ratio: 1.5 },
+    ...more,
   });
+
+test('a search rehearsal run: round(R·K) imagined episodes per question, the table growing over a pool of questions, no contradictions', async () => {
+  const config = searchConfig({ iters: 4, seed: 2, rehearsal: { ...CONFIG, ratio: 1.5 } });
   const r = await trainPolicyGradient({ config, envs });
   let last = 0;
   for (const m of r.metrics) {
@@ -232,19 +234,7 @@ test('a search rehearsal run: round(R·K) imagined episodes per question, the ta
 
 test('search rehearsal stopped after its third iteration and resumed is the uninterrupted run; alpha, prior and other tool envs refused', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'turnwise-rehearsal-tools-'));
-  const config = parseTrainConfig({
-    env: envConfig('search', { mode: 'choose' }),
-    policy: { kind: 'mlp', hidden: [16] },
-    iters: 5,
-    groups: 4,
-    groupSize: 4,
-    trainSeeds: [0, 6],
-    budget: { kind: 'fixed', budget: 12 },
-    checkpointEvery: 1,
-    eval: { episodes: 8 },
-    seed: 5,
-    rehearsal: CONFIG,
-  });
+  const config = searchConfig({ iters: 5, checkpointEvery: 1, seed: 5, rehearsal: CONFIG });
   const whole = join(dir, 'whole');
   const cut = join(dir, 'cut');
   const a = await trainPolicyGradient({ config, envs, out: whole });
