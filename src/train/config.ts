@@ -101,7 +101,7 @@ export const TrainConfigSchema = z
     rehearsal: RehearsalSchema.optional().meta({
       flag: '--rehearsal <spec>',
       description:
-        'world-model rehearsal: ratio=R[,alpha=A][,prior=pooled|uniform] — a model of the map learned from the real steps (counts per (cell, action) with A pseudo-steps of a prior pooled over maps, default 4), and R imagined episodes in it per real one enter the update (FrozenLake without fog); on search and sql a table of what the tools answered each call, per question, the imagined episodes halting at a call never made (ratio only); docs/methods-measured.md',
+        'world-model rehearsal: ratio=R[,alpha=A][,prior=pooled|uniform] — a model of the map learned from the real steps (counts per (cell, action) with A pseudo-steps of a prior pooled over maps, default 4), and R imagined episodes in it per real one enter the update (FrozenLake without fog); on search and sql ratio=R[,keep=N]: a table of what the tools answered each call, per question (the N met most recently, default 256), the imagined episodes halting at a call never made; docs/methods-measured.md',
     }),
     reward: z
       .string()
@@ -296,9 +296,13 @@ export function checkTrainConfig(c: TrainConfig, field = 'config', given?: Parse
     if (c.env.env === 'search' || c.env.env === 'sql') {
       if (c.rehearsal.alpha !== DEFAULT_ALPHA || c.rehearsal.prior !== 'pooled')
         refuse(
-          `on ${c.env.env} the model is a table of the tools' answers: alpha and prior are FrozenLake's (give ratio only)`,
+          `on ${c.env.env} the model is a table of the tools' answers: alpha and prior are FrozenLake's (give ratio and keep only)`,
         );
-    } else if (c.env.env !== 'frozenlake' || (c.env.params as { fog?: number }).fog !== undefined)
+    } else if (c.rehearsal.keep !== undefined && c.env.env === 'frozenlake')
+      refuse(
+        "keep is the tool envs' (search, sql): FrozenLake's model keeps counts per map (give ratio, alpha, prior)",
+      );
+    else if (c.env.env !== 'frozenlake' || (c.env.params as { fog?: number }).fog !== undefined)
       refuse(
         "learns FrozenLake's transitions between cells, or the answers of tools that keep no state: needs env frozenlake without fog (a fogged observation is not a cell), search or sql",
       );

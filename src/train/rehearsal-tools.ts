@@ -20,7 +20,7 @@ import { InputError } from '../core/errors.ts';
 import type { EnvView, Task, ToolAnswers, Trajectory } from '../core/types.ts';
 import { rollout } from '../rollout/batch.ts';
 import type { RehearsalConfig, RehearsalState, RehearseOptions, ToolTableState } from './rehearsal.ts';
-import { imaginedPerTask } from './rehearsal.ts';
+import { DEFAULT_KEEP, imaginedPerTask } from './rehearsal.ts';
 import { budgetAt } from './schedule.ts';
 
 const taskKey = (task: Task): string => JSON.stringify([task.env, task.params, task.seed]);
@@ -43,17 +43,23 @@ export class ToolModel {
     for (const [key, rows] of state ?? []) this.tables.set(key, new Map(rows));
   }
 
-  /** Files every answer of the batch's real turns; returns how many were new. */
+  /** Files every answer of the batch's real turns; returns how many were new. The tables of the `keep`
+   * questions met most recently stay (the batch's always): a run over a large pool of questions, where
+   * one rarely comes back, does not grow without bound. */
   learn(batch: readonly Trajectory[], viewOf: (task: Task) => EnvView<unknown>): number {
     let added = 0;
+    const met = new Set<string>();
     for (const t of batch) {
       if (t.turns.length === 0) continue;
       const answers = answersOf(viewOf(t.task), t.task);
       const key = taskKey(t.task);
       let table = this.tables.get(key);
-      if (table === undefined) {
-        table = new Map();
+      if (table === undefined) table = new Map();
+      // Most recently met last (a Map keeps insertion order, and the checkpoint keeps it).
+      if (!met.has(key)) {
+        this.tables.delete(key);
         this.tables.set(key, table);
+        met.add(key);
       }
       t.turns.forEach((turn, i) => {
         const r = answers.answerOf(turn, t.turns[i + 1]?.observation);
@@ -65,7 +71,17 @@ export class ToolModel {
         } else if (JSON.stringify(had) !== JSON.stringify(r.answer)) this.conflicts++;
       });
     }
+    const keep = this.config.keep ?? DEFAULT_KEEP;
+    for (const key of this.tables.keys()) {
+      if (this.tables.size <= keep) break;
+      if (!met.has(key)) this.tables.delete(key);
+    }
     return added;
+  }
+
+  /** The questions whose tables are kept, least recently met first. */
+  get questions(): number {
+    return this.tables.size;
   }
 
   /** The answer on file for a task's call (undefined: never seen). */
@@ -131,6 +147,7 @@ export async function rehearseTools(
       'rehearsal/halted': imagined.filter((t) => t.turns.at(-1)?.info.halted === true).length / n,
       'rehearsal/real_steps': batch.reduce((a, t) => a + t.turns.length, 0),
       'rehearsal/known_calls': model.size,
+      'rehearsal/questions': model.questions,
       'rehearsal/new_calls': added,
       'rehearsal/conflicts': model.conflicts,
     },

@@ -36,6 +36,9 @@ export const MAX_RATIO = 16;
 export const MAX_ALPHA = 1000;
 export const DEFAULT_ALPHA = 4;
 export const PRIORS = ['pooled', 'uniform'] as const;
+/** A tool env's model keeps the tables of this many questions, the most recently met (`keep`). */
+export const DEFAULT_KEEP = 256;
+export const MAX_KEEP = 1_000_000;
 
 export const RehearsalSchema = z
   .object({
@@ -47,21 +50,30 @@ export const RehearsalSchema = z
       .default(DEFAULT_ALPHA)
       .describe("the prior's weight α in pseudo-steps"),
     prior: z.enum(PRIORS).default('pooled').describe('pooled: the ice pooled over maps; uniform: 1/4'),
+    keep: z
+      .number()
+      .int()
+      .min(1)
+      .lte(MAX_KEEP)
+      .optional()
+      .describe(
+        `search, sql: the questions whose answer tables are kept, the most recently met (default ${DEFAULT_KEEP})`,
+      ),
   })
   .strict();
 
 export type RehearsalConfig = z.infer<typeof RehearsalSchema>;
 
-const FLAG_EXPECTED = `expected ratio=R[,alpha=A][,prior=pooled|uniform] with R in (0, ${MAX_RATIO}], A in [0, ${MAX_ALPHA}] (default ${DEFAULT_ALPHA}), e.g. ratio=1`;
+const FLAG_EXPECTED = `expected ratio=R[,alpha=A][,prior=pooled|uniform] (FrozenLake) or ratio=R[,keep=N] (search, sql) with R in (0, ${MAX_RATIO}], A in [0, ${MAX_ALPHA}] (default ${DEFAULT_ALPHA}), N an integer in [1, ${MAX_KEEP}] (default ${DEFAULT_KEEP}), e.g. ratio=1`;
 
-/** `ratio=R[,alpha=A][,prior=P]` from the command line, refused in one line naming the flag. */
+/** `ratio=R[,alpha=A][,prior=P][,keep=N]` from the command line, refused in one line naming the flag. */
 export function parseRehearsalFlag(raw: string, flag = '--rehearsal'): RehearsalConfig {
   const fail = (): never => {
     throw new InputError(flag, raw, FLAG_EXPECTED);
   };
   const out: Record<string, unknown> = {};
   for (const part of raw.split(',')) {
-    const m = /^\s*(ratio|alpha|prior)\s*=\s*(\S+)\s*$/.exec(part);
+    const m = /^\s*(ratio|alpha|prior|keep)\s*=\s*(\S+)\s*$/.exec(part);
     if (m === null || m[1] in out) fail();
     const [, key, value] = m!;
     if (key === 'prior') out.prior = value;
@@ -77,7 +89,7 @@ export function parseRehearsalFlag(raw: string, flag = '--rehearsal'): Rehearsal
 }
 
 export const showRehearsal = (c: RehearsalConfig): string =>
-  `ratio=${c.ratio},alpha=${c.alpha},prior=${c.prior}`;
+  `ratio=${c.ratio},alpha=${c.alpha},prior=${c.prior}${c.keep === undefined ? '' : `,keep=${c.keep}`}`;
 
 /** Imagined episodes per task for groups of K: round(R·K), at least 1. */
 export const imaginedPerTask = (c: RehearsalConfig, K: number): number =>

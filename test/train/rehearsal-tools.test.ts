@@ -24,6 +24,7 @@ import { makePolicy } from '../../src/policies/spec.ts';
 import { rollout } from '../../src/rollout/batch.ts';
 import { parseTrainConfig } from '../../src/train/config.ts';
 import { trainPolicyGradient } from '../../src/train/loop.ts';
+import { parseRehearsalFlag } from '../../src/train/rehearsal.ts';
 import { ToolModel } from '../../src/train/rehearsal-tools.ts';
 import { assertSameRun } from '../cli/train-run.ts';
 
@@ -109,6 +110,39 @@ test('every answer on file is the world’s own answer to that call, whatever th
     0,
   );
   assert.equal(model.conflicts, 0);
+});
+
+test('keep=N: the tables of the N questions met most recently stay (the batch’s always), in the order a checkpoint restores', () => {
+  const b = batch(); // 8 episodes of each of the 4 tasks, task by task
+  const of = (i: number) => b.filter((t) => t.task.seed === tasks[i].seed);
+  const model = new ToolModel({ ...CONFIG, keep: 3 });
+  const learn = (m: ToolModel, ...ix: number[]) => m.learn(ix.flatMap(of), (task) => envs.make(task));
+  const kept = (m: ToolModel) => tasks.map((t) => m.known(t) > 0);
+  learn(model, 0, 1);
+  learn(model, 2, 3); // four met, three kept: task 0, the least recently met, goes
+  assert.deepEqual(kept(model), [false, true, true, true]);
+  assert.equal(model.questions, 3);
+  learn(model, 1); // task 1 met again: now the most recent
+  const restored = new ToolModel({ ...CONFIG, keep: 3 }, model.state().tools);
+  for (const m of [model, restored]) {
+    learn(m, 0); // task 0 comes back: task 2, now the least recent, goes
+    assert.deepEqual(kept(m), [true, true, false, true]);
+  }
+  assert.deepEqual(restored.state(), model.state());
+  // A batch of more questions than keep keeps them all.
+  const small = new ToolModel({ ...CONFIG, keep: 1 });
+  learn(small, 0, 1, 2);
+  assert.equal(small.questions, 3);
+  learn(small, 3);
+  assert.deepEqual(kept(small), [false, false, false, true]);
+  // The flag: keep=N, an integer ≥ 1.
+  assert.deepEqual(parseRehearsalFlag('ratio=1,keep=64'), { ...CONFIG, keep: 64 });
+  for (const bad of ['ratio=1,keep=0', 'ratio=1,keep=1.5', 'ratio=1,keep=x', 'ratio=1,keep=2,keep=3'])
+    assert.throws(
+      () => parseRehearsalFlag(bad),
+      (e: unknown) => e instanceof InputError && /--rehearsal: got ".*"; expected .*keep=N/.test(e.message),
+      bad,
+    );
 });
 
 test('an imagined env that has every call of an episode on file replays it as the real env played it; a call never made halts', () => {
@@ -254,6 +288,7 @@ test('search rehearsal stopped after its third iteration and resumed is the unin
     ],
     [{ env: envConfig('sql', {}), rehearsal: { ...CONFIG, alpha: 0 } }, /alpha and prior are FrozenLake's/],
     [{ env: envConfig('tools', {}), rehearsal: CONFIG }, /search or sql/],
+    [{ env: envConfig('frozenlake', {}), rehearsal: { ...CONFIG, keep: 4 } }, /keep is the tool envs'/],
   ] as const)
     assert.throws(
       () => parseTrainConfig(c),
