@@ -184,7 +184,7 @@ async function runJob(seed: number, arm: string): Promise<Result> {
       ? {}
       : {
           knownCalls: last['rehearsal/known_calls'],
-          conflicts: last['rehearsal/conflicts'],
+          conflicts: m.reduce((a, v) => a + v['rehearsal/conflicts'], 0),
           halted: [r4(first['rehearsal/halted']), r4(last['rehearsal/halted'])] as [number, number],
           imaginedSuccess: [
             r4(first['rehearsal/imagined_success']),

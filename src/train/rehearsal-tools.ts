@@ -35,19 +35,22 @@ function answersOf(view: EnvView<unknown>, task: Task): ToolAnswers {
 export class ToolModel {
   readonly config: RehearsalConfig;
   private readonly tables = new Map<string, Map<string, unknown>>();
-  /** Real answers that differed from the one on file for their call (0 for tools that keep no state). */
-  conflicts = 0;
 
   constructor(config: RehearsalConfig, state?: ToolTableState) {
     this.config = config;
     for (const [key, rows] of state ?? []) this.tables.set(key, new Map(rows));
   }
 
-  /** Files every answer of the batch's real turns; returns how many were new. The tables of the `keep`
-   * questions met most recently stay (the batch's always): a run over a large pool of questions, where
-   * one rarely comes back, does not grow without bound. */
-  learn(batch: readonly Trajectory[], viewOf: (task: Task) => EnvView<unknown>): number {
+  /** Files every answer of the batch's real turns; returns how many were new, and how many contradicted
+   * the answer on file for their call (0 for tools that keep no state). The tables of the `keep` questions
+   * met most recently stay (the batch's always): a run over a large pool of questions, where one rarely
+   * comes back, does not grow without bound. */
+  learn(
+    batch: readonly Trajectory[],
+    viewOf: (task: Task) => EnvView<unknown>,
+  ): { added: number; conflicts: number } {
     let added = 0;
+    let conflicts = 0;
     const met = new Set<string>();
     for (const t of batch) {
       if (t.turns.length === 0) continue;
@@ -68,7 +71,7 @@ export class ToolModel {
         if (had === undefined) {
           table!.set(r.key, r.answer);
           added++;
-        } else if (JSON.stringify(had) !== JSON.stringify(r.answer)) this.conflicts++;
+        } else if (JSON.stringify(had) !== JSON.stringify(r.answer)) conflicts++;
       });
     }
     const keep = this.config.keep ?? DEFAULT_KEEP;
@@ -76,10 +79,10 @@ export class ToolModel {
       if (this.tables.size <= keep) break;
       if (!met.has(key)) this.tables.delete(key);
     }
-    return added;
+    return { added, conflicts };
   }
 
-  /** The questions whose tables are kept, least recently met first. */
+  /** How many questions' tables are kept. */
   get questions(): number {
     return this.tables.size;
   }
@@ -116,7 +119,7 @@ export async function rehearseTools(
   viewOf: (task: Task) => EnvView<unknown>,
   o: RehearseOptions,
 ): Promise<{ imagined: Trajectory[]; values: Record<string, number> }> {
-  const added = model.learn(batch, viewOf);
+  const { added, conflicts } = model.learn(batch, viewOf);
   const tasks: Task[] = [];
   const seen = new Set<string>();
   for (const t of batch) {
@@ -149,7 +152,7 @@ export async function rehearseTools(
       'rehearsal/known_calls': model.size,
       'rehearsal/questions': model.questions,
       'rehearsal/new_calls': added,
-      'rehearsal/conflicts': model.conflicts,
+      'rehearsal/conflicts': conflicts,
     },
   };
 }

@@ -308,7 +308,7 @@ export function registerTrain(program: Command): void {
         const [a, b] = [result.metrics[0].values, result.metrics.at(-1)!.values];
         if (config.env.env !== 'frozenlake')
           out(
-            `rehearsal ratio=${config.rehearsal.ratio}: ${b['rehearsal/imagined_episodes']} imagined episodes an iteration; the tools' answers on file ${a['rehearsal/known_calls']} → ${b['rehearsal/known_calls']} calls (answers that contradicted one on file: ${b['rehearsal/conflicts']}); imagined episodes halted at an unknown call ${fmt(a['rehearsal/halted'])} → ${fmt(b['rehearsal/halted'])}, succeeded ${fmt(a['rehearsal/imagined_success'])} → ${fmt(b['rehearsal/imagined_success'])} (iterations ${result.metrics[0].iter + 1} → ${result.metrics.at(-1)!.iter + 1})`,
+            `rehearsal ratio=${config.rehearsal.ratio}: ${b['rehearsal/imagined_episodes']} imagined episodes an iteration; the tools' answers on file ${a['rehearsal/known_calls']} → ${b['rehearsal/known_calls']} calls (answers that contradicted one on file: ${result.metrics.reduce((n, m) => n + m.values['rehearsal/conflicts'], 0)}); imagined episodes halted at an unknown call ${fmt(a['rehearsal/halted'])} → ${fmt(b['rehearsal/halted'])}, succeeded ${fmt(a['rehearsal/imagined_success'])} → ${fmt(b['rehearsal/imagined_success'])} (iterations ${result.metrics[0].iter + 1} → ${result.metrics.at(-1)!.iter + 1})`,
           );
         else
           out(
