@@ -1,6 +1,7 @@
 // Benches that run each (seed, arm) in a child process of its own: the parent re-runs its own script
 // with `--job KEY` appended, `jobs` children at a time, and reads the JSON line each child prints on
 // stdout (its result and the CPU-seconds it used). The children's stderr is the parent's.
+import { spawn } from 'node:child_process';
 
 /** A child's stdout: what `--job KEY` computed, and its own CPU-seconds. */
 export interface JobOutput<T> {
@@ -23,7 +24,6 @@ export async function runJobs<T>(
   fail: (msg: string) => never,
   onDone?: (key: string, result: T) => void,
 ): Promise<{ results: Map<string, T>; cpuSeconds: number }> {
-  const { spawn } = await import('node:child_process');
   const queue = [...keys];
   const results = new Map<string, T>();
   let cpuSeconds = 0;

@@ -17,7 +17,6 @@
 // it (shared, counterfactual); planValue is this executor's.
 //   node --import tsx bench/two-agent-search.ts [--seeds 1,2,3] [--iters 60] [--groups 16] [--questions 500] [--budget 12] [--jobs 2]
 //     [--executor scratch|clue] [--clue-iters 100]
-import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { envConfig, envs } from '../src/envs/index.ts';
 import { searchPairEnvs } from '../src/envs/search/index.ts';
@@ -37,6 +36,7 @@ import {
   searchPairTask,
   trainSearchPair,
 } from '../src/train/pair-search.ts';
+import { finishJob, runJobs } from './jobs.ts';
 import { paired, r4 } from './paired.ts';
 
 const { values } = parseArgs({
@@ -253,53 +253,19 @@ function runSeed(seed: number): { results: Record<Arm, Result>; planValue: PlanV
   return { results: out, planValue: value };
 }
 
+type SeedOutput = { results: Record<Arm, Result>; planValue: PlanValue };
 if (values.job !== undefined) {
   const job = int('job', values.job, 0);
-  const r = executorKind === 'clue' ? await runClueSeed(job) : runSeed(job);
-  const u = process.cpuUsage();
-  console.log(JSON.stringify({ ...r, cpuSeconds: (u.user + u.system) / 1e6 }));
-  process.exit(0);
+  finishJob<SeedOutput>(executorKind === 'clue' ? await runClueSeed(job) : runSeed(job));
 }
 
-/** Every seed in a child process, `jobs` at a time. */
-let childCpu = 0;
-const planValues: Map<number, PlanValue> = new Map();
-async function runAll(): Promise<Map<number, Record<Arm, Result>>> {
-  const queue = [...seeds];
-  const done = new Map<number, Record<Arm, Result>>();
-  const argv = process.argv.slice(2);
-  const worker = async () => {
-    for (let seed = queue.shift(); seed !== undefined; seed = queue.shift()) {
-      const child = spawn(
-        process.execPath,
-        [...process.execArgv, process.argv[1], ...argv, '--job', String(seed)],
-        {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        },
-      );
-      let text = '';
-      child.stdout.on('data', (b: Buffer) => {
-        text += b;
-      });
-      const code = await new Promise<number | null>((res) => child.on('close', res));
-      if (code !== 0) fail(`seed ${seed} exited with ${code}`);
-      const r = JSON.parse(text) as {
-        results: Record<Arm, Result>;
-        planValue: PlanValue;
-        cpuSeconds: number;
-      };
-      done.set(seed, r.results);
-      planValues.set(seed, r.planValue);
-      childCpu += r.cpuSeconds;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(jobs, seeds.length) }, worker));
-  return done;
-}
+// Every seed in a child process, `jobs` at a time.
+const { results: outputs, cpuSeconds: childCpu } = await runJobs<SeedOutput>(seeds.map(String), jobs, fail);
+const bySeed = new Map(seeds.map((s) => [s, outputs.get(String(s))!.results]));
+const planValues = new Map(seeds.map((s) => [s, outputs.get(String(s))!.planValue]));
 
 const t0 = performance.now();
 const cpu0 = process.cpuUsage();
-const bySeed = await runAll();
 const results = (arm: Arm) => seeds.map((s) => bySeed.get(s)![arm]);
 /** The mean over seeds; null where an arm has none (NaN in a child comes back as null: an arm that
  * trains nothing has no zero-advantage share). */
