@@ -10,7 +10,7 @@
 //                    (with config.infoGain, on r + W·g                             train/info-gain.ts)
 //   rehearse         with config.rehearsal, the real steps counted into a learned model of each map and
 //                    R imagined episodes per real one rolled out in it             train/rehearsal.ts
-//                    (on search, the tools' answers filed per question      train/rehearsal-tools.ts)
+//                    (on search and sql, the tools' answers filed per question train/rehearsal-tools.ts)
 //   advantages       credit (any method of credit/; GAE reads the critic)            train/update.ts
 //   update           clipped policy-gradient epochs over minibatches of the policy's own units
 //                    (+ critic regression for GAE; algo rtpo: backward stages, train/rtpo.ts)
