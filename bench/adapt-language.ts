@@ -11,12 +11,19 @@
 // default shop; `turnwise bc --env sql --level 1 --domain shop`) meets another's schema (--target,
 // default school), its control the same episodes spent on more questions of its own domain; sql has no
 // oracle, so there is no optimum, only the sampled success (the env's exact-match check of the answer).
+// --world web: an unseen app variant (issue 29 item 2's third case) — a clone on level-1 tasks of one
+// app (--domain, default admin) in one variant (--source, default 0, the canonical app; `turnwise bc
+// --env web --domain admin --level 1`) meets the same app in another variant (--target, default 3: the
+// same widget kinds, other column order, layout and element ids; src/envs/web/skin.ts), its control the
+// same episodes spent on more tasks of its own variant; measured by the env's state check, no optimum.
 // Each (seed, arm) runs in a child process of its own (gemm on one thread), --jobs of them at a time:
 // the numbers do not depend on --jobs. One JSON object on stdout, progress on stderr.
 //   node --import tsx bench/adapt-language.ts --base DIR/frozenlake-text/base [--seeds 1,2,3] [--iters 3]
 //     [--groups 8] [--group-size 8] [--at 64,192] [--maps 100] [--budget 100] [--target-size 5] [--jobs 2]
 //   node --import tsx bench/adapt-language.ts --world sql --base RUN [--source shop] [--target school]
 //     [--budget 10] [--maps 100] …
+//   node --import tsx bench/adapt-language.ts --world web --base RUN [--domain admin] [--source 0]
+//     [--target 3] [--budget 10] [--maps 100] …
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -35,8 +42,9 @@ const { values } = parseArgs({
   options: {
     base: { type: 'string' },
     world: { type: 'string', default: 'frozenlake' },
-    source: { type: 'string', default: 'shop' },
-    target: { type: 'string', default: 'school' },
+    source: { type: 'string' },
+    target: { type: 'string' },
+    domain: { type: 'string', default: 'admin' },
     seeds: { type: 'string', default: '1,2,3' },
     iters: { type: 'string', default: '3' },
     groups: { type: 'string', default: '8' },
@@ -54,20 +62,36 @@ const fail = (msg: string): never => {
   process.exit(2);
 };
 const world = values.world;
-if (world !== 'frozenlake' && world !== 'sql') fail(`--world: got "${world}"; expected frozenlake or sql`);
-const base =
-  values.base ??
-  fail(
-    world === 'sql'
-      ? '--base: missing; expected a transformer cloned on one sql domain (turnwise bc --env sql --level 1 --domain shop --out RUN)'
-      : '--base: missing; expected a transformer cloned on FrozenLake text (turnwise study budget --policy-kind transformer --out DIR → DIR/frozenlake-text/base)',
-  );
+if (world !== 'frozenlake' && world !== 'sql' && world !== 'web')
+  fail(`--world: got "${world}"; expected frozenlake, sql or web`);
+const BASES: Record<string, string> = {
+  frozenlake:
+    'a transformer cloned on FrozenLake text (turnwise study budget --policy-kind transformer --out DIR → DIR/frozenlake-text/base)',
+  sql: 'a transformer cloned on one sql domain (turnwise bc --env sql --level 1 --domain shop --out RUN)',
+  web: 'a transformer cloned on one web app variant (turnwise bc --env web --domain admin --level 1 --out RUN)',
+};
+const base = values.base ?? fail(`--base: missing; expected ${BASES[world]}`);
 const DOMAINS = ['shop', 'school', 'library'];
-for (const flag of ['source', 'target'] as const)
-  if (!DOMAINS.includes(values[flag]))
-    fail(`--${flag}: got "${values[flag]}"; expected ${DOMAINS.join(', ')}`);
-if (world === 'sql' && values.source === values.target)
-  fail(`--target: got "${values.target}"; expected a domain other than --source`);
+const APPS = ['shop', 'booking', 'admin'];
+/** sql: the two domains; web: the two variants of --domain's app. */
+const from = values.source ?? (world === 'web' ? '0' : 'shop');
+const to = values.target ?? (world === 'web' ? '3' : 'school');
+if (world === 'web') {
+  if (!APPS.includes(values.domain)) fail(`--domain: got "${values.domain}"; expected ${APPS.join(', ')}`);
+  for (const [flag, v] of [
+    ['source', from],
+    ['target', to],
+  ] as const)
+    if (!/^\d+$/.test(v) || Number(v) > 1_000_000)
+      fail(`--${flag}: got "${v}"; expected a web variant, an integer in [0, 1000000]`);
+} else
+  for (const [flag, v] of [
+    ['source', from],
+    ['target', to],
+  ] as const)
+    if (!DOMAINS.includes(v)) fail(`--${flag}: got "${v}"; expected ${DOMAINS.join(', ')}`);
+if (world !== 'frozenlake' && (world === 'web' ? Number(from) === Number(to) : from === to))
+  fail(`--target: got "${to}"; expected ${world === 'web' ? 'a variant' : 'a domain'} other than --source`);
 const checkpoint = existsSync(join(base, FILES.policy)) ? join(base, FILES.policy) : base;
 if (!existsSync(checkpoint)) fail(`--base: got "${base}"; expected a run directory or checkpoint file`);
 const ints = (flag: string, raw: string) => {
@@ -81,15 +105,19 @@ const [groups] = ints('groups', values.groups);
 const [groupSize] = ints('group-size', values['group-size']);
 const at = ints('at', values.at);
 const [maps] = ints('maps', values.maps);
-const [budget] = ints('budget', values.budget ?? (world === 'sql' ? '10' : '100'));
+const [budget] = ints('budget', values.budget ?? (world === 'frozenlake' ? '100' : '10'));
 const [targetSize] = ints('target-size', values['target-size']);
 const [jobs] = ints('jobs', values.jobs);
-const source: Record<string, unknown> =
-  world === 'sql' ? { level: 1, domain: values.source } : { random: true, size: 4, p: 0.8, slippery: true };
-const target: Record<string, unknown> =
+const worldParams = (side: string): Record<string, unknown> =>
   world === 'sql'
-    ? { level: 1, domain: values.target }
-    : { random: true, size: targetSize, p: 0.8, slippery: true };
+    ? { level: 1, domain: side }
+    : world === 'web'
+      ? { domain: values.domain, level: 1, variant: Number(side) }
+      : side === 'source'
+        ? { random: true, size: 4, p: 0.8, slippery: true }
+        : { random: true, size: targetSize, p: 0.8, slippery: true };
+const source = worldParams(world === 'frozenlake' ? 'source' : from);
+const target = worldParams(world === 'frozenlake' ? 'target' : to);
 const HELD_OUT = 50_000_000;
 const targetMaps = makeTasks(envConfig(world, target), maps, HELD_OUT);
 const spec = envs.spec(targetMaps[0]);
@@ -160,10 +188,11 @@ const cpu = process.cpuUsage();
 console.log(
   JSON.stringify({
     setting: {
-      policy:
-        world === 'sql'
-          ? `transformer cloned on sql level 1, domain ${values.source} (${base})`
-          : `transformer cloned on FrozenLake text, random 4x4 maps (${base})`,
+      policy: {
+        frozenlake: `transformer cloned on FrozenLake text, random 4x4 maps (${base})`,
+        sql: `transformer cloned on sql level 1, domain ${from} (${base})`,
+        web: `transformer cloned on web ${values.domain} level 1, variant ${from} (${base})`,
+      }[world],
       world,
       source,
       target,
@@ -174,7 +203,7 @@ console.log(
       seeds,
       heldOutMaps: maps,
       measure: 'sampled, one episode a map, the same episode seeds for every policy',
-      optimal: world === 'sql' ? null : r4((await meanOptimalSuccess(envs, targetMaps, budget))!),
+      optimal: world !== 'frozenlake' ? null : r4((await meanOptimalSuccess(envs, targetMaps, budget))!),
     },
     before: summary.before,
     curve: summary.curve,
