@@ -29,6 +29,8 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { envConfig, envs, makeTasks } from '../src/envs/index.ts';
+import { DOMAIN_IDS } from '../src/envs/sql/domains.ts';
+import { APP_IDS } from '../src/envs/web/app.ts';
 import { meanOptimalSuccess } from '../src/eval/exact.ts';
 import { gemmThreads } from '../src/nn/gemm.ts';
 import { openPolicy } from '../src/policies/spec.ts';
@@ -71,25 +73,19 @@ const BASES: Record<string, string> = {
   web: 'a transformer cloned on one web app variant (turnwise bc --env web --domain admin --level 1 --out RUN)',
 };
 const base = values.base ?? fail(`--base: missing; expected ${BASES[world]}`);
-const DOMAINS = ['shop', 'school', 'library'];
-const APPS = ['shop', 'booking', 'admin'];
 /** sql: the two domains; web: the two variants of --domain's app. */
 const from = values.source ?? (world === 'web' ? '0' : 'shop');
 const to = values.target ?? (world === 'web' ? '3' : 'school');
-if (world === 'web') {
-  if (!APPS.includes(values.domain)) fail(`--domain: got "${values.domain}"; expected ${APPS.join(', ')}`);
-  for (const [flag, v] of [
-    ['source', from],
-    ['target', to],
-  ] as const)
-    if (!/^\d+$/.test(v) || Number(v) > 1_000_000)
-      fail(`--${flag}: got "${v}"; expected a web variant, an integer in [0, 1000000]`);
-} else
-  for (const [flag, v] of [
-    ['source', from],
-    ['target', to],
-  ] as const)
-    if (!DOMAINS.includes(v)) fail(`--${flag}: got "${v}"; expected ${DOMAINS.join(', ')}`);
+if (world === 'web' && !(APP_IDS as readonly string[]).includes(values.domain))
+  fail(`--domain: got "${values.domain}"; expected ${APP_IDS.join(', ')}`);
+for (const [flag, v] of [
+  ['source', from],
+  ['target', to],
+] as const)
+  if (world === 'web' && !(/^\d+$/.test(v) && Number(v) <= 1_000_000))
+    fail(`--${flag}: got "${v}"; expected a web variant, an integer in [0, 1000000]`);
+  else if (world !== 'web' && !(DOMAIN_IDS as readonly string[]).includes(v))
+    fail(`--${flag}: got "${v}"; expected ${DOMAIN_IDS.join(', ')}`);
 if (world !== 'frozenlake' && (world === 'web' ? Number(from) === Number(to) : from === to))
   fail(`--target: got "${to}"; expected ${world === 'web' ? 'a variant' : 'a domain'} other than --source`);
 const checkpoint = existsSync(join(base, FILES.policy)) ? join(base, FILES.policy) : base;
@@ -108,16 +104,14 @@ const [maps] = ints('maps', values.maps);
 const [budget] = ints('budget', values.budget ?? (world === 'frozenlake' ? '100' : '10'));
 const [targetSize] = ints('target-size', values['target-size']);
 const [jobs] = ints('jobs', values.jobs);
-const worldParams = (side: string): Record<string, unknown> =>
-  world === 'sql'
-    ? { level: 1, domain: side }
-    : world === 'web'
-      ? { domain: values.domain, level: 1, variant: Number(side) }
-      : side === 'source'
-        ? { random: true, size: 4, p: 0.8, slippery: true }
-        : { random: true, size: targetSize, p: 0.8, slippery: true };
-const source = worldParams(world === 'frozenlake' ? 'source' : from);
-const target = worldParams(world === 'frozenlake' ? 'target' : to);
+const worldParams = (side: 'source' | 'target'): Record<string, unknown> => {
+  const v = side === 'source' ? from : to;
+  if (world === 'sql') return { level: 1, domain: v };
+  if (world === 'web') return { domain: values.domain, level: 1, variant: Number(v) };
+  return { random: true, size: side === 'source' ? 4 : targetSize, p: 0.8, slippery: true };
+};
+const source = worldParams('source');
+const target = worldParams('target');
 const HELD_OUT = 50_000_000;
 const targetMaps = makeTasks(envConfig(world, target), maps, HELD_OUT);
 const spec = envs.spec(targetMaps[0]);
