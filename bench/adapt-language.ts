@@ -33,11 +33,10 @@ import { DOMAIN_IDS } from '../src/envs/sql/domains.ts';
 import { APP_IDS } from '../src/envs/web/app.ts';
 import { meanOptimalSuccess } from '../src/eval/exact.ts';
 import { gemmThreads } from '../src/nn/gemm.ts';
-import { openPolicy } from '../src/policies/spec.ts';
 import { adapt } from '../src/train/adapt.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { FILES } from '../src/train/run-dir.ts';
-import { finishJob, runJobs } from './jobs.ts';
+import { finishJob, openBase, runJobs } from './jobs.ts';
 import { type AdaptRow, adaptCurve, r4 } from './paired.ts';
 
 const { values } = parseArgs({
@@ -138,7 +137,7 @@ async function runJob(seed: number, arm: Arm): Promise<number[]> {
   const r = await adapt({
     config: config(params, seed),
     envs,
-    policy: await openPolicy(checkpoint, spec, '--base'),
+    policy: await openBase(checkpoint, spec, fail),
     at,
     evalTasks: targetMaps,
     evalBudget: budget,
@@ -154,6 +153,7 @@ if (values.job !== undefined) {
   const [s, arm] = values.job.split(':');
   finishJob(await runJob(Number(s), arm as Arm));
 }
+await openBase(checkpoint, spec, fail);
 
 const t0 = performance.now();
 const load0 = loadavg()[0];

@@ -1,7 +1,27 @@
 // Benches that run each (seed, arm) in a child process of its own: the parent re-runs its own script
 // with `--job KEY` appended, `jobs` children at a time, and reads the JSON line each child prints on
-// stdout (its result and the CPU-seconds it used). The children's stderr is the parent's.
+// stdout (its result and the CPU-seconds it used). The children's stderr is the parent's. openBase is
+// the check such a bench makes before its jobs start: a --base that does not open for the env.
 import { spawn } from 'node:child_process';
+import { InputError } from '../src/core/errors.ts';
+import type { EnvSpec, Policy } from '../src/core/types.ts';
+import { openPolicy } from '../src/policies/spec.ts';
+
+/** The policy of `--base` (a checkpoint, a run directory's policy or a `transformer:from=` spec) for
+ * the env, or one line through `fail` where it does not open for it (another env's policy, a damaged
+ * file) — in the parent, before any job would die on it with a stack trace. */
+export async function openBase(
+  base: string,
+  spec: EnvSpec,
+  fail: (msg: string) => never,
+): Promise<Policy<unknown, unknown>> {
+  try {
+    return await openPolicy(base, spec, '--base');
+  } catch (e) {
+    if (e instanceof InputError) fail(e.message);
+    throw e;
+  }
+}
 
 /** A child's stdout: what `--job KEY` computed, and its own CPU-seconds. */
 export interface JobOutput<T> {

@@ -27,13 +27,12 @@ import type { Policy } from '../src/core/types.ts';
 import { envConfig, envs, makeEnv, makeTasks } from '../src/envs/index.ts';
 import { gemmThreads } from '../src/nn/gemm.ts';
 import { mlpPolicyConfig, NeuralPolicy } from '../src/policies/neural.ts';
-import { openPolicy } from '../src/policies/spec.ts';
 import { rollout } from '../src/rollout/batch.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
 import { FILES } from '../src/train/run-dir.ts';
 import { trainable } from '../src/train/setup.ts';
-import { finishJob, runJobs } from './jobs.ts';
+import { finishJob, openBase, runJobs } from './jobs.ts';
 import { paired, r4 } from './paired.ts';
 
 const { values } = parseArgs({
@@ -147,7 +146,7 @@ async function runJob(seed: number, arm: string): Promise<Result> {
   const learner = trainable(
     checkpoint === undefined
       ? new NeuralPolicy(mlpPolicyConfig(spec, { hidden: [32], activation: 'relu', seed }, 'policy'))
-      : await openPolicy(checkpoint, spec, '--base'),
+      : await openBase(checkpoint, spec, fail),
   )!;
   const copies: { iter: number; realSteps: number; policy: Policy<unknown, unknown> }[] = [];
   let spent = 0;
@@ -199,6 +198,7 @@ if (values.job !== undefined) {
   const [s, arm] = values.job.split(':');
   finishJob(await runJob(Number(s), arm));
 }
+if (checkpoint !== undefined) await openBase(checkpoint, spec, fail);
 
 // Every (seed, arm) in a child process of its own, --jobs at a time (the numbers do not depend on it).
 const { results: done, cpuSeconds: childCpu } = await runJobs<Result>(

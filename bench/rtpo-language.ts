@@ -17,11 +17,11 @@ import { cpuUsage } from 'node:process';
 import { parseArgs } from 'node:util';
 import type { Policy, Trajectory } from '../src/core/types.ts';
 import { envConfig, envs, makeEnv, makeTasks } from '../src/envs/index.ts';
-import { openPolicy } from '../src/policies/spec.ts';
 import { rollout } from '../src/rollout/batch.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
 import { FILES } from '../src/train/run-dir.ts';
+import { openBase } from './jobs.ts';
 import { paired, r4 } from './paired.ts';
 
 const { values } = parseArgs({
@@ -95,10 +95,10 @@ if (temperature !== undefined && !(temperature >= 0 && temperature <= 2))
   fail(`--temperature: got "${values.temperature}"; expected a number from 0 to 2`);
 /** The clone as every arm starts from it (a fresh copy each time: training never moves it). */
 const openClone = () =>
-  openPolicy(
+  openBase(
     temperature === undefined ? checkpoint : `transformer:from=${base},temperature=${temperature}`,
     envSpec,
-    '--base',
+    fail,
   );
 const clone = await heldOut(await openClone());
 process.stderr.write(`clone: held-out success ${r4(clone.success)}, invalid ${r4(clone.invalid)}\n`);
