@@ -27,7 +27,6 @@
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { envConfig, envs, makeTasks } from '../src/envs/index.ts';
 import { DOMAIN_IDS } from '../src/envs/sql/domains.ts';
 import { APP_IDS } from '../src/envs/web/app.ts';
@@ -36,10 +35,11 @@ import { gemmThreads } from '../src/nn/gemm.ts';
 import { adapt } from '../src/train/adapt.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { FILES } from '../src/train/run-dir.ts';
+import { benchArgs } from './args.ts';
 import { finishJob, openBase, runJobs } from './jobs.ts';
 import { type AdaptRow, adaptCurve, r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/adapt-language.ts', {
   options: {
     base: { type: 'string' },
     world: { type: 'string', default: 'frozenlake' },

@@ -10,15 +10,15 @@
 //   node --import tsx bench/adapt.ts [--seeds 1,2,3] [--base-iters 100] [--episodes 5120] [--at 1280,2560,5120]
 //     [--lr 0.003] [--p-source 0.8] [--p-target 0.6] [--budget 30] [--maps 300]
 import { cpus, loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { envConfig, envs, makeTasks } from '../src/envs/index.ts';
 import { meanExactSuccess, meanOptimalSuccess } from '../src/eval/exact.ts';
 import { adapt } from '../src/train/adapt.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
+import { benchArgs } from './args.ts';
 import { type AdaptRow, adaptCurve, paired, r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/adapt.ts', {
   options: {
     seeds: { type: 'string', default: '1,2,3' },
     'base-iters': { type: 'string', default: '100' },

@@ -13,7 +13,6 @@
 // stdout, progress on stderr.
 //   node --import tsx bench/async-pipeline.ts [--seeds 1,2,3] [--iters 12] [--latency 50] [--hidden 256,256]
 //     [--concurrency 32] [--learn-iters 150]
-import { parseArgs } from 'node:util';
 import type { Trajectory } from '../src/core/types.ts';
 import { envConfig, envs, makeEnv } from '../src/envs/index.ts';
 import { openPolicy } from '../src/policies/spec.ts';
@@ -22,10 +21,11 @@ import { WorkerPool } from '../src/rollout/pool.ts';
 import type { RolloutQueue } from '../src/rollout/queue.ts';
 import { parseTrainConfig, type TrainConfigInput } from '../src/train/config.ts';
 import { type TrainOptions, trainPolicyGradient } from '../src/train/loop.ts';
+import { benchArgs } from './args.ts';
 import type { EndpointJob } from './async-pipeline-server.ts';
 import { paired, r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/async-pipeline.ts', {
   options: {
     seeds: { type: 'string', default: '1,2,3' },
     iters: { type: 'string', default: '12' },

@@ -11,7 +11,6 @@
 // each policy then plays held-out tasks under the true reward: success, turns, and the paired
 // differences (method − grpo) with their mean and 95% t-interval over seeds. One JSON object.
 //   node --import tsx bench/clue.ts [--seeds 1,2,3] [--iters 100] [--weight 0.5] [--episodes 400]
-import { parseArgs } from 'node:util';
 import { Rng } from '../src/core/rng.ts';
 import type { Trajectory, Turn } from '../src/core/types.ts';
 import { creditBatch, fidelity, type MethodName, methodOptions } from '../src/credit/index.ts';
@@ -20,9 +19,10 @@ import { goldCall, type SearchChoiceEnv, type SearchChoiceObservation } from '..
 import { rollout } from '../src/rollout/batch.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
+import { benchArgs } from './args.ts';
 import { paired, r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/clue.ts', {
   options: {
     seeds: { type: 'string', default: '1,2,3' },
     iters: { type: 'string', default: '100' },

@@ -5,16 +5,16 @@
 // t-interval over seeds. The exact references: the belief MDP's Bayes-optimal success under this fog and
 // the fully observed oracle (theory/fog.ts, `turnwise calc fog`). One JSON object.
 //   node --import tsx bench/fog.ts [--seeds 1,2,3] [--iters 60] [--weight 0.05] [--budget 8] [--episodes 2000]
-import { parseArgs } from 'node:util';
 import type { Policy } from '../src/core/types.ts';
 import { envs } from '../src/envs/index.ts';
 import { fogReport } from '../src/theory/fog.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
+import { benchArgs } from './args.ts';
 import { heldOutRollout, heldOutTasks } from './held-out.ts';
 import { paired, r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/fog.ts', {
   options: {
     seeds: { type: 'string', default: '1,2,3' },
     iters: { type: 'string', default: '60' },

@@ -3,11 +3,13 @@
 // ratio. Machine-dependent (and load-dependent: the load average is printed), never asserted in tests.
 //   node --import tsx bench/gemm-threads.ts [--trials N]
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { Rng } from '../src/core/rng.ts';
 import { gemm, gemmParallelFrom, gemmPool, gemmThreads } from '../src/nn/gemm.ts';
+import { benchArgs } from './args.ts';
 
-const { values } = parseArgs({ options: { trials: { type: 'string', default: '30' } } });
+const { values } = benchArgs('bench/gemm-threads.ts', {
+  options: { trials: { type: 'string', default: '30' } },
+});
 const trials = Number(values.trials);
 
 // (M, N, K): squares, and the shapes of the bench transformer's products (its Linear layers at

@@ -9,11 +9,11 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 
 const BIN = fileURLToPath(new URL('../bin/turnwise.js', import.meta.url));
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/memory.ts', {
   options: {
     case: { type: 'string', multiple: true },
     scale: { type: 'string', default: '1' },

@@ -3,12 +3,12 @@
 //   node --import tsx bench/passkt.ts [--tasks N] [--samples n] [--budgets B] [--resamples R] [--pair]
 // The first-success turns are synthetic (drawn once, not timed): per task a success probability
 // p ~ U(0, 1) spread over turns 1..100 geometrically, the shape of a real budget curve.
-import { parseArgs } from 'node:util';
 import { Rng } from '../src/core/rng.ts';
 import { bootstrapPassKT } from '../src/eval/bootstrap.ts';
 import { countsFromFirstSuccess, passKT } from '../src/eval/passkt.ts';
+import { benchArgs } from './args.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/passkt.ts', {
   options: {
     tasks: { type: 'string', default: '10000' },
     samples: { type: 'string', default: '64' },

@@ -10,7 +10,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Rng } from '../src/core/rng.ts';
 import type { Trajectory, TurnContext } from '../src/core/types.ts';
 import { envs, makeTasks } from '../src/envs/index.ts';
@@ -20,9 +19,10 @@ import { rollout } from '../src/rollout/batch.ts';
 import { contextAt } from '../src/rollout/context.ts';
 import { LANGUAGE_WORLDS, type LanguageWorldId } from '../src/studies/language/design.ts';
 import { learnTokenizer } from '../src/train/transcripts.ts';
+import { benchArgs } from './args.ts';
 import { r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/prefix-cache.ts', {
   options: {
     worlds: { type: 'string', default: 'frozenlake-text,sql,tools,code' },
     episodes: { type: 'string', default: '16' },

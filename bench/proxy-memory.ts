@@ -14,8 +14,17 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { startProxy } from '../src/serve/proxy.ts';
+import { benchArgs } from './args.ts';
+
+// Flags are read (and refused, or --help printed) here, before the re-run below.
+const { values } = benchArgs('bench/proxy-memory.ts', {
+  options: {
+    requests: { type: 'string', default: '1000' },
+    kb: { type: 'string', default: '256' },
+    concurrency: { type: 'string', default: '4' },
+  },
+});
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) {
@@ -27,13 +36,6 @@ if (gc === undefined) {
   process.exit(r.status ?? 1);
 }
 
-const { values } = parseArgs({
-  options: {
-    requests: { type: 'string', default: '1000' },
-    kb: { type: 'string', default: '256' },
-    concurrency: { type: 'string', default: '4' },
-  },
-});
 const requests = Number(values.requests);
 const kb = Number(values.kb);
 const concurrency = Number(values.concurrency);

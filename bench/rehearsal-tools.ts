@@ -22,7 +22,6 @@
 //     [--pool 16] [--groups 4] [--budget 10] [--episodes 96]
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Policy } from '../src/core/types.ts';
 import { envConfig, envs, makeEnv, makeTasks } from '../src/envs/index.ts';
 import { gemmThreads } from '../src/nn/gemm.ts';
@@ -32,10 +31,11 @@ import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
 import { FILES } from '../src/train/run-dir.ts';
 import { trainable } from '../src/train/setup.ts';
+import { benchArgs } from './args.ts';
 import { finishJob, openBase, runJobs } from './jobs.ts';
 import { paired, r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/rehearsal-tools.ts', {
   options: {
     env: { type: 'string', default: 'search' },
     base: { type: 'string' },

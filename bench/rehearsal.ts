@@ -9,7 +9,6 @@
 //   node --import tsx bench/rehearsal.ts [--seeds 1,2,3] [--iters 40] [--at 10,20,40] [--ratio 1]
 //     [--alpha 4] [--groups 16] [--budget 30] [--maps 500] [--prior pooled]
 import { cpus, loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import type { Policy } from '../src/core/types.ts';
 import { envConfig, envs, makeTasks } from '../src/envs/index.ts';
 import { meanExactSuccess, meanOptimalSuccess } from '../src/eval/exact.ts';
@@ -17,9 +16,10 @@ import { mlpPolicyConfig, NeuralPolicy } from '../src/policies/neural.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { learnerFor } from '../src/train/learner.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
+import { benchArgs } from './args.ts';
 import { paired, r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/rehearsal.ts', {
   options: {
     seeds: { type: 'string', default: '1,2,3' },
     iters: { type: 'string', default: '40' },

@@ -14,17 +14,17 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpuUsage } from 'node:process';
-import { parseArgs } from 'node:util';
 import type { Policy, Trajectory } from '../src/core/types.ts';
 import { envConfig, envs, makeEnv, makeTasks } from '../src/envs/index.ts';
 import { rollout } from '../src/rollout/batch.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
 import { FILES } from '../src/train/run-dir.ts';
+import { benchArgs } from './args.ts';
 import { openBase } from './jobs.ts';
 import { paired, r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/rtpo-language.ts', {
   options: {
     base: { type: 'string' },
     temperature: { type: 'string' },

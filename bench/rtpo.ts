@@ -8,15 +8,15 @@
 // One JSON object on stdout; progress on stderr.
 //   node --import tsx bench/rtpo.ts [--seeds 1,2,3,4,5] [--iters 200] [--groups 16] [--budget 30] [--episodes 2000]
 import { cpuUsage } from 'node:process';
-import { parseArgs } from 'node:util';
 import type { Policy } from '../src/core/types.ts';
 import { envs } from '../src/envs/index.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
+import { benchArgs } from './args.ts';
 import { heldOutRollout, heldOutTasks } from './held-out.ts';
 import { paired, r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/rtpo.ts', {
   options: {
     seeds: { type: 'string', default: '1,2,3,4,5' },
     iters: { type: 'string', default: '200' },

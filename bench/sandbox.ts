@@ -11,7 +11,6 @@
 // - hostile work, the bounds: per-step wall time of code that spends its time in long native calls and
 //   of queries inside one long native step, against the limit; the largest observation an output bomb
 //   gets; the memory a query bomb gets before it is refused; the worker's wasm memory.
-import { parseArgs } from 'node:util';
 import type { Env, Task } from '../src/core/types.ts';
 import {
   CodeEnv,
@@ -46,8 +45,9 @@ import {
 } from '../src/envs/sql/index.ts';
 import { makePolicy } from '../src/policies/spec.ts';
 import { rollout } from '../src/rollout/batch.ts';
+import { benchArgs } from './args.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/sandbox.ts', {
   options: {
     attempts: { type: 'string', default: '400' },
     queries: { type: 'string', default: '2000' },

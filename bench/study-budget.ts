@@ -3,12 +3,12 @@
 // (`frozenTrainer`: no update), whose time is left out of `study`. Prints one JSON object;
 // machine-dependent, never asserted in tests.
 //   node --import tsx bench/study-budget.ts [--profile quick|default|full] [--seed N] [--world slippery|narrow]
-import { parseArgs } from 'node:util';
 import { profileConfig, worldConfig } from '../src/studies/budget/config.ts';
 import { runBudgetStudy } from '../src/studies/budget/pipeline.ts';
 import { frozenTrainer } from '../src/studies/budget/trainer.ts';
+import { benchArgs } from './args.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/study-budget.ts', {
   options: {
     profile: { type: 'string', default: 'quick' },
     seed: { type: 'string', default: '0' },

@@ -10,10 +10,10 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 
 const BIN = fileURLToPath(new URL('../bin/turnwise.js', import.meta.url));
-const { values } = parseArgs({
+const { values } = benchArgs('bench/summary.ts', {
   options: {
     in: { type: 'string' },
     episodes: { type: 'string' },

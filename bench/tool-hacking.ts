@@ -12,13 +12,13 @@
 // progress on stderr.
 //   node --import tsx bench/tool-hacking.ts [--seeds 1,2,3] [--iters 60] [--groups 16] [--budget 10] [--window 10]
 import { cpus, loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { envs } from '../src/envs/index.ts';
 import { parseTrainConfig } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
+import { benchArgs } from './args.ts';
 import { paired, r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/tool-hacking.ts', {
   options: {
     seeds: { type: 'string', default: '1,2,3' },
     iters: { type: 'string', default: '60' },

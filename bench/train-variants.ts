@@ -2,13 +2,13 @@
 // (gaussian, BREAD), cross-policy sampling; tabular policies on slippery FrozenLake, where the trained
 // policy's success within every evaluation budget T is computed exactly. One JSON object per line.
 //   node --import tsx bench/train-variants.ts [--map 4x4|8x8] [--iters N] [--seeds 1,2,3]
-import { parseArgs } from 'node:util';
 import { envConfig, envs, makeEnv, makeTasks } from '../src/envs/index.ts';
 import { exactSuccess } from '../src/eval/exact.ts';
 import { parseTrainConfig, type TrainConfigInput } from '../src/train/config.ts';
 import { trainPolicyGradient } from '../src/train/loop.ts';
+import { benchArgs } from './args.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/train-variants.ts', {
   options: {
     map: { type: 'string', default: '4x4' },
     iters: { type: 'string', default: '300' },

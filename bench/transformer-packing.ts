@@ -13,7 +13,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Rng } from '../src/core/rng.ts';
 import { makeTasks } from '../src/core/tasks.ts';
 import type { Env, EnvConfig, Task, Trajectory } from '../src/core/types.ts';
@@ -34,8 +33,9 @@ import {
   tokenBatch,
 } from '../src/train/transformer-bc.ts';
 import { packTurns, TransformerLearner } from '../src/train/transformer-learner.ts';
+import { benchArgs } from './args.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/transformer-packing.ts', {
   options: {
     steps: { type: 'string', default: '12' },
     tasks: { type: 'string', default: '24' },

@@ -17,7 +17,6 @@
 // it (shared, counterfactual); planValue is this executor's.
 //   node --import tsx bench/two-agent-search.ts [--seeds 1,2,3] [--iters 60] [--groups 16] [--questions 500] [--budget 12] [--jobs 2]
 //     [--executor scratch|clue] [--clue-iters 100]
-import { parseArgs } from 'node:util';
 import { envConfig, envs } from '../src/envs/index.ts';
 import { searchPairEnvs } from '../src/envs/search/index.ts';
 import { NeuralPolicy } from '../src/policies/neural.ts';
@@ -36,10 +35,11 @@ import {
   searchPairTask,
   trainSearchPair,
 } from '../src/train/pair-search.ts';
+import { benchArgs } from './args.ts';
 import { finishJob, runJobs } from './jobs.ts';
 import { paired, r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/two-agent-search.ts', {
   options: {
     seeds: { type: 'string', default: '1,2,3' },
     iters: { type: 'string', default: '60' },

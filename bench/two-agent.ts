@@ -7,7 +7,6 @@
 // One JSON object on stdout, progress on stderr.
 // --sight R hides from the executor the holes beyond distance R of its cell (the planner sees them all).
 //   node --import tsx bench/two-agent.ts [--seeds 1,2,3] [--iters 40] [--maps 500] [--size 4] [--sight 0] [--budget 10]
-import { parseArgs } from 'node:util';
 import { envs } from '../src/envs/index.ts';
 import {
   evaluatePair,
@@ -17,9 +16,10 @@ import {
   type PairConfig,
   trainPair,
 } from '../src/train/pair.ts';
+import { benchArgs } from './args.ts';
 import { paired, r4 } from './paired.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs('bench/two-agent.ts', {
   options: {
     seeds: { type: 'string', default: '1,2,3' },
     iters: { type: 'string', default: '40' },
