@@ -5,7 +5,8 @@
 #   bash bench/language-agent.sh frozenlake|sql [DIR]
 # One JSON object on stdout: each phase's figures, wall and CPU seconds. Progress on stderr. See
 # bench/README.md ("The language agent") for the figures of the project's machine. Smaller runs (to
-# check the plumbing): TRAIN=0:20 TEST=1000000:1000005 EPOCHS=1 ITERS=1 TASKS=5.
+# check the plumbing): TRAIN=0:20 TEST=1000000:1000005 EPOCHS=1 ITERS=1 TASKS=5 (sql: also MORE=20:40
+# MORE_EPOCHS=1 for its second cloning stage, or MORE= to skip that stage).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 world=${1:?usage: bench/language-agent.sh frozenlake|sql [DIR]}
@@ -27,6 +28,7 @@ timed() {
 train=${TRAIN:-0:300}
 test=${TEST:-1000000:1000040}
 tasks=${TASKS:-100}
+more=
 case $world in
 frozenlake)
   env=(--env frozenlake --random --size 4 --p 0.8 --slippery)
@@ -44,7 +46,16 @@ sql)
   model="transformer:layers=2,d=64,heads=4,ctx=1024,temperature=0.3,tokenizer=$dir/tokenizer.json"
   tok=(--episodes 200)
   bc=(--train-seeds "$train" --test-seeds "$test" --epochs "${EPOCHS:-12}" --batch-size 8 --lr 2e-3 --eval-samples 2)
-  rl=(--train-seeds "$train" --test-seeds "$test" --iters "${ITERS:-10}" --eval-episodes 80)
+  # A second cloning stage from the first clone on new tasks (MORE= skips it): copying the question's
+  # values into the query comes with it (bench/README.md, "The language agent").
+  more=${MORE-600:1800}
+  more_bc=(--train-seeds "$more" --test-seeds "$test" --epochs "${MORE_EPOCHS:-6}" --batch-size 8 --lr 2e-3 --eval-samples 2)
+  # RL on every task the clone saw (the first stage's start to the second's end).
+  rl_seeds=$train
+  [ -n "$more" ] && rl_seeds="${train%%:*}:${more#*:}"
+  # Dynamic sampling (DAPO): at τ 0.3 most groups of a good clone are all-success or all-fail; 30
+  # iterations of it.
+  rl=(--train-seeds "$rl_seeds" --test-seeds "$test" --iters "${ITERS:-30}" --dynamic-sampling --eval-episodes 80)
   cmp=(--tasks "$tasks" --samples 8 --K 1 --T 20 --seed 1000000)
   ;;
 *)
@@ -56,8 +67,14 @@ esac
 echo "[$world] tokenizer" >&2
 timed tokenizer tw tokenizer train "${env[@]}" "${tok[@]}" --vocab "$vocab" --seed 0 --out "$dir/tokenizer.json" --json >"$dir/tokenizer-train.json"
 tw tokenizer stats "${env[@]}" "${tok[@]}" --tokenizer "$dir/tokenizer.json" --seed 1000000 --json >"$dir/tokenizer-stats.json"
-echo "[$world] behaviour cloning" >&2
-timed bc tw bc "${env[@]}" --policy "$model" "${bc[@]}" --seed 0 --out "$dir/bc" >"$dir/bc.txt"
+if [ -n "${more:-}" ]; then
+  echo "[$world] behaviour cloning, then more of it on new tasks" >&2
+  timed bc-first tw bc "${env[@]}" --policy "$model" "${bc[@]}" --seed 0 --out "$dir/bc-first" >"$dir/bc-first.txt"
+  timed bc tw bc "${env[@]}" --policy "transformer:from=$dir/bc-first" "${more_bc[@]}" --seed 0 --out "$dir/bc" >"$dir/bc.txt"
+else
+  echo "[$world] behaviour cloning" >&2
+  timed bc tw bc "${env[@]}" --policy "$model" "${bc[@]}" --seed 0 --out "$dir/bc" >"$dir/bc.txt"
+fi
 echo "[$world] token-level GRPO from the clone" >&2
 timed rl tw train "${env[@]}" --policy "$dir/bc" "${rl[@]}" --seed 1 --out "$dir/rl" --json >"$dir/rl.json"
 echo "[$world] RL vs its base, paired by task" >&2
@@ -76,6 +93,8 @@ console.log(JSON.stringify({
   dir,
   tokensPerTurn: read("tokenizer-stats.json").tokensPerTurn,
   bc: { test: bc.test.success, train: bc.train.success, parameters: bc.student.parameters, time: read("bc.time") },
+  // sql: the first stage (the clone the second continues), as its own figures.
+  bcFirst: fs.existsSync(`${dir}/bc-first.time`) ? { test: read("bc-first/bc.json").test.success, train: read("bc-first/bc.json").train.success, time: read("bc-first.time") } : null,
   rl: { final: rl.final ?? rl.test ?? null, iters: rl.iters ?? null, time: read("rl.time") },
   // Pass@1 at the training budget, RL (a) minus the clone (b), its bootstrap interval over tasks.
   compare: { rl: cmp.passKT.a.passKT[0][0], bc: cmp.passKT.b.passKT[0][0], diff: cmp.passKT.diff[0][0], diffCi95: cmp.passKT.diffCi95[0][0], likelihood: cmp.likelihood, time: read("compare.time") },
