@@ -6,7 +6,7 @@
 # One JSON object on stdout: each phase's figures, wall and CPU seconds. Progress on stderr. See
 # bench/README.md ("The language agent") for the figures of the project's machine. Smaller runs (to
 # check the plumbing): TRAIN=0:20 TEST=1000000:1000005 EPOCHS=1 ITERS=1 TASKS=5 (sql: also MORE=20:40
-# MORE_EPOCHS=1 for its second cloning stage, or MORE= to skip that stage).
+# MORE_EPOCHS=1 for its second cloning stage, or MORE= to skip that stage, and RL_BUDGET=4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 world=${1:?usage: bench/language-agent.sh frozenlake|sql [DIR]}
@@ -75,6 +75,9 @@ else
   echo "[$world] behaviour cloning" >&2
   timed bc tw bc "${env[@]}" --policy "$model" "${bc[@]}" --seed 0 --out "$dir/bc" >"$dir/bc.txt"
 fi
+# RL_BUDGET: the training episodes' turn budget (train's default, 100, when unset) — a plumbing run's
+# untrained model otherwise writes every episode to 100 turns.
+[ -n "${RL_BUDGET:-}" ] && rl+=(--budget "$RL_BUDGET")
 echo "[$world] token-level GRPO from the clone" >&2
 timed rl tw train "${env[@]}" --policy "$dir/bc" "${rl[@]}" --seed 1 --out "$dir/rl" --json >"$dir/rl.json"
 echo "[$world] RL vs its base, paired by task" >&2
