@@ -67,7 +67,7 @@ esac
 echo "[$world] tokenizer" >&2
 timed tokenizer tw tokenizer train "${env[@]}" "${tok[@]}" --vocab "$vocab" --seed 0 --out "$dir/tokenizer.json" --json >"$dir/tokenizer-train.json"
 tw tokenizer stats "${env[@]}" "${tok[@]}" --tokenizer "$dir/tokenizer.json" --seed 1000000 --json >"$dir/tokenizer-stats.json"
-if [ -n "${more:-}" ]; then
+if [ -n "$more" ]; then
   echo "[$world] behaviour cloning, then more of it on new tasks" >&2
   timed bc-first tw bc "${env[@]}" --policy "$model" "${bc[@]}" --seed 0 --out "$dir/bc-first" >"$dir/bc-first.txt"
   timed bc tw bc "${env[@]}" --policy "transformer:from=$dir/bc-first" "${more_bc[@]}" --seed 0 --out "$dir/bc" >"$dir/bc.txt"
@@ -86,21 +86,25 @@ timed compare tw compare "${env[@]}" --a "$dir/rl" --b "$dir/bc" "${cmp[@]}" --s
 
 node -e '
 const fs = require("fs");
-const [dir, world] = process.argv.slice(1);
+const [dir, world, twoStages] = process.argv.slice(1);
 const read = (f) => JSON.parse(fs.readFileSync(`${dir}/${f}`, "utf8"));
-const bc = read("bc/bc.json");
+/** A cloning stage: its held-out and training success (and, for the final clone, its parameters), its time. */
+const clone = (name, parameters) => {
+  const b = read(`${name}/bc.json`);
+  return { test: b.test.success, train: b.train.success, ...(parameters ? { parameters: b.student.parameters } : {}), time: read(`${name}.time`) };
+};
 const rl = read("rl.json");
 const cmp = read("compare.json");
 console.log(JSON.stringify({
   world,
   dir,
   tokensPerTurn: read("tokenizer-stats.json").tokensPerTurn,
-  bc: { test: bc.test.success, train: bc.train.success, parameters: bc.student.parameters, time: read("bc.time") },
-  // sql: the first stage (the clone the second continues), as its own figures.
-  bcFirst: fs.existsSync(`${dir}/bc-first.time`) ? { test: read("bc-first/bc.json").test.success, train: read("bc-first/bc.json").train.success, time: read("bc-first.time") } : null,
+  bc: clone("bc", true),
+  // sql: the first stage (the clone the second continues), as its own figures; null when this run had one.
+  bcFirst: twoStages === "1" ? clone("bc-first") : null,
   rl: { final: rl.final ?? rl.test ?? null, iters: rl.iters ?? null, time: read("rl.time") },
   // Pass@1 at the training budget, RL (a) minus the clone (b), its bootstrap interval over tasks.
   compare: { rl: cmp.passKT.a.passKT[0][0], bc: cmp.passKT.b.passKT[0][0], diff: cmp.passKT.diff[0][0], diffCi95: cmp.passKT.diffCi95[0][0], likelihood: cmp.likelihood, time: read("compare.time") },
   tokenizerTime: read("tokenizer.time"),
 }));
-' "$dir" "$world"
+' "$dir" "$world" "$([ -n "$more" ] && echo 1 || echo 0)"
