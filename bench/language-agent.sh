@@ -6,7 +6,8 @@
 # One JSON object on stdout: each phase's figures, wall and CPU seconds. Progress on stderr. See
 # bench/README.md ("The language agent") for the figures of the project's machine. Smaller runs (to
 # check the plumbing): TRAIN=0:20 TEST=1000000:1000005 EPOCHS=1 ITERS=1 TASKS=5 (sql: also MORE=20:40
-# MORE_EPOCHS=1 for its second cloning stage, or MORE= to skip that stage, and RL_BUDGET=4).
+# MORE_EPOCHS=1 for its second cloning stage, or MORE= to skip that stage, and RL_BUDGET=4). sql's
+# level: LEVEL=1 (default), 2, 3 or mixed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 world=${1:?usage: bench/language-agent.sh frozenlake|sql [DIR]}
@@ -41,7 +42,8 @@ frozenlake)
   ;;
 sql)
   train=${TRAIN:-0:600}
-  env=(--env sql --level 1)
+  # LEVEL: sql's difficulty, 1 (the figures' default), 2, 3 or mixed.
+  env=(--env sql --level "${LEVEL:-1}")
   vocab=1024
   model="transformer:layers=2,d=64,heads=4,ctx=1024,temperature=0.3,tokenizer=$dir/tokenizer.json"
   tok=(--episodes 200)
@@ -97,6 +99,8 @@ const rl = read("rl.json");
 const cmp = read("compare.json");
 console.log(JSON.stringify({
   world,
+  // The env and its params (sql: the level).
+  env: read("tokenizer-stats.json").env,
   dir,
   tokensPerTurn: read("tokenizer-stats.json").tokensPerTurn,
   bc: clone("bc", true),

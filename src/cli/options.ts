@@ -173,8 +173,12 @@ export function envConfigFromFlags(
   if (flags.random) raw.random = true;
   if (flags.size !== undefined) raw.size = int('--size', flags.size, 2, 64);
   if (flags.p !== undefined) raw.p = num('--p', flags.p, (x) => x > 0 && x <= 1, 'a probability in (0, 1]');
-  if (flags.level !== undefined)
-    raw.level = flags.level === 'mixed' ? 'mixed' : int('--level', flags.level, 1, 3);
+  if (flags.level !== undefined) {
+    const level = String(flags.level).trim();
+    if (level !== 'mixed' && !/^[123]$/.test(level))
+      throw new InputError('--level', flags.level, 'expected 1, 2, 3 or mixed');
+    raw.level = level === 'mixed' ? 'mixed' : Number(level);
+  }
   if (flags.domain !== undefined) raw.domain = flags.domain;
   if (flags.variant !== undefined) {
     const v = flags.variant.trim();

@@ -469,7 +469,7 @@ test('CLI: env describe and env export; the exported file gives the gold result'
     '1',
   ]);
   assert.equal(bad.code, 2);
-  assert.equal(bad.stderr, 'turnwise: --level: got "4"; expected an integer from 1 to 3\n');
+  assert.equal(bad.stderr, 'turnwise: --level: got "4"; expected 1, 2, 3 or mixed\n');
   const text = await turnwise(['env', 'describe', 'sql', '--task-seed', '11']);
   assert.match(text.stdout, /^sql \{.*\} task seed 11\ndomain \w+, level \d/);
   assert.ok(!text.stdout.includes('gold:'));
