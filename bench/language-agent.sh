@@ -39,6 +39,8 @@ frozenlake)
   bc=(--train-seeds "$train" --test-seeds "$test" --budget 100 --epochs "${EPOCHS:-3}" --batch-size 16 --lr 2e-3 --eval-samples 4)
   rl=(--train-seeds "$train" --test-seeds "$test" --budget 100 --iters "${ITERS:-10}" --eval-episodes 160)
   cmp=(--tasks "$tasks" --samples 8 --K 1 --T 100 --seed 1000000)
+  tau=1
+  rl_tau=${RL_TEMPERATURE-}
   ;;
 sql)
   train=${TRAIN:-0:600}
@@ -59,6 +61,10 @@ sql)
   # iterations of it.
   rl=(--train-seeds "$rl_seeds" --test-seeds "$test" --iters "${ITERS:-30}" --dynamic-sampling --eval-episodes 80)
   cmp=(--tasks "$tasks" --samples 8 --K 1 --T 20 --seed 1000000)
+  tau=0.3
+  # RL samples at τ 0.6: at the clone's 0.3 even dynamic sampling finds few groups that differ
+  # (bench/README.md, "The language agent"); the RL policy is compared at the clone's τ.
+  rl_tau=${RL_TEMPERATURE-0.6}
   ;;
 *)
   echo "bench/language-agent.sh: world: got \"$world\"; expected frozenlake or sql" >&2
@@ -80,15 +86,25 @@ fi
 # RL_BUDGET: the training episodes' turn budget (train's default, 100, when unset) — a plumbing run's
 # untrained model otherwise writes every episode to 100 turns.
 [ -n "${RL_BUDGET:-}" ] && rl+=(--budget "$RL_BUDGET")
+# RL_TEMPERATURE: the τ RL samples and trains at (unset or empty: the clone's). The clone is written
+# again with it (bc of 0 epochs keeps the weights), and the RL policy is compared at the clone's τ.
+rl_from=$dir/bc
+rl_policy=$dir/rl
+if [ -n "$rl_tau" ]; then
+  echo "[$world] the clone at τ $rl_tau for RL" >&2
+  tw bc "${env[@]}" --policy "transformer:from=$dir/bc,temperature=$rl_tau" --train-seeds "${train%%:*}:$((${train%%:*} + 1))" --test-seeds "$test" --epochs 0 --eval-samples 1 --seed 0 --out "$dir/bc-rl" >"$dir/bc-rl.txt"
+  rl_from=$dir/bc-rl
+  rl_policy="transformer:from=$dir/rl,temperature=$tau"
+fi
 echo "[$world] token-level GRPO from the clone" >&2
-timed rl tw train "${env[@]}" --policy "$dir/bc" "${rl[@]}" --seed 1 --out "$dir/rl" --json >"$dir/rl.json"
+timed rl tw train "${env[@]}" --policy "$rl_from" "${rl[@]}" --seed 1 --out "$dir/rl" --json >"$dir/rl.json"
 echo "[$world] RL vs its base, paired by task" >&2
 # Step quality and recovery are the study's (issue 23); here one state each keeps them cheap.
-timed compare tw compare "${env[@]}" --a "$dir/rl" --b "$dir/bc" "${cmp[@]}" --states 1 --actions 1 --continuations 1 --json >"$dir/compare.json"
+timed compare tw compare "${env[@]}" --a "$rl_policy" --b "$dir/bc" "${cmp[@]}" --states 1 --actions 1 --continuations 1 --json >"$dir/compare.json"
 
 node -e '
 const fs = require("fs");
-const [dir, world, twoStages] = process.argv.slice(1);
+const [dir, world, twoStages, rlTemperature] = process.argv.slice(1);
 const read = (f) => JSON.parse(fs.readFileSync(`${dir}/${f}`, "utf8"));
 /** A cloning stage: its held-out and training success (and, for the final clone, its parameters), its time. */
 const clone = (name, parameters) => {
@@ -106,9 +122,10 @@ console.log(JSON.stringify({
   bc: clone("bc", true),
   // sql: the first stage (the clone the second continues), as its own figures; null when this run had one.
   bcFirst: twoStages === "1" ? clone("bc-first") : null,
-  rl: { final: rl.final ?? rl.test ?? null, iters: rl.iters ?? null, time: read("rl.time") },
+  // The τ RL sampled at when RL_TEMPERATURE set one (its final figure is at that τ), else null.
+  rl: { final: rl.final ?? rl.test ?? null, iters: rl.iters ?? null, temperature: rlTemperature === "" ? null : Number(rlTemperature), time: read("rl.time") },
   // Pass@1 at the training budget, RL (a) minus the clone (b), its bootstrap interval over tasks.
   compare: { rl: cmp.passKT.a.passKT[0][0], bc: cmp.passKT.b.passKT[0][0], diff: cmp.passKT.diff[0][0], diffCi95: cmp.passKT.diffCi95[0][0], likelihood: cmp.likelihood, time: read("compare.time") },
   tokenizerTime: read("tokenizer.time"),
 }));
-' "$dir" "$world" "$([ -n "$more" ] && echo 1 || echo 0)"
+' "$dir" "$world" "$([ -n "$more" ] && echo 1 || echo 0)" "$rl_tau"
