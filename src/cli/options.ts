@@ -28,6 +28,14 @@ export function int(
   return x;
 }
 
+/** `--level`: 1, 2, 3 or mixed (sql, code, tools and web levels; search hops); `shown` is the value
+ * the refusal names (the flag as given, when `text` was trimmed from it). */
+export function level(text: string, shown: unknown = text): 1 | 2 | 3 | 'mixed' {
+  if (text !== 'mixed' && !/^[123]$/.test(text))
+    throw new InputError('--level', shown, 'expected 1, 2, 3 or mixed');
+  return text === 'mixed' ? 'mixed' : (Number(text) as 1 | 2 | 3);
+}
+
 export function num(
   flag: string,
   raw: unknown,
@@ -173,12 +181,7 @@ export function envConfigFromFlags(
   if (flags.random) raw.random = true;
   if (flags.size !== undefined) raw.size = int('--size', flags.size, 2, 64);
   if (flags.p !== undefined) raw.p = num('--p', flags.p, (x) => x > 0 && x <= 1, 'a probability in (0, 1]');
-  if (flags.level !== undefined) {
-    const level = String(flags.level).trim();
-    if (level !== 'mixed' && !/^[123]$/.test(level))
-      throw new InputError('--level', flags.level, 'expected 1, 2, 3 or mixed');
-    raw.level = level === 'mixed' ? 'mixed' : Number(level);
-  }
+  if (flags.level !== undefined) raw.level = level(String(flags.level).trim(), flags.level);
   if (flags.domain !== undefined) raw.domain = flags.domain;
   if (flags.variant !== undefined) {
     const v = flags.variant.trim();

@@ -14,7 +14,7 @@ import {
   type SearchPairConfig,
 } from '../../train/pair-search.ts';
 import { fmt, interactive, json, out, table, warn } from '../io.ts';
-import { int, intList, num, seed } from '../options.ts';
+import { int, intList, level as levelFlag, num, seed } from '../options.ts';
 import { ABOUT } from './about.ts';
 
 interface PairFlags {
@@ -199,8 +199,6 @@ export function registerTrainPair(program: Command): void {
     });
 }
 
-const LEVELS = ['1', '2', '3', 'mixed'];
-
 /** train-pair --env search: the planner decomposes the question (its hops), the executor calls. */
 function searchPair(f: PairFlags, cmd: Command): void {
   for (const flag of ['size', 'p', 'slippery', 'sight'])
@@ -209,8 +207,7 @@ function searchPair(f: PairFlags, cmd: Command): void {
       throw new InputError(`--${flag}`, raw, 'only with --env frozenlake (search questions have --level)');
     }
   const d = SEARCH_PAIR_DEFAULTS;
-  const level = f.level ?? 'mixed';
-  if (!LEVELS.includes(level)) throw new InputError('--level', level, 'expected 1, 2, 3 or mixed');
+  const level: SearchLevelParam = levelFlag(f.level ?? 'mixed');
   let planner: SearchPlannerSource;
   if (f.planner === 'mlp' || f.planner === 'level') planner = f.planner;
   else if (/^[123]$/.test(f.planner)) planner = Number(f.planner) as 1 | 2 | 3;
@@ -229,7 +226,7 @@ function searchPair(f: PairFlags, cmd: Command): void {
   const config: SearchPairConfig = {
     ...d,
     credit: f.credit as AgentCredit,
-    level: (level === 'mixed' ? 'mixed' : Number(level)) as SearchLevelParam,
+    level,
     budget: int('--budget', f.budget ?? String(d.budget), 2, 1000),
     ...loopFlags(f),
   };
