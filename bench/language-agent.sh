@@ -47,7 +47,8 @@ sql)
   # LEVEL: sql's difficulty, 1 (the figures' default), 2, 3 or mixed.
   env=(--env sql --level "${LEVEL:-1}")
   vocab=1024
-  model="transformer:layers=2,d=64,heads=4,ctx=1024,temperature=0.3,tokenizer=$dir/tokenizer.json"
+  tau=0.3
+  model="transformer:layers=2,d=64,heads=4,ctx=1024,temperature=$tau,tokenizer=$dir/tokenizer.json"
   tok=(--episodes 200)
   bc=(--train-seeds "$train" --test-seeds "$test" --epochs "${EPOCHS:-12}" --batch-size 8 --lr 2e-3 --eval-samples 2)
   # A second cloning stage from the first clone on new tasks (MORE= skips it): copying the question's
@@ -61,7 +62,6 @@ sql)
   # iterations of it.
   rl=(--train-seeds "$rl_seeds" --test-seeds "$test" --iters "${ITERS:-30}" --dynamic-sampling --eval-episodes 80)
   cmp=(--tasks "$tasks" --samples 8 --K 1 --T 20 --seed 1000000)
-  tau=0.3
   # RL samples at τ 0.6: at the clone's 0.3 even dynamic sampling finds few groups that differ
   # (bench/README.md, "The language agent"); the RL policy is compared at the clone's τ.
   rl_tau=${RL_TEMPERATURE-0.6}
@@ -113,12 +113,13 @@ const clone = (name, parameters) => {
 };
 const rl = read("rl.json");
 const cmp = read("compare.json");
+const stats = read("tokenizer-stats.json");
 console.log(JSON.stringify({
   world,
   // The env and its params (sql: the level).
-  env: read("tokenizer-stats.json").env,
+  env: stats.env,
   dir,
-  tokensPerTurn: read("tokenizer-stats.json").tokensPerTurn,
+  tokensPerTurn: stats.tokensPerTurn,
   bc: clone("bc", true),
   // sql: the first stage (the clone the second continues), as its own figures; null when this run had one.
   bcFirst: twoStages === "1" ? clone("bc-first") : null,
